@@ -1,0 +1,89 @@
+// Start-up and shutdown of the whole shim, in order: network plugin choice, Docker reachable
+// and new enough, cgroup driver agreed, state directory ready, then the CRI socket.
+import * as fs from 'node:fs';
+import { detectCgroupSetup } from './cgroups/driver';
+import { moveSelfToCgroup } from './cgroups/self';
+import type { Config } from './config/flags';
+import { DockerodeClient, type DockerClient } from './docker/client';
+import { assertSupportedDocker, DockerVersionCache } from './docker/version';
+import type { DockerVersion } from './docker/types';
+import { errorMessage } from './errors';
+import { CriServer } from './grpc/server';
+import { createNetworkPlugin } from './network/factory';
+import type { ShimContext } from './shim/context';
+import { imageService } from './shim/image-service';
+import { runtimeService } from './shim/runtime-service';
+import type { Logger } from './util/logger';
+
+export class StartupError extends Error {}
+
+export interface RunningShim {
+  readonly context: ShimContext;
+  readonly address: string;
+  stop(): Promise<void>;
+}
+
+/** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
+const DOCKER_STARTUP_WAIT_MS = 10_000;
+
+async function waitForDocker(docker: DockerClient, log: Logger): Promise<DockerVersion> {
+  const deadline = Date.now() + DOCKER_STARTUP_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await docker.version();
+    } catch (err) {
+      if (Date.now() >= deadline) {
+        throw new StartupError(`Docker at ${docker.endpoint} did not answer: ${errorMessage(err)}`);
+      }
+      if (attempt === 0) log.warn({ endpoint: docker.endpoint, error: errorMessage(err) }, 'waiting for Docker');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+export async function startShim(config: Config, log: Logger): Promise<RunningShim> {
+  const docker = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
+  const network = wrap(() => createNetworkPlugin(config, docker));
+
+  const version = await waitForDocker(docker, log);
+  wrap(() => assertSupportedDocker(version));
+  const info = await docker.info();
+  const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
+  if (cgroups.warning) log.warn(cgroups.warning);
+  if (config.runtimeCgroups !== '') {
+    const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
+    log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
+  }
+  wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
+
+  const dockerVersion = new DockerVersionCache(docker);
+  const context: ShimContext = { config, docker, dockerVersion, cgroups, network, log };
+  const server = new CriServer(runtimeService(context), imageService(context), log);
+  try {
+    await server.listen(config.containerRuntimeEndpoint);
+  } catch (err) {
+    dockerVersion.close();
+    throw new StartupError(errorMessage(err));
+  }
+  log.info(
+    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name },
+    'cri-docker-shim ready',
+  );
+  return {
+    context,
+    address: server.boundAddress,
+    async stop() {
+      await server.stop(config.shutdownGraceMs);
+      dockerVersion.close();
+    },
+  };
+}
+
+/** Runs a start-up step, turning whatever it throws into a StartupError with its message. */
+function wrap<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    throw err instanceof StartupError ? err : new StartupError(errorMessage(err));
+  }
+}

@@ -1,0 +1,176 @@
+// Command-line flags. Names follow cri-dockerd wherever the two overlap, so the shim is a
+// drop-in replacement in a kubelet unit file. Parsing is pure: argv and env in, a Config or a
+// FlagError out; main.ts turns a FlagError into exit code 2.
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
+import { parseDuration } from '../util/duration';
+import { parseEndpoint, type Endpoint } from './endpoint';
+
+export type CgroupDriver = 'cgroupfs' | 'systemd';
+export type NetworkPluginName = 'noop' | 'cni' | 'kubenet';
+
+export interface Config {
+  containerRuntimeEndpoint: Endpoint;
+  dockerEndpoint: Endpoint;
+  podInfraContainerImage: string;
+  /** Cgroup the shim moves itself into at start-up ('' = stay where started). */
+  runtimeCgroups: string;
+  /** Asked for by the operator; undefined means "whatever Docker uses". */
+  cgroupDriver: CgroupDriver | undefined;
+  networkPlugin: NetworkPluginName;
+  cniBinDir: string;
+  cniConfDir: string;
+  cniCacheDir: string;
+  streamingBindAddr: string;
+  rootDirectory: string;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  imagePullProgressDeadlineMs: number;
+  runtimeRequestTimeoutMs: number;
+  /** How long SIGTERM waits for in-flight calls before cutting them off. */
+  shutdownGraceMs: number;
+}
+
+export class FlagError extends Error {}
+
+export type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' };
+
+export const DEFAULT_RUNTIME_ENDPOINT = 'unix:///run/cri-docker-shim.sock';
+export const DEFAULT_DOCKER_ENDPOINT = 'unix:///var/run/docker.sock';
+export const DEFAULT_POD_INFRA_IMAGE = 'registry.k8s.io/pause:3.10';
+export const DEFAULT_ROOT_DIRECTORY = '/var/lib/cri-docker-shim';
+
+interface FlagSpec {
+  help: string;
+  default?: string;
+  boolean?: true;
+}
+
+export const FLAGS: Readonly<Record<string, FlagSpec>> = {
+  'container-runtime-endpoint': {
+    help: 'Where the CRI server listens: unix:///path or tcp://host:port',
+    default: DEFAULT_RUNTIME_ENDPOINT,
+  },
+  'docker-endpoint': {
+    help: 'Docker Engine API endpoint (DOCKER_HOST when unset)',
+    default: DEFAULT_DOCKER_ENDPOINT,
+  },
+  'pod-infra-container-image': { help: 'Image of the pause container that holds a pod', default: DEFAULT_POD_INFRA_IMAGE },
+  'runtime-cgroups': { help: 'Cgroup to move the shim process into at start-up', default: '' },
+  'cgroup-driver': { help: 'cgroupfs or systemd; must match Docker (default: detected from Docker)' },
+  'network-plugin': { help: 'Pod network plugin: empty for Docker bridge networking (cni, kubenet: not built yet)', default: '' },
+  'cni-bin-dir': { help: 'Directory of CNI plugin binaries', default: '/opt/cni/bin' },
+  'cni-conf-dir': { help: 'Directory of CNI network configurations', default: '/etc/cni/net.d' },
+  'cni-cache-dir': { help: 'Directory where CNI caches results', default: '/var/lib/cni/cache' },
+  'streaming-bind-addr': { help: 'host:port of the exec/attach/port-forward server', default: '127.0.0.1:0' },
+  'cri-dockerd-root-directory': { help: 'State directory (checkpoints, container log state)', default: DEFAULT_ROOT_DIRECTORY },
+  'log-level': { help: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  'log-format': { help: 'json, pretty, or auto (pretty when stderr is a terminal)', default: 'auto' },
+  'image-pull-progress-deadline': {
+    help: 'Cancel a pull that reports no progress for this long (e.g. 1m, 30s)',
+    default: '1m',
+  },
+  'runtime-request-timeout': { help: 'Timeout of each Docker API request (e.g. 2m)', default: '2m' },
+  'shutdown-grace-period': { help: 'How long SIGTERM waits for in-flight calls', default: '10s' },
+  version: { help: 'Print the version and exit', boolean: true },
+  help: { help: 'Print this help and exit', boolean: true },
+};
+
+export function usage(): string {
+  const lines = ['Usage: cri-docker-shim [flags]', '', 'Flags:'];
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    const def = spec.default !== undefined && spec.default !== '' ? ` (default ${JSON.stringify(spec.default)})` : '';
+    lines.push(`  --${name}${spec.boolean ? '' : ' value'}`);
+    lines.push(`        ${spec.help}${def}`);
+  }
+  return lines.join('\n');
+}
+
+function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new FlagError(`--${flag}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+}
+
+function duration(flag: string, value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (err) {
+    throw new FlagError(`--${flag}: ${(err as Error).message}`);
+  }
+}
+
+function endpoint(flag: string, value: string): Endpoint {
+  try {
+    return parseEndpoint(value);
+  } catch (err) {
+    throw new FlagError(`--${flag}: ${(err as Error).message}`);
+  }
+}
+
+export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ParseResult {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const [name, spec] of Object.entries(FLAGS)) options[name] = { type: spec.boolean ? 'boolean' : 'string' };
+
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new FlagError((err as Error).message.replace(/^TypeError \[\w+\]: /, ''));
+  }
+  if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
+
+  const str = (name: string): string => {
+    const v = values[name];
+    return typeof v === 'string' ? v : (FLAGS[name]?.default ?? '');
+  };
+
+  const dockerEndpointRaw =
+    typeof values['docker-endpoint'] === 'string' ? str('docker-endpoint') : env.DOCKER_HOST || DEFAULT_DOCKER_ENDPOINT;
+
+  const networkPluginRaw = str('network-plugin');
+  const networkPlugin: NetworkPluginName =
+    networkPluginRaw === '' ? 'noop' : oneOf('network-plugin', networkPluginRaw, ['cni', 'kubenet'] as const);
+
+  const cgroupDriverRaw = values['cgroup-driver'];
+  const cgroupDriver =
+    typeof cgroupDriverRaw === 'string'
+      ? oneOf('cgroup-driver', cgroupDriverRaw, ['cgroupfs', 'systemd'] as const)
+      : undefined;
+
+  const rootDirectory = str('cri-dockerd-root-directory');
+  if (!rootDirectory.startsWith('/')) {
+    throw new FlagError(`--cri-dockerd-root-directory: ${JSON.stringify(rootDirectory)} must be an absolute path`);
+  }
+  const podInfraContainerImage = str('pod-infra-container-image').trim();
+  if (podInfraContainerImage === '') throw new FlagError('--pod-infra-container-image: must not be empty');
+
+  const streamingBindAddr = str('streaming-bind-addr');
+  if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(streamingBindAddr)) {
+    throw new FlagError(`--streaming-bind-addr: ${JSON.stringify(streamingBindAddr)} is not host:port`);
+  }
+
+  const config: Config = {
+    containerRuntimeEndpoint: endpoint('container-runtime-endpoint', str('container-runtime-endpoint')),
+    dockerEndpoint: endpoint('docker-endpoint', dockerEndpointRaw),
+    podInfraContainerImage,
+    runtimeCgroups: str('runtime-cgroups'),
+    cgroupDriver,
+    networkPlugin,
+    cniBinDir: str('cni-bin-dir'),
+    cniConfDir: str('cni-conf-dir'),
+    cniCacheDir: str('cni-cache-dir'),
+    streamingBindAddr,
+    rootDirectory,
+    logLevel: oneOf('log-level', str('log-level'), LOG_LEVELS),
+    logFormat: oneOf('log-format', str('log-format'), ['json', 'pretty', 'auto'] as const),
+    imagePullProgressDeadlineMs: duration('image-pull-progress-deadline', str('image-pull-progress-deadline')),
+    runtimeRequestTimeoutMs: duration('runtime-request-timeout', str('runtime-request-timeout')),
+    shutdownGraceMs: duration('shutdown-grace-period', str('shutdown-grace-period')),
+  };
+  if (config.runtimeRequestTimeoutMs <= 0) throw new FlagError('--runtime-request-timeout: must be greater than 0');
+  if (config.imagePullProgressDeadlineMs <= 0) {
+    throw new FlagError('--image-pull-progress-deadline: must be greater than 0');
+  }
+  return { kind: 'run', config };
+}

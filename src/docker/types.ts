@@ -1,0 +1,119 @@
+// Docker Engine API shapes the shim reads and writes (API 1.41). The big container and image
+// documents reuse @types/dockerode's definitions; the rest are written out from the API
+// reference, with only the fields we use.
+import type Dockerode from 'dockerode';
+
+export type ContainerSummary = Dockerode.ContainerInfo;
+export type ContainerInspect = Dockerode.ContainerInspectInfo;
+export type ContainerCreateSpec = Dockerode.ContainerCreateOptions & { name?: string };
+export type HostConfig = Dockerode.HostConfig;
+export type ImageSummary = Dockerode.ImageInfo;
+export type ImageInspect = Dockerode.ImageInspectInfo;
+
+export interface DockerVersion {
+  Version: string;
+  ApiVersion: string;
+  MinAPIVersion?: string;
+  GitCommit?: string;
+  GoVersion?: string;
+  Os: string;
+  Arch: string;
+  KernelVersion?: string;
+}
+
+export interface DockerInfo {
+  ID?: string;
+  Name?: string;
+  ServerVersion?: string;
+  Driver?: string;
+  DockerRootDir?: string;
+  /** "cgroupfs", "systemd" or "none"; absent on very old daemons. */
+  CgroupDriver?: string;
+  /** "1" or "2" (API >= 1.40). */
+  CgroupVersion?: string;
+  DefaultRuntime?: string;
+  Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }>;
+  SecurityOptions?: string[];
+  OperatingSystem?: string;
+  KernelVersion?: string;
+  NCPU?: number;
+  MemTotal?: number;
+}
+
+/** Filters as Docker takes them: name -> accepted values. */
+export type DockerFilters = Record<string, string[]>;
+
+/** One message of Docker's /events stream. */
+export interface DockerEvent {
+  Type: string;
+  Action: string;
+  Actor: { ID: string; Attributes: Record<string, string> };
+  time: number;
+  timeNano: number;
+}
+
+export interface ExecCreateSpec {
+  Cmd: string[];
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  Tty?: boolean;
+  Env?: string[];
+  User?: string;
+  WorkingDir?: string;
+  Privileged?: boolean;
+}
+
+export interface ExecInspect {
+  ID: string;
+  Running: boolean;
+  ExitCode: number | null;
+  Pid: number;
+  ContainerID: string;
+}
+
+/** The registry auth Docker takes in X-Registry-Auth (base64url JSON). */
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serveraddress?: string;
+  identitytoken?: string;
+  registrytoken?: string;
+}
+
+/** One JSON message of a pull's progress stream. */
+export interface PullProgress {
+  status?: string;
+  id?: string;
+  progress?: string;
+  progressDetail?: { current?: number; total?: number };
+  error?: string;
+  errorDetail?: { code?: number; message?: string };
+}
+
+export interface ImageDeleteItem {
+  Untagged?: string;
+  Deleted?: string;
+}
+
+export interface SystemDataUsage {
+  LayersSize?: number;
+  Images?: Array<{ Id: string; Size: number; SharedSize: number; Containers: number }>;
+  Containers?: Array<{ Id: string; SizeRw?: number; SizeRootFs?: number }>;
+}
+
+export interface ContainerUpdateSpec {
+  CpuShares?: number;
+  CpuPeriod?: number;
+  CpuQuota?: number;
+  CpusetCpus?: string;
+  CpusetMems?: string;
+  Memory?: number;
+  MemorySwap?: number;
+  PidsLimit?: number;
+  BlkioWeight?: number;
+}
+
+/** The multiplexed (non-TTY) stream Docker sends for logs/attach: which stream a chunk came from. */
+export type OutputStreamName = 'stdout' | 'stderr';

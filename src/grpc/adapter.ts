@@ -1,0 +1,129 @@
+// Turns our promise-returning RPC implementations into grpc-js handlers: one debug log line
+// per call with its duration, errors mapped through toGrpcStatus, cancellation surfaced as an
+// AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method we have not built.
+import * as grpc from '@grpc/grpc-js';
+import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';
+import { toGrpcStatus, UnimplementedError } from '../errors';
+import type { Logger } from '../util/logger';
+
+type AnyUnary = UnaryImpl<unknown, unknown>;
+type AnyStream = ServerStreamImpl<unknown, unknown>;
+
+function callContext(
+  method: string,
+  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+): CallContext {
+  const controller = new AbortController();
+  call.on('cancelled', () => controller.abort(new Error(`${method}: cancelled by the client`)));
+  const raw = call.getDeadline();
+  const deadline = raw instanceof Date ? raw : Number.isFinite(raw) && raw > 0 ? new Date(raw) : undefined;
+  if (deadline) {
+    const ms = deadline.getTime() - Date.now();
+    const timer = setTimeout(() => controller.abort(new Error(`${method}: deadline exceeded`)), Math.max(ms, 0));
+    timer.unref();
+    controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  }
+  return { method, signal: controller.signal, deadline };
+}
+
+function toServiceError(err: unknown): Partial<grpc.ServiceError> {
+  const { code, details } = toGrpcStatus(err);
+  return { code, details, message: details };
+}
+
+export interface InFlightTracker {
+  begin(): () => void;
+}
+
+/**
+ * Builds the grpc-js implementation of one service from a definition (which lists every RPC
+ * of the contract) and our implementation (which may lack some).
+ */
+export function buildServiceHandlers(
+  serviceName: string,
+  definition: grpc.ServiceDefinition,
+  impl: Record<string, unknown>,
+  log: Logger,
+  inFlight: InFlightTracker,
+): grpc.UntypedServiceImplementation {
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(definition)) {
+    const fullName = `${serviceName}/${name}`;
+    const fn = impl[name];
+    if (method.responseStream) {
+      handlers[name] = streamHandler(fullName, typeof fn === 'function' ? (fn as AnyStream) : undefined, log, inFlight);
+    } else {
+      handlers[name] = unaryHandler(fullName, typeof fn === 'function' ? (fn as AnyUnary) : undefined, log, inFlight);
+    }
+  }
+  return handlers;
+}
+
+function notBuilt(fullName: string): UnimplementedError {
+  return new UnimplementedError(`${fullName} is not implemented by cri-docker-shim`);
+}
+
+function unaryHandler(
+  fullName: string,
+  fn: AnyUnary | undefined,
+  log: Logger,
+  inFlight: InFlightTracker,
+): grpc.handleUnaryCall<unknown, unknown> {
+  return (call, callback) => {
+    const started = process.hrtime.bigint();
+    const done = inFlight.begin();
+    const ctx = callContext(fullName, call);
+    const run = fn ? fn(call.request, ctx) : Promise.reject(notBuilt(fullName));
+    run.then(
+      (res) => {
+        logCall(log, fullName, started, undefined);
+        done();
+        callback(null, res);
+      },
+      (err: unknown) => {
+        logCall(log, fullName, started, err);
+        done();
+        callback(toServiceError(err));
+      },
+    );
+  };
+}
+
+function streamHandler(
+  fullName: string,
+  fn: AnyStream | undefined,
+  log: Logger,
+  inFlight: InFlightTracker,
+): grpc.handleServerStreamingCall<unknown, unknown> {
+  return (call) => {
+    const started = process.hrtime.bigint();
+    const done = inFlight.begin();
+    const ctx = callContext(fullName, call);
+    const send = (res: unknown): void => {
+      if (!call.cancelled) call.write(res);
+    };
+    const run = fn ? fn(call.request, send, ctx) : Promise.reject(notBuilt(fullName));
+    run.then(
+      () => {
+        logCall(log, fullName, started, undefined);
+        done();
+        call.end();
+      },
+      (err: unknown) => {
+        logCall(log, fullName, started, err);
+        done();
+        call.destroy(Object.assign(new Error(toGrpcStatus(err).details), toServiceError(err)));
+      },
+    );
+  };
+}
+
+function logCall(log: Logger, method: string, started: bigint, err: unknown): void {
+  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (err === undefined) {
+    log.debug({ rpc: method, durationMs }, 'rpc ok');
+  } else {
+    const { code, details } = toGrpcStatus(err);
+    log.debug({ rpc: method, durationMs, code: grpc.status[code], error: details }, 'rpc failed');
+  }
+}

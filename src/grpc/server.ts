@@ -1,0 +1,145 @@
+// The CRI gRPC server: binds the endpoint (a unix socket, mode 0660, replacing a stale one
+// left by a crashed run; or tcp), serves both CRI services, and stops gracefully.
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import type { Endpoint } from '../config/endpoint';
+import { criContract } from '../cri/contract';
+import type { ImageServiceImpl, RuntimeServiceImpl } from '../cri/types';
+import type { Logger } from '../util/logger';
+import { buildServiceHandlers } from './adapter';
+
+export class EndpointInUseError extends Error {}
+
+const SOCKET_MODE = 0o660;
+/** kubelet sends pulls and big lists; match its own 16 MiB message limit. */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+export class CriServer {
+  private readonly server: grpc.Server;
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
+  private boundSocket: string | undefined;
+  boundAddress = '';
+
+  constructor(
+    runtime: RuntimeServiceImpl,
+    images: ImageServiceImpl,
+    private readonly log: Logger,
+  ) {
+    this.server = new grpc.Server({
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    });
+    const contract = criContract().runtime.v1;
+    const tracker = { begin: () => this.begin() };
+    this.server.addService(
+      contract.RuntimeService.service,
+      buildServiceHandlers('runtime.v1.RuntimeService', contract.RuntimeService.service, runtime as Record<string, unknown>, log, tracker),
+    );
+    this.server.addService(
+      contract.ImageService.service,
+      buildServiceHandlers('runtime.v1.ImageService', contract.ImageService.service, images as Record<string, unknown>, log, tracker),
+    );
+  }
+
+  private begin(): () => void {
+    this.inFlight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.inFlight--;
+      if (this.inFlight === 0) this.drained?.();
+    };
+  }
+
+  async listen(endpoint: Endpoint): Promise<void> {
+    if (endpoint.kind === 'unix') {
+      await prepareSocketPath(endpoint.path, this.log);
+      // Create the socket already restricted, so there is no moment it is world-writable.
+      const previous = process.umask(0o117);
+      try {
+        await this.bind(`unix://${endpoint.path}`);
+      } finally {
+        process.umask(previous);
+      }
+      fs.chmodSync(endpoint.path, SOCKET_MODE);
+      this.boundSocket = endpoint.path;
+      this.boundAddress = endpoint.url;
+    } else {
+      const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
+      const port = await this.bind(`${host}:${endpoint.port}`);
+      this.boundAddress = `tcp://${host}:${port}`;
+    }
+    this.log.info({ endpoint: this.boundAddress }, 'CRI server listening');
+  }
+
+  private bind(address: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) =>
+        err ? reject(new EndpointInUseError(`cannot listen on ${address}: ${err.message}`)) : resolve(port),
+      );
+    });
+  }
+
+  /**
+   * Stops accepting calls, lets in-flight ones finish for up to graceMs, then cuts the rest
+   * off. The socket file is removed either way.
+   */
+  async stop(graceMs: number): Promise<void> {
+    const waitForCalls = new Promise<'drained' | 'timeout'>((resolve) => {
+      if (this.inFlight === 0) return resolve('drained');
+      this.drained = () => resolve('drained');
+      setTimeout(() => resolve('timeout'), graceMs).unref();
+    });
+    const shutdown = new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    const outcome = await waitForCalls;
+    if (outcome === 'timeout') {
+      this.log.warn({ inFlight: this.inFlight, graceMs }, 'in-flight calls did not finish in time; cutting them off');
+      this.server.forceShutdown();
+    }
+    await Promise.race([shutdown, new Promise((r) => setTimeout(r, 1000).unref())]);
+    this.server.forceShutdown();
+    if (this.boundSocket) {
+      fs.rmSync(this.boundSocket, { force: true });
+      this.boundSocket = undefined;
+    }
+  }
+}
+
+/**
+ * Makes sure a socket can be created at `socketPath`: the directory exists; an old socket
+ * nobody answers on (a crashed run) is removed; a live one, or a non-socket file, is an error.
+ */
+export async function prepareSocketPath(socketPath: string, log: Logger): Promise<void> {
+  fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o750 });
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(socketPath);
+  } catch {
+    return;
+  }
+  if (!stat.isSocket()) {
+    throw new EndpointInUseError(`${socketPath} exists and is not a socket; refusing to replace it`);
+  }
+  if (await socketAnswers(socketPath)) {
+    throw new EndpointInUseError(`${socketPath} is in use by a running server`);
+  }
+  log.warn({ socket: socketPath }, 'removing stale socket left by an earlier run');
+  fs.rmSync(socketPath, { force: true });
+}
+
+function socketAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const conn = net.connect(socketPath);
+    const finish = (answer: boolean): void => {
+      conn.destroy();
+      resolve(answer);
+    };
+    conn.once('connect', () => finish(true));
+    conn.once('error', () => finish(false));
+    conn.setTimeout(1000, () => finish(false));
+  });
+}

@@ -1,0 +1,19 @@
+// Chooses the network plugin named by --network-plugin.
+import type { Config } from '../config/flags';
+import type { DockerClient } from '../docker/client';
+import { NoopNetworkPlugin } from './noop';
+import type { NetworkPlugin } from './plugin';
+
+export class NetworkPluginUnavailableError extends Error {}
+
+export function createNetworkPlugin(config: Config, docker: DockerClient): NetworkPlugin {
+  switch (config.networkPlugin) {
+    case 'noop':
+      return new NoopNetworkPlugin(docker);
+    case 'cni':
+    case 'kubenet':
+      throw new NetworkPluginUnavailableError(
+        `--network-plugin=${config.networkPlugin} is not built yet; leave the flag empty to use Docker's bridge network`,
+      );
+  }
+}

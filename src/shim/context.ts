@@ -1,0 +1,20 @@
+// Everything an RPC handler may use, built once at start-up (see ../app.ts) and passed to
+// each handler as its first argument.
+import type { CgroupSetup } from '../cgroups/driver';
+import type { Config } from '../config/flags';
+import type { DockerClient } from '../docker/client';
+import type { DockerVersionCache } from '../docker/version';
+import type { NetworkPlugin } from '../network/plugin';
+import type { Logger } from '../util/logger';
+
+export interface ShimContext {
+  readonly config: Config;
+  readonly docker: DockerClient;
+  readonly dockerVersion: DockerVersionCache;
+  readonly cgroups: CgroupSetup;
+  readonly network: NetworkPlugin;
+  readonly log: Logger;
+}
+
+/** The shim's own version, reported by --version and in verbose Status. */
+export const SHIM_VERSION: string = (require('../../../package.json') as { version: string }).version;

@@ -1,0 +1,86 @@
+// Status: is Docker answering, and is pod networking ready. kubelet polls this every few
+// seconds and stops creating pods while either condition is false, so a Docker outage must
+// show here (and clear by itself when Docker is back) rather than fail the call.
+import type { RuntimeCondition, RuntimeHandler, StatusRequest__Output, StatusResponse } from '../cri/types';
+import { errorMessage } from '../errors';
+import type { ShimContext } from './context';
+import { SHIM_VERSION } from './context';
+
+export const RUNTIME_READY = 'RuntimeReady';
+export const NETWORK_READY = 'NetworkReady';
+export const DOCKER_NOT_READY_REASON = 'DockerDaemonNotReady';
+export const NETWORK_NOT_READY_REASON = 'NetworkPluginNotReady';
+
+export async function status(shim: ShimContext, req: StatusRequest__Output): Promise<StatusResponse> {
+  const runtime = await runtimeCondition(shim);
+  const net = shim.network.status();
+  const network: RuntimeCondition = net.ready
+    ? { type: NETWORK_READY, status: true }
+    : {
+        type: NETWORK_READY,
+        status: false,
+        reason: net.reason ?? NETWORK_NOT_READY_REASON,
+        message: net.message ?? `network plugin ${shim.network.name} is not ready`,
+      };
+  const response: StatusResponse = {
+    status: { conditions: [runtime, network] },
+    runtimeHandlers: runtimeHandlers(),
+    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
+  };
+  if (req.verbose) response.info = await verboseInfo(shim);
+  return response;
+}
+
+async function runtimeCondition(shim: ShimContext): Promise<RuntimeCondition> {
+  try {
+    await shim.docker.ping();
+    return { type: RUNTIME_READY, status: true };
+  } catch (err) {
+    // The daemon may come back upgraded: look its version up again then.
+    shim.dockerVersion.invalidate();
+    return {
+      type: RUNTIME_READY,
+      status: false,
+      reason: DOCKER_NOT_READY_REASON,
+      message: `docker: ${errorMessage(err)}`,
+    };
+  }
+}
+
+/**
+ * What each runtime handler supports. Docker cannot give a pod its own user namespace, and
+ * recursive read-only mounts need API 1.44, which Docker 20.10 lacks.
+ */
+function runtimeHandlers(): RuntimeHandler[] {
+  return [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }];
+}
+
+async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
+  const info: Record<string, string> = {
+    shim: JSON.stringify({ version: SHIM_VERSION }),
+    cgroup: JSON.stringify(shim.cgroups),
+    network: JSON.stringify({ plugin: shim.network.name, ...shim.network.status() }),
+    config: JSON.stringify(publicConfig(shim)),
+  };
+  try {
+    info.docker = JSON.stringify(await shim.dockerVersion.get());
+  } catch (err) {
+    info.docker = JSON.stringify({ error: errorMessage(err) });
+  }
+  return info;
+}
+
+function publicConfig(shim: ShimContext): Record<string, unknown> {
+  const c = shim.config;
+  return {
+    containerRuntimeEndpoint: c.containerRuntimeEndpoint.url,
+    dockerEndpoint: c.dockerEndpoint.url,
+    podInfraContainerImage: c.podInfraContainerImage,
+    cgroupDriver: shim.cgroups.driver,
+    networkPlugin: c.networkPlugin,
+    streamingBindAddr: c.streamingBindAddr,
+    rootDirectory: c.rootDirectory,
+    imagePullProgressDeadlineMs: c.imagePullProgressDeadlineMs,
+    runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
+  };
+}

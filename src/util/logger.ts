@@ -1,0 +1,37 @@
+// One pino logger for the process. JSON lines by default (what log collectors want); a
+// human-readable form when --log-format=pretty, or "auto" and stderr is a terminal.
+import pino from 'pino';
+
+export type Logger = pino.Logger;
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+export type LogFormat = 'json' | 'pretty' | 'auto';
+
+/** Field names whose values are secrets; pino replaces them wherever they appear in a log object. */
+export const REDACTED_PATHS = [
+  '*.password',
+  '*.auth',
+  '*.identityToken',
+  '*.registryToken',
+  '*.serveraddress',
+  'auth',
+  'password',
+];
+
+export function createLogger(level: LogLevel, format: LogFormat = 'auto'): Logger {
+  const pretty = format === 'pretty' || (format === 'auto' && process.stderr.isTTY === true);
+  const options: pino.LoggerOptions = {
+    level,
+    base: { component: 'cri-docker-shim' },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
+  if (pretty) {
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 2 } } });
+  }
+  return pino(options, pino.destination({ dest: 2, sync: true }));
+}
+
+/** A logger that writes nowhere, for unit tests of code that logs. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
