@@ -1,0 +1,55 @@
+// Runs the whole test suite with node's built-in runner: builds the offline test images once,
+// runs every compiled *.test.js (unit tests need no Docker; integration tests use the real
+// engine), then sweeps any container a failed test left behind.
+// Usage: node test/run.mjs [substring ...]   (only test files whose path contains one of them)
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const root = new URL('..', import.meta.url).pathname;
+const dist = join(root, 'dist', 'test');
+
+function findTests(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return findTests(p);
+    return p.endsWith('.test.js') ? [p] : [];
+  });
+}
+
+const filters = process.argv.slice(2);
+const files = findTests(dist)
+  .filter((f) => filters.length === 0 || filters.some((s) => relative(dist, f).includes(s)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+
+const needsDocker = files.some((f) => !relative(dist, f).startsWith('unit'));
+if (needsDocker) {
+  const { ensureTestImages } = require(join(dist, 'support', 'images.js'));
+  try {
+    await ensureTestImages();
+  } catch (err) {
+    console.error(`cannot prepare test images: ${err.message}`);
+    console.error('Is Docker running? Start it with ../shared/ci/docker-sandbox.sh or scripts/setup.sh.');
+    process.exit(1);
+  }
+}
+
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const result = spawnSync(
+  process.execPath,
+  ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-timeout=600000', ...files],
+  { stdio: 'inherit', cwd: root },
+);
+
+if (needsDocker) {
+  const { removeTestContainers } = require(join(dist, 'support', 'cleanup.js'));
+  const left = await removeTestContainers();
+  if (left > 0) console.error(`removed ${left} container(s) that tests left behind`);
+}
+process.exit(result.status ?? 1);

@@ -1,0 +1,44 @@
+// A unix-socket proxy in front of the real Docker socket. Closing it makes Docker
+// "unreachable" for whoever talks through it, without touching the daemon the rest of the
+// suite uses; opening it again brings Docker "back".
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+
+export class DockerProxy {
+  private server: net.Server | undefined;
+  private readonly open = new Set<net.Socket>();
+
+  constructor(
+    readonly socketPath: string,
+    private readonly target = '/var/run/docker.sock',
+  ) {}
+
+  async up(): Promise<void> {
+    fs.rmSync(this.socketPath, { force: true });
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target);
+      this.open.add(client).add(upstream);
+      const drop = (): void => {
+        client.destroy();
+        upstream.destroy();
+        this.open.delete(client);
+        this.open.delete(upstream);
+      };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(this.socketPath, resolve));
+    this.server = server;
+  }
+
+  /** Stops listening and cuts every open connection; the socket file goes away. */
+  async down(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.open) s.destroy();
+    this.open.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    fs.rmSync(this.socketPath, { force: true });
+  }
+}

@@ -1,0 +1,111 @@
+// Starts the real cri-docker-shim binary (dist/src/main.js) on a temporary socket and state
+// directory, as a kubelet would find it, and stops it again.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { criClient, type CriClient } from './client';
+import { waitFor } from './poll';
+import { TEST_PAUSE_IMAGE } from './images';
+
+export const MAIN_JS = path.resolve(__dirname, '../../src/main.js');
+
+export interface ShimProcess {
+  readonly socket: string;
+  readonly address: string;
+  readonly rootDir: string;
+  readonly client: CriClient;
+  readonly child: ChildProcess;
+  /** Everything the shim wrote to stderr so far (its pino log). */
+  output(): string;
+  /** Sends the signal and resolves with the exit code; removes the socket and a temp state dir. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ShimOptions {
+  args?: string[];
+  /** Reuse a state directory (to test restarts; the caller removes it); a fresh temp one otherwise. */
+  rootDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `cds-${prefix}-`));
+}
+
+/** Runs the shim with args and waits for it to exit (for start-up failures and flag errors). */
+export function runShimToExit(args: string[], env?: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`shim did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
+  const work = tempDir('shim');
+  const socket = path.join(work, 'cri.sock');
+  const rootDir = opts.rootDir ?? path.join(work, 'root');
+  const args = [
+    `--container-runtime-endpoint=unix://${socket}`,
+    `--cri-dockerd-root-directory=${rootDir}`,
+    `--pod-infra-container-image=${TEST_PAUSE_IMAGE}`,
+    '--log-level=debug',
+    '--log-format=json',
+    ...(opts.args ?? []),
+  ];
+  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let running = true;
+  void exited.then(() => (running = false));
+
+  const address = `unix://${socket}`;
+  const client = criClient(address);
+  try {
+    await waitFor(
+      'the shim to answer Version',
+      async () => {
+        if (!running) throw new Error(`shim exited during start-up: ${output}`);
+        return (await client.runtime.Version({})).runtimeName === 'docker';
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+  } catch (err) {
+    child.kill('SIGKILL');
+    client.close();
+    throw new Error(`${(err as Error).message}\n--- shim output ---\n${output}`);
+  }
+
+  return {
+    socket,
+    address,
+    rootDir,
+    client,
+    child,
+    output: () => output,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      client.close();
+      if (running) child.kill(signal);
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(killer);
+      fs.rmSync(work, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
