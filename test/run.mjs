@@ -40,16 +40,17 @@ if (needsDocker) {
   }
 }
 
+const session = `s${Date.now().toString(36)}${process.pid}`;
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 const result = spawnSync(
   process.execPath,
   ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-timeout=600000', ...files],
-  { stdio: 'inherit', cwd: root },
+  { stdio: 'inherit', cwd: root, env: { ...process.env, CDS_TEST_SESSION: session } },
 );
 
 if (needsDocker) {
   const { removeTestContainers } = require(join(dist, 'support', 'cleanup.js'));
-  const left = await removeTestContainers();
+  const left = await removeTestContainers({ session });
   if (left > 0) console.error(`removed ${left} container(s) that tests left behind`);
 }
 process.exit(result.status ?? 1);
