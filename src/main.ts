@@ -38,10 +38,14 @@ async function main(argv: string[]): Promise<number> {
   }
 
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        log.info({ signal }, 'already stopping; waiting for in-flight calls');
+        return;
+      }
+      stopping = true;
       log.info({ signal }, 'stopping');
-      process.removeListener('SIGTERM', onSignal);
-      process.removeListener('SIGINT', onSignal);
       resolve();
     };
     process.on('SIGTERM', onSignal);

@@ -6,7 +6,7 @@ import type { NetworkPlugin, NetworkStatus, PodIps, PodNetworkTarget } from './p
 
 export class NoopNetworkPlugin implements NetworkPlugin {
   readonly name = 'noop';
-  private podCidr = '';
+  podCidr = '';
 
   constructor(private readonly docker: DockerClient) {}
 
@@ -26,11 +26,6 @@ export class NoopNetworkPlugin implements NetworkPlugin {
 
   setPodCidr(cidr: string): void {
     this.podCidr = cidr;
-  }
-
-  /** The last CIDR kubelet gave us (reported in verbose Status). */
-  get currentPodCidr(): string {
-    return this.podCidr;
   }
 
   status(): NetworkStatus {

@@ -32,5 +32,7 @@ export interface NetworkPlugin {
   podIps(target: PodNetworkTarget): Promise<PodIps>;
   /** kubelet's UpdateRuntimeConfig hands the node's pod CIDR here. */
   setPodCidr(cidr: string): void;
+  /** The last pod CIDR received ('' before any). */
+  readonly podCidr: string;
   status(): NetworkStatus;
 }

@@ -59,7 +59,7 @@ async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
   const info: Record<string, string> = {
     shim: JSON.stringify({ version: SHIM_VERSION }),
     cgroup: JSON.stringify(shim.cgroups),
-    network: JSON.stringify({ plugin: shim.network.name, ...shim.network.status() }),
+    network: JSON.stringify({ plugin: shim.network.name, podCidr: shim.network.podCidr, ...shim.network.status() }),
     config: JSON.stringify(publicConfig(shim)),
   };
   try {

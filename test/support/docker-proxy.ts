@@ -7,6 +7,10 @@ import * as net from 'node:net';
 export class DockerProxy {
   private server: net.Server | undefined;
   private readonly open = new Set<net.Socket>();
+  /** Holds each request this long before passing it on (a slow daemon). */
+  delayMs = 0;
+  /** Chunks of request data received from clients so far (connections are kept alive and reused). */
+  received = 0;
 
   constructor(
     readonly socketPath: string,
@@ -26,7 +30,12 @@ export class DockerProxy {
       };
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
-      client.pipe(upstream).pipe(client);
+      upstream.pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        this.received++;
+        if (this.delayMs === 0) upstream.write(chunk);
+        else setTimeout(() => upstream.writable && upstream.write(chunk), this.delayMs).unref();
+      });
     });
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(this.socketPath, resolve));
     this.server = server;

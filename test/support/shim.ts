@@ -54,7 +54,9 @@ export function runShimToExit(args: string[], env?: NodeJS.ProcessEnv, timeoutMs
 
 export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
   const work = tempDir('shim');
-  const socket = path.join(work, 'cri.sock');
+  // A caller may choose the endpoint (a fixed socket path, or tcp://host:port).
+  const endpointArg = opts.args?.find((a) => a.startsWith('--container-runtime-endpoint='))?.split('=')[1];
+  const socket = endpointArg?.startsWith('unix://') ? endpointArg.slice('unix://'.length) : path.join(work, 'cri.sock');
   const rootDir = opts.rootDir ?? path.join(work, 'root');
   const args = [
     `--container-runtime-endpoint=unix://${socket}`,
@@ -74,7 +76,7 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
   let running = true;
   void exited.then(() => (running = false));
 
-  const address = `unix://${socket}`;
+  const address = endpointArg?.startsWith('tcp://') ? endpointArg.slice('tcp://'.length) : `unix://${socket}`;
   const client = criClient(address);
   try {
     await waitFor(

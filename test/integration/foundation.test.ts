@@ -1,0 +1,325 @@
+// The shim as a process: its socket, its start-up checks, its flags, its shutdown, and the
+// runtime-level RPCs (Version, Status, RuntimeConfig, UpdateRuntimeConfig) against real Docker.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { status as Code } from '@grpc/grpc-js';
+import { rejectsWith } from '../support/client';
+import { DockerProxy } from '../support/docker-proxy';
+import { dockerApi, ensureTestImages } from '../support/images';
+import { waitFor } from '../support/poll';
+import { runShimToExit, startShim, tempDir, type ShimProcess } from '../support/shim';
+import { removePaths } from '../support/cleanup';
+
+function condition(res: { status: { conditions: Array<{ type: string; status: boolean; reason: string; message: string }> } | null }, type: string) {
+  const found = res.status?.conditions.find((c) => c.type === type);
+  assert.ok(found, `condition ${type} missing`);
+  return found;
+}
+
+describe('a running shim', () => {
+  let shim: ShimProcess;
+  before(async () => {
+    await ensureTestImages();
+    shim = await startShim();
+  });
+  after(async () => {
+    await shim.stop();
+  });
+
+  it('answers Version with Docker’s own version and CRI v1', async () => {
+    const docker = await dockerApi().version();
+    const v = await shim.client.runtime.Version({ version: '0.1.0' });
+    assert.equal(v.runtimeName, 'docker');
+    assert.equal(v.runtimeVersion, docker.Version);
+    assert.equal(v.runtimeApiVersion, 'v1');
+    assert.equal(v.version, '0.1.0');
+  });
+
+  it('reports runtime and network ready, with verbose details', async () => {
+    const res = await shim.client.runtime.Status({ verbose: true });
+    assert.equal(condition(res, 'RuntimeReady').status, true);
+    assert.equal(condition(res, 'NetworkReady').status, true);
+    const docker = JSON.parse(res.info.docker!) as { Version: string; ApiVersion: string };
+    assert.equal(docker.Version, (await dockerApi().version()).Version);
+    assert.equal((JSON.parse(res.info.cgroup!) as { driver: string }).driver, (await dockerApi().info()).CgroupDriver);
+    assert.equal((JSON.parse(res.info.config!) as { rootDirectory: string }).rootDirectory, shim.rootDir);
+    assert.deepEqual(res.runtimeHandlers.map((h) => h.name), ['']);
+  });
+
+  it('omits the info map unless verbose', async () => {
+    const res = await shim.client.runtime.Status({});
+    assert.deepEqual(res.info, {});
+  });
+
+  it('reports Docker’s cgroup driver in RuntimeConfig', async () => {
+    const info = await dockerApi().info();
+    const res = await shim.client.runtime.RuntimeConfig({});
+    assert.equal(res.linux?.cgroupDriver, info.CgroupDriver === 'systemd' ? 'SYSTEMD' : 'CGROUPFS');
+  });
+
+  it('passes a pod CIDR to the network plugin, and accepts an empty UpdateRuntimeConfig', async () => {
+    await shim.client.runtime.UpdateRuntimeConfig({});
+    await shim.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: '10.88.0.0/16' } } });
+    const res = await shim.client.runtime.Status({ verbose: true });
+    assert.equal((JSON.parse(res.info.network!) as { podCidr: string }).podCidr, '10.88.0.0/16');
+    await assert.rejects(
+      shim.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: 'not-a-cidr' } } }),
+      rejectsWith(Code.INVALID_ARGUMENT, /pod_cidr/),
+    );
+  });
+
+  it('answers UNIMPLEMENTED, naming the RPC, for what is not built', async () => {
+    await assert.rejects(
+      shim.client.runtime.CheckpointContainer({ containerId: 'abc', location: '/tmp/x' }),
+      rejectsWith(Code.UNIMPLEMENTED, /CheckpointContainer/),
+    );
+  });
+
+  it('creates its socket with mode 0660', () => {
+    const stat = fs.statSync(shim.socket);
+    assert.ok(stat.isSocket());
+    assert.equal(stat.mode & 0o777, 0o660);
+  });
+
+  it('logs one debug line per RPC with its duration', async () => {
+    await shim.client.runtime.Version({});
+    await waitFor('an rpc log line', () =>
+      shim
+        .output()
+        .split('\n')
+        .some((line) => line.includes('"rpc":"runtime.v1.RuntimeService/Version"') && /"durationMs":[\d.]+/.test(line)),
+    );
+  });
+
+  it('refuses a second server on the same live socket', async () => {
+    const res = await runShimToExit([`--container-runtime-endpoint=unix://${shim.socket}`, `--cri-dockerd-root-directory=${shim.rootDir}`]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /in use by a running server/);
+    assert.ok(fs.statSync(shim.socket).isSocket(), 'the running server’s socket must stay');
+  });
+});
+
+describe('socket handling and shutdown', () => {
+  const dirs: string[] = [];
+  after(() => removePaths(...dirs));
+
+  it('replaces a stale socket left by a crashed run', async () => {
+    const root = tempDir('root');
+    dirs.push(root);
+    const crashed = await startShim({ rootDir: root });
+    crashed.child.kill('SIGKILL');
+    await waitFor('the crashed shim to exit', () => crashed.child.exitCode !== null || crashed.child.signalCode !== null);
+    // Keep its socket file, as a real crash would: start a new shim on the same path.
+    const socket = crashed.socket;
+    assert.ok(fs.statSync(socket).isSocket(), 'a killed shim leaves its socket behind');
+    const next = await startShim({ rootDir: root, args: [`--container-runtime-endpoint=unix://${socket}`] });
+    try {
+      assert.match(next.output(), /removing stale socket/);
+      assert.equal((await next.client.runtime.Version({})).runtimeName, 'docker');
+    } finally {
+      await next.stop();
+      await crashed.stop();
+    }
+  });
+
+  it('refuses to replace a path that is not a socket', async () => {
+    const dir = tempDir('notsock');
+    dirs.push(dir);
+    const file = path.join(dir, 'cri.sock');
+    fs.writeFileSync(file, 'precious');
+    const res = await runShimToExit([`--container-runtime-endpoint=unix://${file}`, `--cri-dockerd-root-directory=${dir}/root`]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /is not a socket/);
+    assert.equal(fs.readFileSync(file, 'utf8'), 'precious');
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`exits 0 on ${signal} and removes its socket`, async () => {
+      const shim = await startShim();
+      const socket = shim.socket;
+      const code = await shim.stop(signal);
+      assert.equal(code, 0);
+      assert.equal(fs.existsSync(socket), false);
+    });
+  }
+
+  it('lets an in-flight call finish before exiting on SIGTERM', async () => {
+    const dir = tempDir('drain');
+    dirs.push(dir);
+    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
+    await proxy.up();
+    const shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, '--shutdown-grace-period=20s'] });
+    try {
+      proxy.delayMs = 1500;
+      const before = proxy.received;
+      const inFlight = shim.client.runtime.Status({});
+      await waitFor('Status to reach Docker', () => proxy.received > before);
+      shim.child.kill('SIGTERM');
+      const res = await inFlight;
+      assert.equal(condition(res, 'RuntimeReady').status, true);
+    } finally {
+      assert.equal(await shim.stop(), 0);
+      await proxy.down();
+    }
+  });
+
+  it('cuts off calls still running after the grace period, and still exits 0', async () => {
+    const dir = tempDir('cut');
+    dirs.push(dir);
+    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
+    await proxy.up();
+    const shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, '--shutdown-grace-period=200ms'] });
+    try {
+      proxy.delayMs = 60_000;
+      const before = proxy.received;
+      const inFlight = shim.client.runtime.Status({}).then(
+        () => 'answered',
+        (err: { code: number }) => err.code,
+      );
+      await waitFor('Status to reach Docker', () => proxy.received > before);
+      assert.equal(await shim.stop('SIGTERM'), 0);
+      assert.notEqual(await inFlight, 'answered');
+    } finally {
+      await shim.stop();
+      await proxy.down();
+    }
+  });
+});
+
+describe('Docker going away and coming back', () => {
+  it('turns RuntimeReady false with DockerDaemonNotReady, then true again without a restart', async () => {
+    const dir = tempDir('proxy');
+    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
+    await proxy.up();
+    const shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, '--runtime-request-timeout=2s'] });
+    try {
+      assert.equal(condition(await shim.client.runtime.Status({}), 'RuntimeReady').status, true);
+      await proxy.down();
+      const down = condition(await shim.client.runtime.Status({}), 'RuntimeReady');
+      assert.equal(down.status, false);
+      assert.equal(down.reason, 'DockerDaemonNotReady');
+      assert.match(down.message, /docker/i);
+      await proxy.up();
+      await waitFor('RuntimeReady to come back', async () => condition(await shim.client.runtime.Status({}), 'RuntimeReady').status);
+    } finally {
+      await shim.stop();
+      await proxy.down();
+      removePaths(dir);
+    }
+  });
+});
+
+describe('start-up checks', () => {
+  it('refuses a Docker whose API is older than 1.41, naming both versions', async () => {
+    const dir = tempDir('olddocker');
+    const socket = path.join(dir, 'docker.sock');
+    const fake = http.createServer((req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      if (req.url?.endsWith('/version')) {
+        res.end(JSON.stringify({ Version: '19.03.15', ApiVersion: '1.40', Os: 'linux', Arch: 'amd64' }));
+      } else {
+        res.end(JSON.stringify({ CgroupDriver: 'cgroupfs', CgroupVersion: '1' }));
+      }
+    });
+    await new Promise<void>((resolve) => fake.listen(socket, resolve));
+    try {
+      const res = await runShimToExit([
+        `--docker-endpoint=unix://${socket}`,
+        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+        `--cri-dockerd-root-directory=${dir}/root`,
+      ]);
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /19\.03\.15/);
+      assert.match(res.stderr, /API 1\.40/);
+      assert.match(res.stderr, /1\.41 or newer/);
+      assert.equal(fs.existsSync(`${dir}/cri.sock`), false, 'no socket is served by a refused start');
+    } finally {
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+      removePaths(dir);
+    }
+  });
+
+  it('refuses a --cgroup-driver that differs from Docker’s, naming both', async () => {
+    const info = await dockerApi().info();
+    const other = info.CgroupDriver === 'systemd' ? 'cgroupfs' : 'systemd';
+    const dir = tempDir('cgroup');
+    try {
+      const res = await runShimToExit([
+        `--cgroup-driver=${other}`,
+        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+        `--cri-dockerd-root-directory=${dir}/root`,
+      ]);
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, new RegExp(`--cgroup-driver=${other} does not match Docker's cgroup driver ${info.CgroupDriver}`));
+    } finally {
+      removePaths(dir);
+    }
+  });
+
+  it('refuses cni and kubenet until they are built', async () => {
+    for (const plugin of ['cni', 'kubenet']) {
+      const res = await runShimToExit([`--network-plugin=${plugin}`, '--container-runtime-endpoint=unix:///tmp/never.sock']);
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, new RegExp(`--network-plugin=${plugin} is not built yet`));
+    }
+  });
+
+  it('fails with a clear message when Docker cannot be reached', async () => {
+    const dir = tempDir('nodocker');
+    try {
+      const res = await runShimToExit([
+        `--docker-endpoint=unix://${dir}/absent.sock`,
+        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+        `--cri-dockerd-root-directory=${dir}/root`,
+      ]);
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /did not answer: cannot reach Docker at unix:\/\/.*absent\.sock/);
+    } finally {
+      removePaths(dir);
+    }
+  });
+});
+
+describe('command line', () => {
+  it('exits 2 with a clear message on an unknown flag', async () => {
+    const res = await runShimToExit(['--frobnicate']);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /frobnicate/);
+    assert.match(res.stderr, /--help/);
+  });
+
+  it('exits 2 on a bad value', async () => {
+    const res = await runShimToExit(['--runtime-request-timeout=forever']);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /--runtime-request-timeout: "forever" is not a duration/);
+  });
+
+  it('prints help and version, exiting 0', async () => {
+    const help = await runShimToExit(['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--container-runtime-endpoint/);
+    const version = await runShimToExit(['--version']);
+    assert.equal(version.code, 0);
+    assert.match(version.stdout, /^cri-docker-shim \d+\.\d+\.\d+/);
+  });
+
+  it('serves on tcp:// too', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as net.AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const shim = await startShim({ args: [`--container-runtime-endpoint=tcp://127.0.0.1:${port}`] });
+    try {
+      assert.equal(shim.address, `127.0.0.1:${port}`);
+      assert.equal((await shim.client.runtime.Version({})).runtimeName, 'docker');
+    } finally {
+      await shim.stop();
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { DEFAULT_DOCKER_ENDPOINT, DEFAULT_RUNTIME_ENDPOINT, FlagError, parseFlags, usage, type Config } from '../../src/config/flags';
+
+function run(argv: string[], env: NodeJS.ProcessEnv = {}): Config {
+  const result = parseFlags(argv, env);
+  assert.equal(result.kind, 'run');
+  return (result as { config: Config }).config;
+}
+
+describe('parseFlags', () => {
+  it('has the documented defaults', () => {
+    const c = run([]);
+    assert.equal(c.containerRuntimeEndpoint.url, DEFAULT_RUNTIME_ENDPOINT);
+    assert.deepEqual(c.containerRuntimeEndpoint, { kind: 'unix', path: '/run/cri-docker-shim.sock', url: DEFAULT_RUNTIME_ENDPOINT });
+    assert.equal(c.dockerEndpoint.url, DEFAULT_DOCKER_ENDPOINT);
+    assert.equal(c.podInfraContainerImage, 'registry.k8s.io/pause:3.10');
+    assert.equal(c.rootDirectory, '/var/lib/cri-docker-shim');
+    assert.equal(c.networkPlugin, 'noop');
+    assert.equal(c.cgroupDriver, undefined);
+    assert.equal(c.streamingBindAddr, '127.0.0.1:0');
+    assert.equal(c.imagePullProgressDeadlineMs, 60_000);
+    assert.equal(c.runtimeRequestTimeoutMs, 120_000);
+    assert.equal(c.logLevel, 'info');
+  });
+
+  it('takes cri-dockerd flag names in both --flag=value and --flag value forms', () => {
+    const c = run([
+      '--container-runtime-endpoint=tcp://127.0.0.1:9000',
+      '--docker-endpoint',
+      'unix:///tmp/d.sock',
+      '--cgroup-driver=systemd',
+      '--cri-dockerd-root-directory=/srv/state',
+      '--image-pull-progress-deadline=1m30s',
+      '--runtime-request-timeout',
+      '500ms',
+      '--log-level=debug',
+      '--pod-infra-container-image=example.com/pause:1',
+      '--streaming-bind-addr=[::1]:10010',
+    ]);
+    assert.deepEqual(c.containerRuntimeEndpoint, { kind: 'tcp', host: '127.0.0.1', port: 9000, url: 'tcp://127.0.0.1:9000' });
+    assert.deepEqual(c.dockerEndpoint, { kind: 'unix', path: '/tmp/d.sock', url: 'unix:///tmp/d.sock' });
+    assert.equal(c.cgroupDriver, 'systemd');
+    assert.equal(c.rootDirectory, '/srv/state');
+    assert.equal(c.imagePullProgressDeadlineMs, 90_000);
+    assert.equal(c.runtimeRequestTimeoutMs, 500);
+    assert.equal(c.logLevel, 'debug');
+    assert.equal(c.podInfraContainerImage, 'example.com/pause:1');
+    assert.equal(c.streamingBindAddr, '[::1]:10010');
+  });
+
+  it('honours DOCKER_HOST unless --docker-endpoint is given', () => {
+    assert.equal(run([], { DOCKER_HOST: 'tcp://10.0.0.1:2375' }).dockerEndpoint.url, 'tcp://10.0.0.1:2375');
+    assert.equal(
+      run(['--docker-endpoint=unix:///x.sock'], { DOCKER_HOST: 'tcp://10.0.0.1:2375' }).dockerEndpoint.url,
+      'unix:///x.sock',
+    );
+  });
+
+  it('answers --help and --version without a config', () => {
+    assert.deepEqual(parseFlags(['--help'], {}), { kind: 'help' });
+    assert.deepEqual(parseFlags(['--version'], {}), { kind: 'version' });
+    assert.match(usage(), /--container-runtime-endpoint value/);
+    assert.match(usage(), /--cri-dockerd-root-directory value/);
+  });
+
+  const bad: Array<[string[], RegExp]> = [
+    [['--no-such-flag'], /no-such-flag/],
+    [['--cgroup-driver=cgroupv3'], /--cgroup-driver: "cgroupv3" is not one of cgroupfs, systemd/],
+    [['--log-level=loud'], /--log-level: "loud"/],
+    [['--network-plugin=flannel'], /--network-plugin: "flannel"/],
+    [['--image-pull-progress-deadline=soon'], /--image-pull-progress-deadline: "soon" is not a duration/],
+    [['--runtime-request-timeout=0'], /--runtime-request-timeout: must be greater than 0/],
+    [['--container-runtime-endpoint=relative.sock'], /--container-runtime-endpoint: "relative.sock" is not/],
+    [['--container-runtime-endpoint=tcp://host:99999'], /out of range/],
+    [['--cri-dockerd-root-directory=state'], /must be an absolute path/],
+    [['--streaming-bind-addr=localhost'], /--streaming-bind-addr: "localhost" is not host:port/],
+    [['--pod-infra-container-image='], /must not be empty/],
+    [['positional'], /positional/],
+  ];
+  for (const [argv, message] of bad) {
+    it(`refuses ${argv.join(' ')}`, () => {
+      assert.throws(() => parseFlags(argv, {}), (err: unknown) => err instanceof FlagError && message.test(err.message));
+    });
+  }
+});
