@@ -9,6 +9,8 @@ import { assertSupportedDocker, DockerVersionCache } from './docker/version';
 import type { DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
+import { loadCredentialProviderConfig } from './credentials/config';
+import { CredentialProviders, NO_CREDENTIALS, type CredentialSource } from './credentials/providers';
 import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
@@ -44,6 +46,7 @@ async function waitForDocker(docker: DockerClient, log: Logger): Promise<DockerV
 export async function startShim(config: Config, log: Logger): Promise<RunningShim> {
   const docker = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
   const network = wrap(() => createNetworkPlugin(config, docker));
+  const credentials = wrap(() => credentialProviders(config, log));
 
   const version = await waitForDocker(docker, log);
   wrap(() => assertSupportedDocker(version));
@@ -58,7 +61,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 
   const dockerVersion = new DockerVersionCache(docker);
   const context: ShimContext = { config, docker, dockerVersion, cgroups, network, log };
-  const server = new CriServer(runtimeService(context), imageService(context), log);
+  const server = new CriServer(runtimeService(context), imageService(context, credentials), log);
   try {
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {
@@ -77,6 +80,14 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       dockerVersion.close();
     },
   };
+}
+
+/** The credential provider plugins --image-credential-provider-config names (checked now, so a bad config stops start-up). */
+function credentialProviders(config: Config, log: Logger): CredentialSource {
+  if (config.imageCredentialProviderConfig === '') return NO_CREDENTIALS;
+  const plugins = loadCredentialProviderConfig(config.imageCredentialProviderConfig, config.imageCredentialProviderBinDir);
+  log.info({ providers: plugins.map((p) => p.name) }, 'credential provider plugins configured');
+  return new CredentialProviders(plugins, log);
 }
 
 /** Runs a start-up step, turning whatever it throws into a StartupError with its message. */
