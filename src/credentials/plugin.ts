@@ -82,21 +82,32 @@ export function execPlugin(plugin: CredentialProviderPlugin, image: string, time
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const e of plugin.env) env[e.name] = e.value;
   return new Promise<PluginResponse>((resolve, reject) => {
-    const fail = (why: string): void => reject(new PluginError(`credential provider ${JSON.stringify(plugin.name)}: ${why}`));
-    const child = spawn(plugin.binaryPath, [...plugin.args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      reject(new PluginError(`credential provider ${JSON.stringify(plugin.name)}: ${why}`));
+    };
+    // Its own process group, so a timeout kills whatever the plugin started too.
+    const child = spawn(plugin.binaryPath, [...plugin.args], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const killAll = (): void => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
     const chunks: Buffer[] = [];
     let size = 0;
-    let timedOut = false;
-    let tooBig = false;
     const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
+      killAll();
+      fail(`timed out after ${timeoutMs / 1000}s and was killed`);
     }, timeoutMs);
     child.stdout.on('data', (d: Buffer) => {
       size += d.length;
       if (size > MAX_OUTPUT_BYTES) {
-        tooBig = true;
-        child.kill('SIGKILL');
+        killAll();
+        fail(`its output is larger than ${MAX_OUTPUT_BYTES} bytes`);
       } else chunks.push(d);
     });
     // stderr is drained but never kept: plugins may echo secrets there.
@@ -108,11 +119,12 @@ export function execPlugin(plugin: CredentialProviderPlugin, image: string, time
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (timedOut) return fail(`timed out after ${timeoutMs / 1000}s and was killed`);
-      if (tooBig) return fail(`its output is larger than ${MAX_OUTPUT_BYTES} bytes`);
+      if (settled) return;
       if (code !== 0) return fail(signal ? `was killed by ${signal}` : `exited with code ${code}`);
       try {
-        resolve(parsePluginResponse(Buffer.concat(chunks).toString('utf8'), plugin.apiVersion));
+        const response = parsePluginResponse(Buffer.concat(chunks).toString('utf8'), plugin.apiVersion);
+        settled = true;
+        resolve(response);
       } catch (err) {
         fail(errorMessage(err));
       }
