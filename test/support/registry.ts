@@ -163,15 +163,15 @@ export async function startStallingProxy(target: string): Promise<{ host: string
   };
 }
 
-/** Imports a one-file image no one else has (its content is random), tagged `ref`. */
-export async function importUniqueImage(ref: string): Promise<string> {
+/** Imports a one-file image no one else has (its content is random), tagged `ref`; `changes` are Dockerfile lines (USER ...). */
+export async function importUniqueImage(ref: string, changes: string[] = []): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-unique-'));
   try {
     fs.writeFileSync(path.join(dir, 'random.bin'), randomBytes(64 * 1024));
     const [repo, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
     const tar = spawn('tar', ['-C', dir, '--numeric-owner', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const docker = dockerApi();
-    const stream = (await docker.importImage(tar.stdout as unknown as string, { repo, tag } as object)) as NodeJS.ReadableStream;
+    const stream = (await docker.importImage(tar.stdout as unknown as string, { repo, tag, changes } as object)) as NodeJS.ReadableStream;
     await new Promise<void>((resolve, reject) =>
       docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
         const failed = out?.find((m) => m.error);
