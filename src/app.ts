@@ -1,6 +1,7 @@
 // Start-up and shutdown of the whole shim, in order: network plugin choice, Docker reachable
 // and new enough, cgroup driver agreed, state directory ready, then the CRI socket.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { detectCgroupSetup } from './cgroups/driver';
 import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
@@ -10,7 +11,8 @@ import type { DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
 import { loadCredentialProviderConfig } from './credentials/config';
-import { CredentialProviders, NO_CREDENTIALS, type CredentialSource } from './credentials/providers';
+import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
+import { CredentialProviders, type CredentialSource } from './credentials/providers';
 import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
@@ -82,12 +84,16 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   };
 }
 
-/** The credential provider plugins --image-credential-provider-config names (checked now, so a bad config stops start-up). */
+/**
+ * Where pulls without request auth find credentials: the plugins --image-credential-provider-config
+ * names (checked now, so a bad config stops start-up), then config.json in the root directory.
+ */
 function credentialProviders(config: Config, log: Logger): CredentialSource {
-  if (config.imageCredentialProviderConfig === '') return NO_CREDENTIALS;
+  const dockerConfig = new DockerConfigCredentials(path.join(config.rootDirectory, 'config.json'), log);
+  if (config.imageCredentialProviderConfig === '') return dockerConfig;
   const plugins = loadCredentialProviderConfig(config.imageCredentialProviderConfig, config.imageCredentialProviderBinDir);
   log.info({ providers: plugins.map((p) => p.name) }, 'credential provider plugins configured');
-  return new CredentialProviders(plugins, log);
+  return new ChainedCredentials([new CredentialProviders(plugins, log), dockerConfig]);
 }
 
 /** Runs a start-up step, turning whatever it throws into a StartupError with its message. */

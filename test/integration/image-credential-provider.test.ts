@@ -156,3 +156,33 @@ describe('--image-credential-provider-config at start-up', () => {
     assert.match(res.stderr, /bad\.yaml.*matchImages must list/);
   });
 });
+
+describe('PullImage with a Docker config.json in the root directory', () => {
+  let registry: TestRegistry;
+  let shim: ShimProcess;
+  let dir: string;
+  let ref: string;
+  const docker = dockerApi();
+
+  before(async () => {
+    dir = tempDir('dockercfg');
+    registry = await startRegistry();
+    ref = (await registry.push(TEST_BUSYBOX_IMAGE, 'fromconfig:1')).ref;
+    const auth = Buffer.from(`${registry.username}:${registry.password}`).toString('base64');
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ auths: { [`http://${registry.host}/v2/`]: { auth } } }), { mode: 0o600 });
+    shim = await startShim({ rootDir: dir });
+  });
+
+  after(async () => {
+    await shim?.stop();
+    if (ref) await docker.getImage(ref).remove().catch(() => undefined);
+    await registry?.stop();
+    if (dir) removePaths(dir);
+  });
+
+  it('uses its credentials when the request has none', async () => {
+    const res = await shim.client.images.PullImage({ image: { image: ref } });
+    assert.equal(res.imageRef, (await docker.getImage(ref).inspect()).Id);
+    assert.ok(!shim.output().includes(registry.password));
+  });
+});

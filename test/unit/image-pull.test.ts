@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, it } from 'node:test';
 import {
   CancelledError,
@@ -10,7 +12,9 @@ import {
   UnauthenticatedError,
 } from '../../src/errors';
 import { pullFailure } from '../../src/shim/image/pull-errors';
-import { PullProgressSummary } from '../../src/shim/image/pull-progress';
+import { PullProgressSummary, PullWatch } from '../../src/shim/image/pull-progress';
+import type { Logger } from '../../src/util/logger';
+import { waitFor } from '../support/poll';
 
 const IMG = '127.0.0.1:5000/app:1';
 
@@ -62,5 +66,42 @@ describe('PullProgressSummary', () => {
     s.add({ status: 'Pull complete', id: 'l1' });
     s.add({ status: 'Status: Downloaded newer image for app:1' });
     assert.deepEqual(s.summary(), { layers: 2, layersDone: 2, downloadedBytes: 400, totalBytes: 400, lastStatus: 'Status: Downloaded newer image for app:1' });
+  });
+});
+
+describe('PullWatch', () => {
+  function capture(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
+    const out: string[] = [];
+    const stream = new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) });
+    return { log: pino({ level: 'info' }, stream), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  }
+
+  it('aborts with DEADLINE_EXCEEDED naming the image when progress stops', async () => {
+    const { log } = capture();
+    const watch = new PullWatch('reg.io/app:1', 100, log, 60_000);
+    try {
+      watch.onProgress({ status: 'Pulling fs layer', id: 'l1' });
+      await waitFor('the watchdog to fire', () => watch.signal.aborted);
+      const reason: unknown = watch.signal.reason;
+      assert.ok(reason instanceof DeadlineExceededError);
+      assert.match(reason.message, /"reg\.io\/app:1": no progress for 0\.1s \(--image-pull-progress-deadline\)/);
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('logs a summary at its interval, not per message', async () => {
+    const { log, lines } = capture();
+    const watch = new PullWatch('reg.io/app:1', 60_000, log, 30);
+    try {
+      for (let i = 1; i <= 200; i++) watch.onProgress({ status: 'Downloading', id: 'l1', progressDetail: { current: i, total: 200 } });
+      const line = await waitFor('a progress log line', () => lines().find((l) => l.msg === 'pulling image'));
+      assert.equal(line.image, 'reg.io/app:1');
+      assert.equal(line.downloadedBytes, 200);
+      assert.ok(lines().length < 200, 'not one line per message');
+      assert.equal(watch.signal.aborted, false);
+    } finally {
+      watch.stop();
+    }
   });
 });
