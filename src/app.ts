@@ -1,6 +1,7 @@
 // Start-up and shutdown of the whole shim, in order: network plugin choice, Docker reachable
 // and new enough, cgroup driver agreed, state directory ready, then the CRI socket.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { detectCgroupSetup } from './cgroups/driver';
 import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
@@ -9,6 +10,9 @@ import { assertSupportedDocker, DockerVersionCache } from './docker/version';
 import type { DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
+import { loadCredentialProviderConfig } from './credentials/config';
+import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
+import { CredentialProviders, type CredentialSource } from './credentials/providers';
 import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
@@ -44,6 +48,7 @@ async function waitForDocker(docker: DockerClient, log: Logger): Promise<DockerV
 export async function startShim(config: Config, log: Logger): Promise<RunningShim> {
   const docker = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
   const network = wrap(() => createNetworkPlugin(config, docker));
+  const credentials = wrap(() => credentialProviders(config, log));
 
   const version = await waitForDocker(docker, log);
   wrap(() => assertSupportedDocker(version));
@@ -58,7 +63,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 
   const dockerVersion = new DockerVersionCache(docker);
   const context: ShimContext = { config, docker, dockerVersion, cgroups, network, log };
-  const server = new CriServer(runtimeService(context), imageService(context), log);
+  const server = new CriServer(runtimeService(context), imageService(context, credentials), log);
   try {
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {
@@ -77,6 +82,18 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       dockerVersion.close();
     },
   };
+}
+
+/**
+ * Where pulls without request auth find credentials: the plugins --image-credential-provider-config
+ * names (checked now, so a bad config stops start-up), then config.json in the root directory.
+ */
+function credentialProviders(config: Config, log: Logger): CredentialSource {
+  const dockerConfig = new DockerConfigCredentials(path.join(config.rootDirectory, 'config.json'), log);
+  if (config.imageCredentialProviderConfig === '') return dockerConfig;
+  const plugins = loadCredentialProviderConfig(config.imageCredentialProviderConfig, config.imageCredentialProviderBinDir);
+  log.info({ providers: plugins.map((p) => p.name) }, 'credential provider plugins configured');
+  return new ChainedCredentials([new CredentialProviders(plugins, log), dockerConfig]);
 }
 
 /** Runs a start-up step, turning whatever it throws into a StartupError with its message. */

@@ -29,6 +29,10 @@ export interface Config {
   runtimeRequestTimeoutMs: number;
   /** How long SIGTERM waits for in-flight calls before cutting them off. */
   shutdownGraceMs: number;
+  /** kubelet CredentialProviderConfig file ('' = no credential provider plugins). */
+  imageCredentialProviderConfig: string;
+  /** Where the plugins that config names live. */
+  imageCredentialProviderBinDir: string;
 }
 
 export class FlagError extends Error {}
@@ -72,6 +76,11 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   },
   'runtime-request-timeout': { help: 'Timeout of each Docker API request (e.g. 2m)', default: '2m' },
   'shutdown-grace-period': { help: 'How long SIGTERM waits for in-flight calls', default: '10s' },
+  'image-credential-provider-config': {
+    help: 'kubelet CredentialProviderConfig (YAML or JSON) of plugins that supply registry credentials for pulls that carry none',
+    default: '',
+  },
+  'image-credential-provider-bin-dir': { help: 'Directory of the credential provider plugin binaries', default: '' },
   version: { help: 'Print the version and exit', boolean: true },
   help: { help: 'Print this help and exit', boolean: true },
 };
@@ -167,7 +176,12 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     imagePullProgressDeadlineMs: duration('image-pull-progress-deadline', str('image-pull-progress-deadline')),
     runtimeRequestTimeoutMs: duration('runtime-request-timeout', str('runtime-request-timeout')),
     shutdownGraceMs: duration('shutdown-grace-period', str('shutdown-grace-period')),
+    imageCredentialProviderConfig: str('image-credential-provider-config'),
+    imageCredentialProviderBinDir: str('image-credential-provider-bin-dir'),
   };
+  if ((config.imageCredentialProviderConfig === '') !== (config.imageCredentialProviderBinDir === '')) {
+    throw new FlagError('--image-credential-provider-config and --image-credential-provider-bin-dir must be given together');
+  }
   if (config.runtimeRequestTimeoutMs <= 0) throw new FlagError('--runtime-request-timeout: must be greater than 0');
   if (config.imagePullProgressDeadlineMs <= 0) {
     throw new FlagError('--image-pull-progress-deadline: must be greater than 0');

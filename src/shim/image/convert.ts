@@ -1,0 +1,74 @@
+// Docker image documents to CRI Image messages (pure functions).
+import type { Image } from '../../cri/types';
+import type { ImageInspect, ImageSummary } from '../../docker/types';
+
+const NO_TAG = '<none>:<none>';
+const NO_DIGEST = '<none>@<none>';
+
+/** What kubelet learns about an image's user: a numeric uid, or a name to resolve later. */
+export interface ImageUser {
+  uid?: { value: string };
+  username: string;
+}
+
+/**
+ * The image's configured user ("name", "1000", "1000:1000", "name:group"). Only the user part
+ * matters to kubelet (runAsNonRoot checks); an empty user means the runtime default (root).
+ */
+export function imageUser(configUser: string | undefined): ImageUser {
+  const user = (configUser ?? '').split(':')[0]!.trim();
+  if (user === '') return { username: '' };
+  if (/^\d+$/.test(user)) return { uid: { value: BigInt(user).toString() }, username: '' };
+  return { username: user };
+}
+
+function realTags(tags: readonly string[] | null | undefined): string[] {
+  return (tags ?? []).filter((t) => t !== NO_TAG);
+}
+
+function realDigests(digests: readonly string[] | null | undefined): string[] {
+  return (digests ?? []).filter((d) => d !== NO_DIGEST);
+}
+
+/** An inspected image as CRI reports it; `pinned` for images kubelet must never garbage-collect. */
+export function imageFromInspect(image: ImageInspect, pinned: boolean): Image {
+  return {
+    id: image.Id,
+    repoTags: realTags(image.RepoTags),
+    repoDigests: realDigests(image.RepoDigests),
+    size: String(Math.max(0, Math.trunc(image.Size ?? 0))),
+    ...imageUser(image.Config?.User),
+    spec: { image: image.Id, annotations: {} },
+    pinned,
+  };
+}
+
+/**
+ * A listed image as CRI reports it. Docker's list omits the image config, hence no user:
+ * kubelet reads the user from ImageStatus, never from the list.
+ */
+export function imageFromSummary(image: ImageSummary, pinned: boolean): Image {
+  return {
+    id: image.Id,
+    repoTags: realTags(image.RepoTags),
+    repoDigests: realDigests(image.RepoDigests),
+    size: String(Math.max(0, Math.trunc(image.Size ?? 0))),
+    username: '',
+    spec: { image: image.Id, annotations: {} },
+    pinned,
+  };
+}
+
+/** The image's config, for ImageStatus verbose info (kubelet and crictl show it as JSON). */
+export function verboseImageInfo(image: ImageInspect): Record<string, string> {
+  return {
+    info: JSON.stringify({
+      id: image.Id,
+      created: image.Created,
+      architecture: image.Architecture,
+      os: image.Os,
+      config: image.Config ?? {},
+      rootfs: image.RootFS ?? {},
+    }),
+  };
+}

@@ -1,0 +1,41 @@
+// ListImages and StreamImages: every image Docker has (top-level ones, as `docker images`
+// shows), narrowed by the request's filter, the sandbox image marked pinned.
+import type {
+  CallContext,
+  Image,
+  ImageFilter__Output,
+  ListImagesRequest__Output,
+  ListImagesResponse,
+  StreamImagesRequest__Output,
+  StreamImagesResponse,
+} from '../../cri/types';
+import type { ImageContext } from './context';
+import { imageFromSummary } from './convert';
+import { imageMatchesFilter } from './image-filter';
+import { sandboxImageId } from './pinned';
+
+/** How many images one StreamImages message carries. */
+export const STREAM_IMAGES_BATCH = 100;
+
+async function images(shim: ImageContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
+  const [summaries, pinnedId] = await Promise.all([
+    shim.docker.listImages({ all: false, digests: true }, { signal: ctx.signal }),
+    sandboxImageId(shim, ctx.signal),
+  ]);
+  const wanted = filter?.image?.image ?? '';
+  return summaries.map((s) => imageFromSummary(s, s.Id === pinnedId)).filter((img) => imageMatchesFilter(img, wanted));
+}
+
+export async function listImages(shim: ImageContext, req: ListImagesRequest__Output, ctx: CallContext): Promise<ListImagesResponse> {
+  return { images: await images(shim, req.filter, ctx) };
+}
+
+export async function streamImages(
+  shim: ImageContext,
+  req: StreamImagesRequest__Output,
+  send: (res: StreamImagesResponse) => void,
+  ctx: CallContext,
+): Promise<void> {
+  const all = await images(shim, req.filter, ctx);
+  for (let i = 0; i < all.length; i += STREAM_IMAGES_BATCH) send({ images: all.slice(i, i + STREAM_IMAGES_BATCH) });
+}

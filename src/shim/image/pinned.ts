@@ -1,0 +1,11 @@
+// The sandbox (pause) image is pinned: kubelet's image garbage collector must never remove it.
+import type { ImageContext } from './context';
+
+/** The ID of the configured pod infra image, or undefined when Docker does not have it. */
+export async function sandboxImageId(shim: ImageContext, signal: AbortSignal): Promise<string | undefined> {
+  try {
+    return (await shim.docker.inspectImage(shim.config.podInfraContainerImage, { signal })).Id;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,160 @@
+// ListImages, StreamImages, ImageStatus, RemoveImage and ImageFsInfo through the real shim,
+// on images this file makes (unique content, so no other test shares them).
+import assert from 'node:assert/strict';
+import { status } from '@grpc/grpc-js';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { rejectsWith } from '../support/client';
+import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
+import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
+import { importUniqueImage } from '../support/registry';
+import { startShim, type ShimProcess } from '../support/shim';
+
+describe('image management', () => {
+  const run = newTestRun();
+  const repo = `cds-test-manage/${run}`;
+  const docker = dockerApi();
+  let shim: ShimProcess;
+  const made: string[] = [];
+
+  async function makeImage(tag: string, changes: string[] = []): Promise<string> {
+    const id = await importUniqueImage(`${repo}:${tag}`, changes);
+    made.push(id);
+    return id;
+  }
+
+  before(async () => {
+    shim = await startShim();
+  });
+
+  after(async () => {
+    await removeTestContainers({ run });
+    await shim?.stop();
+    for (const id of made) await docker.getImage(id).remove({ force: true }).catch(() => undefined);
+  });
+
+  it('ImageStatus reports tags, size and a numeric user as uid', async () => {
+    const id = await makeImage('uid', ['USER 1234:1234']);
+    const res = await shim.client.images.ImageStatus({ image: { image: `${repo}:uid` } });
+    assert.equal(res.image?.id, id);
+    assert.deepEqual(res.image?.repoTags, [`${repo}:uid`]);
+    assert.deepEqual(res.image?.repoDigests, []);
+    assert.equal(res.image?.uid?.value, '1234');
+    assert.equal(res.image?.username, '');
+    const size = Number(res.image?.size);
+    assert.equal(size, (await docker.getImage(id).inspect()).Size);
+    assert.ok(size >= 64 * 1024, `size ${size} holds the 64 KiB file`);
+    assert.equal(res.image?.pinned, false);
+    assert.deepEqual(res.info, {});
+  });
+
+  it('ImageStatus reports a named user as username, by ID too, and verbose adds the config', async () => {
+    const id = await makeImage('named', ['USER tester']);
+    const res = await shim.client.images.ImageStatus({ image: { image: id }, verbose: true });
+    assert.equal(res.image?.id, id);
+    assert.equal(res.image?.username, 'tester');
+    assert.equal(res.image?.uid, null);
+    const info = JSON.parse(res.info.info!) as { id: string; config: { User: string } };
+    assert.equal(info.id, id);
+    assert.equal(info.config.User, 'tester');
+  });
+
+  it('ImageStatus of a missing image is an empty answer, not an error', async () => {
+    const res = await shim.client.images.ImageStatus({ image: { image: `${repo}:never-made` } });
+    assert.equal(res.image, null);
+  });
+
+  it('the sandbox image is pinned', async () => {
+    const res = await shim.client.images.ImageStatus({ image: { image: TEST_PAUSE_IMAGE } });
+    assert.equal(res.image?.pinned, true);
+    const listed = await shim.client.images.ListImages({ filter: { image: { image: TEST_PAUSE_IMAGE } } });
+    assert.equal(listed.images.length, 1);
+    assert.equal(listed.images[0]!.pinned, true);
+  });
+
+  it('ListImages lists what Docker has, and the filter narrows it', async () => {
+    const id = await makeImage('listed');
+    const all = await shim.client.images.ListImages({});
+    const ids = all.images.map((i) => i.id);
+    assert.ok(ids.includes(id));
+    assert.ok(all.images.some((i) => i.repoTags.includes(TEST_BUSYBOX_IMAGE)));
+    const dockerIds = (await docker.listImages()).map((i) => i.Id);
+    for (const mine of [id]) assert.ok(dockerIds.includes(mine));
+    const one = await shim.client.images.ListImages({ filter: { image: { image: `${repo}:listed` } } });
+    assert.deepEqual(one.images.map((i) => i.id), [id]);
+    assert.deepEqual(one.images[0]!.repoTags, [`${repo}:listed`]);
+    const byId = await shim.client.images.ListImages({ filter: { image: { image: id.slice(7, 19) } } });
+    assert.deepEqual(byId.images.map((i) => i.id), [id]);
+  });
+
+  it('StreamImages sends the same images as ListImages', async () => {
+    const filter = { image: { image: repo } };
+    const listed = await shim.client.images.ListImages({ filter });
+    const streamed = (await shim.client.images.StreamImages({ filter })).flatMap((m) => m.images);
+    assert.ok(listed.images.length >= 1);
+    assert.deepEqual(streamed.map((i) => i.id).sort(), listed.images.map((i) => i.id).sort());
+  });
+
+  it('RemoveImage by tag removes only that tag; by ID removes every tag; gone is success', async () => {
+    const id = await makeImage('one');
+    await docker.getImage(id).tag({ repo, tag: 'two' });
+    await shim.client.images.RemoveImage({ image: { image: `${repo}:one` } });
+    assert.deepEqual((await docker.getImage(id).inspect()).RepoTags, [`${repo}:two`]);
+    await docker.getImage(id).tag({ repo: `${repo}-other`, tag: 'three' });
+    await shim.client.images.RemoveImage({ image: { image: id } });
+    await assert.rejects(docker.getImage(id).inspect(), 'the image is gone with all its tags');
+    await shim.client.images.RemoveImage({ image: { image: id } });
+    await shim.client.images.RemoveImage({ image: { image: `${repo}:two` } });
+  });
+
+  it('RemoveImage of an image a container uses is FAILED_PRECONDITION and removes nothing', async () => {
+    const id = await makeImage('used');
+    await docker.getImage(id).tag({ repo, tag: 'used-too' });
+    const c = await docker.createContainer({ Image: id, Cmd: ['/random.bin'], Labels: testLabels(run) });
+    try {
+      await assert.rejects(
+        shim.client.images.RemoveImage({ image: { image: id } }),
+        rejectsWith(status.FAILED_PRECONDITION, new RegExp(`in use by container\\(s\\) ${c.id.slice(0, 12)}`)),
+      );
+      assert.deepEqual((await docker.getImage(id).inspect()).RepoTags.sort(), [`${repo}:used`, `${repo}:used-too`]);
+      await shim.client.images.RemoveImage({ image: { image: `${repo}:used` } }); // another tag remains: just untagged
+      await assert.rejects(shim.client.images.RemoveImage({ image: { image: `${repo}:used-too` } }), rejectsWith(status.FAILED_PRECONDITION, /in use/));
+      assert.deepEqual((await docker.getImage(id).inspect()).RepoTags, [`${repo}:used-too`]);
+    } finally {
+      await c.remove({ force: true });
+    }
+  });
+
+  it('RemoveImage refuses a malformed reference', async () => {
+    await assert.rejects(shim.client.images.RemoveImage({ image: { image: 'No Such/Image' } }), rejectsWith(status.INVALID_ARGUMENT, /image\.image/));
+  });
+
+  it('ImageFsInfo matches du over Docker storage and stays within df', async () => {
+    const id = await makeImage('fs');
+    const c = await docker.createContainer({ Image: id, Cmd: ['/random.bin'], Labels: testLabels(run) });
+    try {
+      const info = await docker.info();
+      const storage = `${info.DockerRootDir}/${info.Driver}`;
+      const res = await shim.client.images.ImageFsInfo({});
+      const img = res.imageFilesystems[0]!;
+      const ctr = res.containerFilesystems[0]!;
+      assert.equal(img.fsId?.mountpoint, storage);
+      assert.equal(ctr.fsId?.mountpoint, storage);
+      assert.ok(BigInt(img.timestamp) > 0n);
+      const bytes = Number(img.usedBytes!.value) + Number(ctr.usedBytes!.value);
+      const inodes = Number(img.inodesUsed!.value) + Number(ctr.inodesUsed!.value);
+      assert.ok(Number(ctr.inodesUsed!.value) > 0, 'our container has a writable layer');
+      // Images and container layers are disjoint parts of the same trees du walks; other test
+      // files change Docker storage meanwhile, so allow a small drift.
+      const duBytes = Number(execFileSync('du', ['-sxcB1', storage, `${info.DockerRootDir}/image`], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+      const duInodes = Number(execFileSync('du', ['-sxc', '--inodes', storage, `${info.DockerRootDir}/image`], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+      assert.ok(Math.abs(bytes - duBytes) <= duBytes * 0.05, `bytes ${bytes} vs du ${duBytes}`);
+      assert.ok(Math.abs(inodes - duInodes) <= duInodes * 0.05, `inodes ${inodes} vs du ${duInodes}`);
+      const [, used, , , iused] = execFileSync('df', ['-B1', '--output=source,used,size,itotal,iused', storage], { encoding: 'utf8' }).trim().split('\n')[1]!.trim().split(/\s+/);
+      assert.ok(bytes <= Number(used), `bytes ${bytes} within df used ${used}`);
+      assert.ok(inodes <= Number(iused), `inodes ${inodes} within df iused ${iused}`);
+    } finally {
+      await c.remove({ force: true });
+    }
+  });
+});

@@ -1,0 +1,186 @@
+// A private registry for image tests: Debian's docker-registry (distribution 2.x) on
+// 127.0.0.1 with htpasswd authentication, in a temp dir, on a free port. Docker allows plain
+// http to loopback registries, so pushes and pulls need no TLS. Also: pushing a local image
+// into it, and a stalling proxy in front of it (for the pull progress deadline).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { dockerApi } from './images';
+import { waitFor } from './poll';
+
+export interface TestRegistry {
+  /** "127.0.0.1:<port>" */
+  readonly host: string;
+  readonly username: string;
+  readonly password: string;
+  /** Tags a local image as host/<name>, pushes it with auth, removes the local tag; returns the pushed ref. */
+  push(localImage: string, name: string): Promise<PushedImage>;
+  stop(): Promise<void>;
+}
+
+export interface PushedImage {
+  /** host/name:tag */
+  readonly ref: string;
+  /** host/name@sha256:... (the manifest digest the registry stores) */
+  readonly digestRef: string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function httpStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.setTimeout(2000, () => req.destroy(new Error('timeout')));
+  });
+}
+
+export async function startRegistry(): Promise<TestRegistry> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-registry-'));
+  const username = 'tester';
+  const password = `pw-${randomBytes(6).toString('hex')}`;
+  execFileSync('htpasswd', ['-Bbc', path.join(dir, 'htpasswd'), username, password], { stdio: 'ignore' });
+  const port = await freePort();
+  const host = `127.0.0.1:${port}`;
+  fs.writeFileSync(
+    path.join(dir, 'config.yml'),
+    [
+      'version: 0.1',
+      'log:',
+      '  level: error',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${path.join(dir, 'data')}`,
+      '  delete:',
+      '    enabled: true',
+      'http:',
+      `  addr: ${host}`,
+      'auth:',
+      '  htpasswd:',
+      '    realm: cds-test',
+      `    path: ${path.join(dir, 'htpasswd')}`,
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn('/usr/bin/docker-registry', ['serve', path.join(dir, 'config.yml')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.on('exit', () => ((exited = true), resolve())));
+  try {
+    await waitFor('the test registry to answer', async () => {
+      if (exited) throw new Error(`docker-registry exited: ${output}`);
+      return (await httpStatus(`http://${host}/v2/`)) === 401;
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+
+  const docker = dockerApi();
+  return {
+    host,
+    username,
+    password,
+    async push(localImage, name) {
+      const [repo, tag] = [`${host}/${name.split(':')[0]}`, name.split(':')[1] ?? 'latest'];
+      const ref = `${repo}:${tag}`;
+      await docker.getImage(localImage).tag({ repo, tag });
+      try {
+        const stream = await docker.getImage(ref).push({ authconfig: { username, password, serveraddress: host } });
+        const out = await new Promise<Array<{ error?: string; aux?: { Digest?: string } }>>((resolve, reject) =>
+          docker.modem.followProgress(stream, (err: Error | null, res: Array<{ error?: string; aux?: { Digest?: string } }>) =>
+            err ? reject(err) : resolve(res),
+          ),
+        );
+        const failed = out.find((m) => m.error);
+        if (failed) throw new Error(`push ${ref}: ${failed.error}`);
+        const digest = out.find((m) => m.aux?.Digest)?.aux?.Digest;
+        if (!digest) throw new Error(`push ${ref}: no digest reported`);
+        return { ref, digestRef: `${repo}@${digest}` };
+      } finally {
+        await docker.getImage(ref).remove({ noprune: true }).catch(() => undefined);
+      }
+    },
+    async stop() {
+      if (!exited) child.kill('SIGTERM');
+      await exit;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * An HTTP proxy on 127.0.0.1 in front of `target` that answers everything except blob
+ * downloads, which it holds open without a byte: a pull then stops making progress.
+ */
+export async function startStallingProxy(target: string): Promise<{ host: string; stop(): Promise<void> }> {
+  const held = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    if (/\/blobs\/sha256:/.test(req.url ?? '') && req.method === 'GET') {
+      held.add(res);
+      res.on('close', () => held.delete(res));
+      return;
+    }
+    const upstream = http.request(
+      { host: target.split(':')[0], port: Number(target.split(':')[1]), path: req.url, method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return {
+    host,
+    async stop() {
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Imports a one-file image no one else has (its content is random), tagged `ref`; `changes` are Dockerfile lines (USER ...). */
+export async function importUniqueImage(ref: string, changes: string[] = []): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-unique-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'random.bin'), randomBytes(64 * 1024));
+    const [repo, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
+    const tar = spawn('tar', ['-C', dir, '--numeric-owner', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const docker = dockerApi();
+    const stream = (await docker.importImage(tar.stdout as unknown as string, { repo, tag, changes } as object)) as NodeJS.ReadableStream;
+    await new Promise<void>((resolve, reject) =>
+      docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
+        const failed = out?.find((m) => m.error);
+        if (err || failed) reject(err ?? new Error(failed!.error));
+        else resolve();
+      }),
+    );
+    return (await docker.getImage(ref).inspect()).Id;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
