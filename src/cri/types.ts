@@ -10,7 +10,7 @@ export type * from '../generated/index';
 export interface CallContext {
   /** The RPC's full name, e.g. "RuntimeService/Version". */
   readonly method: string;
-  /** Aborted when the client cancels or its deadline passes. */
+  /** Aborted when the client cancels (reason: CancelledError) or its deadline passes (DeadlineExceededError). */
   readonly signal: AbortSignal;
   /** The client's deadline, if it set one. */
   readonly deadline: Date | undefined;

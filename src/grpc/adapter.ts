@@ -3,23 +3,33 @@
 // AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method we have not built.
 import * as grpc from '@grpc/grpc-js';
 import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';
-import { toGrpcStatus, UnimplementedError } from '../errors';
+import { CancelledError, DeadlineExceededError, toGrpcStatus, UnimplementedError } from '../errors';
 import type { Logger } from '../util/logger';
 
 type AnyUnary = UnaryImpl<unknown, unknown>;
 type AnyStream = ServerStreamImpl<unknown, unknown>;
+
+/**
+ * A client whose deadline passes cancels the call a moment before our own deadline timer would
+ * fire; a cancel this close to the deadline is reported as the deadline passing.
+ */
+const DEADLINE_SLACK_MS = 250;
 
 function callContext(
   method: string,
   call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
 ): CallContext {
   const controller = new AbortController();
-  call.on('cancelled', () => controller.abort(new Error(`${method}: cancelled by the client`)));
   const raw = call.getDeadline();
   const deadline = raw instanceof Date ? raw : Number.isFinite(raw) && raw > 0 ? new Date(raw) : undefined;
+  const deadlinePassed = (): DeadlineExceededError => new DeadlineExceededError(`${method}: the request's deadline passed`);
+  call.on('cancelled', () => {
+    const nearDeadline = deadline !== undefined && Date.now() >= deadline.getTime() - DEADLINE_SLACK_MS;
+    controller.abort(nearDeadline ? deadlinePassed() : new CancelledError(`${method}: cancelled by the client`));
+  });
   if (deadline) {
     const ms = deadline.getTime() - Date.now();
-    const timer = setTimeout(() => controller.abort(new Error(`${method}: deadline exceeded`)), Math.max(ms, 0));
+    const timer = setTimeout(() => controller.abort(deadlinePassed()), Math.max(ms, 0));
     timer.unref();
     controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   }

@@ -9,13 +9,18 @@ export type LogFormat = 'json' | 'pretty' | 'auto';
 
 /** Field names whose values are secrets; pino replaces them wherever they appear in a log object. */
 export const REDACTED_PATHS = [
+  'password',
+  'auth',
+  'identityToken',
+  'registryToken',
+  'identitytoken',
+  'registrytoken',
   '*.password',
   '*.auth',
   '*.identityToken',
   '*.registryToken',
-  '*.serveraddress',
-  'auth',
-  'password',
+  '*.identitytoken',
+  '*.registrytoken',
 ];
 
 export function createLogger(level: LogLevel, format: LogFormat = 'auto'): Logger {

@@ -53,7 +53,7 @@ async function pullOnce(shim: ImageContext, ref: ImageReference, auth: RegistryA
   try {
     await shim.docker.pullImage(ref.pullRef, auth, (p) => watch.onProgress(p), { signal: AbortSignal.any([ctx.signal, watch.signal]) });
   } catch (err) {
-    if (ctx.signal.aborted && ctx.deadline && ctx.deadline.getTime() <= Date.now()) {
+    if (ctx.signal.aborted && ctx.signal.reason instanceof DeadlineExceededError) {
       throw new DeadlineExceededError(`pulling image ${JSON.stringify(ref.normalized)}: the request's deadline passed`, { cause: err });
     }
     throw pullFailure(ref.normalized, err);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Sets up everything cri-docker-shim and its tests need on a Debian machine, installing only
+# what is missing, then builds. Run as root. With --run, starts the shim with default flags
+# afterwards (any further arguments are passed to it).
+#   scripts/setup.sh            # install + build
+#   scripts/setup.sh --run      # install + build + serve unix:///run/cri-docker-shim.sock
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*"; }
+need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (it installs packages and starts dockerd)" >&2; exit 1; }; }
+
+# Debian packages: the Docker engine, and what the tests use (busybox and gcc for the offline
+# test images, docker-registry and htpasswd for pull tests, CNI plugins and iptables).
+packages=()
+command -v node >/dev/null || packages+=(nodejs npm)
+command -v dockerd >/dev/null || packages+=(docker.io)
+[ -x /bin/busybox ] || packages+=(busybox)
+command -v gcc >/dev/null || packages+=(gcc libc6-dev)
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/aarch64-linux-gnu/libc.a ] || packages+=(libc6-dev)
+command -v docker-registry >/dev/null || packages+=(docker-registry)
+command -v htpasswd >/dev/null || packages+=(apache2-utils)
+[ -x /usr/lib/cni/bridge ] || packages+=(containernetworking-plugins)
+command -v iptables >/dev/null || packages+=(iptables)
+command -v tar >/dev/null || packages+=(tar)
+if [ ${#packages[@]} -gt 0 ]; then
+  need_root
+  say "installing ${packages[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: Node.js $(node --version) is too old; cri-docker-shim needs Node.js 20 or newer" >&2
+  exit 1
+fi
+
+# Docker: start the daemon if it is not answering (there may be no systemd).
+if ! docker info >/dev/null 2>&1; then
+  need_root
+  if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+    say "starting docker.service"
+    systemctl start docker
+  else
+    say "starting dockerd (log: /var/log/dockerd.log)"
+    nohup dockerd >>/var/log/dockerd.log 2>&1 &
+  fi
+  for _ in $(seq 1 150); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+  docker info >/dev/null 2>&1 || { echo "setup: dockerd did not come up; see /var/log/dockerd.log" >&2; exit 1; }
+fi
+say "docker $(docker version -f '{{.Server.Version}}') is running"
+
+# Node dependencies, only when package-lock.json changed since the last install.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing node dependencies"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+say "building"
+npm run --silent build
+
+if [ "${1:-}" = "--run" ]; then
+  shift
+  say "starting cri-docker-shim $*"
+  exec node dist/src/main.js "$@"
+fi
