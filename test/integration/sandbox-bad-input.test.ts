@@ -94,3 +94,29 @@ describe('RunPodSandbox with bad input', () => {
     await assertNothingLeft();
   });
 });
+
+describe('RunPodSandbox when the sandbox image cannot be had', () => {
+  const run = newTestRun();
+  let shim: ShimProcess;
+  // A registry on a closed loopback port: the pull fails at once, without leaving the machine.
+  const image = '127.0.0.1:1/cds-test/absent-pause:never';
+  before(async () => {
+    await ensureTestImages();
+    shim = await startShim({ args: [`--pod-infra-container-image=${image}`] });
+  });
+  after(async () => {
+    await shim.stop();
+    await removeTestContainers({ run });
+  });
+
+  it('tries to pull it, fails naming it, and leaves nothing behind', async () => {
+    await assert.rejects(shim.client.runtime.RunPodSandbox({ config: podConfig(run) }), (err: { code?: number; details?: string }) => {
+      assert.notEqual(err.code, Code.OK);
+      assert.match(err.details ?? '', /127\.0\.0\.1:1\/cds-test\/absent-pause:never/);
+      return true;
+    });
+    const left = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${run}`] } });
+    assert.equal(left.length, 0);
+    assert.match(shim.output(), /pulling the sandbox image/);
+  });
+});

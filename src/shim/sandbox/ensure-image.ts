@@ -4,7 +4,12 @@ import type { CallOptions, DockerClient } from '../../docker/client';
 import { DockerNotFoundError } from '../../errors';
 import type { Logger } from '../../util/logger';
 
-export async function ensureImage(docker: DockerClient, ref: string, log: Logger, opts?: CallOptions): Promise<void> {
+export async function ensureImage(
+  docker: Pick<DockerClient, 'inspectImage' | 'pullImage'>,
+  ref: string,
+  log: Logger,
+  opts?: CallOptions,
+): Promise<void> {
   try {
     await docker.inspectImage(ref, opts);
     return;
