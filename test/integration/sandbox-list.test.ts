@@ -2,7 +2,9 @@
 // restart on the same root directory, and 20 concurrent RunPodSandbox calls.
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
+import { status as Code } from '@grpc/grpc-js';
 import type { PodSandbox__Output, PodSandboxFilter } from '../../src/cri/types';
+import { rejectsWith } from '../support/client';
 import { newTestRun, removePaths, removeTestContainers, TEST_LABEL } from '../support/cleanup';
 import { dockerApi, ensureTestImages } from '../support/images';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
@@ -164,5 +166,17 @@ describe('concurrent RunPodSandbox', () => {
     await Promise.all([...made].flatMap((id) => [id, id].map((podSandboxId) => shim.client.runtime.StopPodSandbox({ podSandboxId }))));
     await Promise.all([...made].map((podSandboxId) => shim.client.runtime.RemovePodSandbox({ podSandboxId })));
     assert.equal((await shim.client.runtime.ListPodSandbox({ filter: selector })).items.length, 0);
+  });
+
+  it('lets exactly one of two concurrent calls for the same pod win; the other is ALREADY_EXISTS', async () => {
+    const config = podConfig(run);
+    const results = await Promise.allSettled([1, 2, 3].map(() => shim.client.runtime.RunPodSandbox({ config })));
+    const won = results.filter((r): r is PromiseFulfilledResult<{ podSandboxId: string }> => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(won.length, 1);
+    for (const r of lost) rejectsWith(Code.ALREADY_EXISTS, /already in use by running sandbox/)(r.reason);
+    const id = won[0]!.value.podSandboxId;
+    assert.equal((await shim.client.runtime.PodSandboxStatus({ podSandboxId: id })).status?.state, 'SANDBOX_READY');
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
   });
 });

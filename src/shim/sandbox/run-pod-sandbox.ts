@@ -32,10 +32,14 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
   });
 
   const { locks } = sandboxState(shim);
-  // One RunPodSandbox per name at a time: a second call for the same pod must see the first's
-  // container as live, not mistake it for a stale leftover and remove it.
-  const id = await locks.run(`name:${spec.name!}`, () => createSandboxContainer(shim, spec, opts));
-  await locks.run(id, () => startSandbox(shim, plan, id, ctx));
+  // One RunPodSandbox per name at a time, from create through start: a second call for the
+  // same pod must find the first's container running, not mistake it (still only created)
+  // for a stale leftover and remove it.
+  const id = await locks.run(`name:${spec.name!}`, async () => {
+    const created = await createSandboxContainer(shim, spec, opts);
+    await locks.run(created, () => startSandbox(shim, plan, created, ctx));
+    return created;
+  });
   shim.log.info({ sandboxId: id, pod: `${plan.metadata.namespace}/${plan.metadata.name}` }, 'pod sandbox running');
   return { podSandboxId: id };
 }
