@@ -3,6 +3,7 @@
 // the pod's own containers being stopped and removed with it; checkpoints on disk.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
@@ -200,5 +201,32 @@ describe('pod sandbox lifecycle', () => {
     fs.writeFileSync(checkpointFile(other.podSandboxId), '{"version": "v1", trunc');
     assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id: other.podSandboxId } })).items.length, 0);
     assert.equal(fs.existsSync(checkpointFile(other.podSandboxId)), false);
+  });
+
+  it('runs with a named runtime handler (a Docker runtime) and reports it back', async () => {
+    const runtime = (await dockerApi().info()).DefaultRuntime as string;
+    const config = podConfig(run);
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config, runtimeHandler: runtime });
+    assert.equal((await dockerApi().getContainer(id).inspect()).HostConfig.Runtime, runtime);
+    assert.equal((await shim.client.runtime.PodSandboxStatus({ podSandboxId: id })).status?.runtimeHandler, runtime);
+    const [listed] = (await shim.client.runtime.ListPodSandbox({ filter: { id } })).items;
+    assert.equal(listed?.runtimeHandler, runtime);
+    assert.deepEqual(listed?.labels, config.labels, 'the handler label is not handed back as a pod label');
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+  });
+
+  it('applies a localhost seccomp profile from the node', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-seccomp-'));
+    try {
+      const profile = path.join(dir, 'allow.json');
+      fs.writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW' }, null, 2));
+      const config = podConfig(run, { linux: { securityContext: { seccomp: { profileType: 'Localhost', localhostRef: profile } } } });
+      const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config });
+      const opts = (await dockerApi().getContainer(id).inspect()).HostConfig.SecurityOpt as string[];
+      assert.ok(opts.some((o) => o.startsWith('seccomp=') && o.includes('SCMP_ACT_ALLOW')), JSON.stringify(opts));
+      await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
