@@ -62,8 +62,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
 
   const dockerVersion = new DockerVersionCache(docker);
-  const context: ShimContext = { config, docker, dockerVersion, cgroups, network, log };
-  const server = new CriServer(runtimeService(context), imageService(context, credentials), log);
+  const context: ShimContext = { config, docker, dockerVersion, cgroups, network, credentials, log };
+  const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {

@@ -2,6 +2,7 @@
 // each handler as its first argument.
 import type { CgroupSetup } from '../cgroups/driver';
 import type { Config } from '../config/flags';
+import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { DockerVersionCache } from '../docker/version';
 import type { NetworkPlugin } from '../network/plugin';
@@ -13,6 +14,8 @@ export interface ShimContext {
   readonly dockerVersion: DockerVersionCache;
   readonly cgroups: CgroupSetup;
   readonly network: NetworkPlugin;
+  /** Where pulls find registry credentials when the request carries none. */
+  readonly credentials: CredentialSource;
   readonly log: Logger;
 }
 

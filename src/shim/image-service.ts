@@ -1,18 +1,14 @@
-// The ImageService as the shim serves it: each RPC mapped to its module under ./image.
-// Credentials for pulls that carry none come from `credentials` (the configured credential
-// provider plugins); RPCs missing here answer UNIMPLEMENTED.
-import { NO_CREDENTIALS, type CredentialSource } from '../credentials/providers';
+// The ImageService as the shim serves it: each RPC mapped to its module under ./image;
+// RPCs missing here answer UNIMPLEMENTED.
 import type { ImageServiceImpl } from '../cri/types';
 import type { ShimContext } from './context';
-import type { ImageContext } from './image/context';
 import { imageFsInfo } from './image/image-fs-info';
 import { imageStatus } from './image/image-status';
 import { listImages, streamImages } from './image/list-images';
 import { pullImage } from './image/pull-image';
 import { removeImage } from './image/remove-image';
 
-export function imageService(shim: ShimContext, credentials: CredentialSource = NO_CREDENTIALS): ImageServiceImpl {
-  const images: ImageContext = { ...shim, credentials };
+export function imageService(images: ShimContext): ImageServiceImpl {
   return {
     ListImages: (req, ctx) => listImages(images, req, ctx),
     StreamImages: (req, send, ctx) => streamImages(images, req, send, ctx),

@@ -10,10 +10,17 @@ export const TYPE_CONTAINER = 'container';
 export const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
 /** On a container: where its CRI log file is (sandbox log_directory joined with log_path). */
 export const CONTAINER_LOG_PATH_LABEL = 'io.kubernetes.container.logpath';
+/** On a sandbox: the CRI runtime handler it was started with (absent for the default ''). */
+export const RUNTIME_HANDLER_LABEL = 'io.kubernetes.cri-docker-shim.runtime-handler';
 export const ANNOTATION_PREFIX = 'annotation.';
 
 /** Labels the shim itself sets; never handed back to the client as CRI labels. */
-export const INTERNAL_LABELS: ReadonlySet<string> = new Set([CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, CONTAINER_LOG_PATH_LABEL]);
+export const INTERNAL_LABELS: ReadonlySet<string> = new Set([
+  CONTAINER_TYPE_LABEL,
+  SANDBOX_ID_LABEL,
+  CONTAINER_LOG_PATH_LABEL,
+  RUNTIME_HANDLER_LABEL,
+]);
 
 /** Docker labels for a CRI object: its labels, its annotations (prefixed), then our internal ones. */
 export function toDockerLabels(

@@ -2,15 +2,15 @@
 // layers take, counted on disk (du -x) so kubelet's image garbage collection and eviction act
 // on real figures. Docker keeps both under <DockerRootDir>/<storage driver>; a container's
 // writable layer is the directory holding its UpperDir (plus the "-init" layer beside it).
+import type { ShimContext } from '../context';
 import * as path from 'node:path';
 import type { CallContext, FilesystemUsage, ImageFsInfoRequest__Output, ImageFsInfoResponse } from '../../cri/types';
 import { DockerNotFoundError, UnimplementedError } from '../../errors';
 import { nowNanos } from '../../util/time';
-import type { ImageContext } from './context';
 import { diskUsage, type DiskUsage } from './disk-usage';
 
 /** Directories of every container's writable layer (and its init layer). */
-async function containerLayerDirs(shim: ImageContext, signal: AbortSignal): Promise<string[]> {
+async function containerLayerDirs(shim: ShimContext, signal: AbortSignal): Promise<string[]> {
   const containers = await shim.docker.listContainers({ all: true }, { signal });
   const dirs = await Promise.all(
     containers.map(async (c) => {
@@ -33,7 +33,7 @@ function usage(mountpoint: string, u: DiskUsage, timestamp: string): FilesystemU
   return { timestamp, fsId: { mountpoint }, usedBytes: { value: String(u.bytes) }, inodesUsed: { value: String(u.inodes) } };
 }
 
-export async function imageFsInfo(shim: ImageContext, _req: ImageFsInfoRequest__Output, ctx: CallContext): Promise<ImageFsInfoResponse> {
+export async function imageFsInfo(shim: ShimContext, _req: ImageFsInfoRequest__Output, ctx: CallContext): Promise<ImageFsInfoResponse> {
   const info = await shim.docker.info({ signal: ctx.signal });
   if (!info.DockerRootDir || !info.Driver) {
     throw new UnimplementedError('ImageFsInfo: Docker did not report its root directory and storage driver');

@@ -1,13 +1,13 @@
 // ImageStatus: the image a reference names, or an empty answer when Docker has none (kubelet
 // then pulls it); `verbose` adds the image's config as JSON.
+import type { ShimContext } from '../context';
 import type { CallContext, ImageStatusRequest__Output, ImageStatusResponse } from '../../cri/types';
 import { DockerNotFoundError, InvalidArgumentError } from '../../errors';
-import type { ImageContext } from './context';
 import { imageFromInspect, verboseImageInfo } from './convert';
 import { sandboxImageId } from './pinned';
 import { checkLocalImageRef } from './reference';
 
-export async function imageStatus(shim: ImageContext, req: ImageStatusRequest__Output, ctx: CallContext): Promise<ImageStatusResponse> {
+export async function imageStatus(shim: ShimContext, req: ImageStatusRequest__Output, ctx: CallContext): Promise<ImageStatusResponse> {
   if (!req.image) throw new InvalidArgumentError('image is required');
   const ref = checkLocalImageRef(req.image.image, 'image.image');
   let inspected;

@@ -1,5 +1,6 @@
 // ListImages and StreamImages: every image Docker has (top-level ones, as `docker images`
 // shows), narrowed by the request's filter, the sandbox image marked pinned.
+import type { ShimContext } from '../context';
 import type {
   CallContext,
   Image,
@@ -9,7 +10,6 @@ import type {
   StreamImagesRequest__Output,
   StreamImagesResponse,
 } from '../../cri/types';
-import type { ImageContext } from './context';
 import { imageFromSummary } from './convert';
 import { imageMatchesFilter } from './image-filter';
 import { sandboxImageId } from './pinned';
@@ -17,7 +17,7 @@ import { sandboxImageId } from './pinned';
 /** How many images one StreamImages message carries. */
 export const STREAM_IMAGES_BATCH = 100;
 
-async function images(shim: ImageContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
+async function images(shim: ShimContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
   const [summaries, pinnedId] = await Promise.all([
     shim.docker.listImages({ all: false, digests: true }, { signal: ctx.signal }),
     sandboxImageId(shim, ctx.signal),
@@ -26,12 +26,12 @@ async function images(shim: ImageContext, filter: ImageFilter__Output | null, ct
   return summaries.map((s) => imageFromSummary(s, s.Id === pinnedId)).filter((img) => imageMatchesFilter(img, wanted));
 }
 
-export async function listImages(shim: ImageContext, req: ListImagesRequest__Output, ctx: CallContext): Promise<ListImagesResponse> {
+export async function listImages(shim: ShimContext, req: ListImagesRequest__Output, ctx: CallContext): Promise<ListImagesResponse> {
   return { images: await images(shim, req.filter, ctx) };
 }
 
 export async function streamImages(
-  shim: ImageContext,
+  shim: ShimContext,
   req: StreamImagesRequest__Output,
   send: (res: StreamImagesResponse) => void,
   ctx: CallContext,

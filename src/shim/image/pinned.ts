@@ -1,8 +1,8 @@
 // The sandbox (pause) image is pinned: kubelet's image garbage collector must never remove it.
-import type { ImageContext } from './context';
+import type { ShimContext } from '../context';
 
 /** The ID of the configured pod infra image, or undefined when Docker does not have it. */
-export async function sandboxImageId(shim: ImageContext, signal: AbortSignal): Promise<string | undefined> {
+export async function sandboxImageId(shim: ShimContext, signal: AbortSignal): Promise<string | undefined> {
   try {
     return (await shim.docker.inspectImage(shim.config.podInfraContainerImage, { signal })).Id;
   } catch {

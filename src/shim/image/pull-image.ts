@@ -1,19 +1,32 @@
 // PullImage: normalise the reference, pick credentials (the request's; else each one the
 // credential providers offer, in turn; else none), pull under the progress watchdog and the
 // request's deadline, and answer with the image ID kubelet will create containers from.
-import type { CallContext, PullImageRequest__Output, PullImageResponse } from '../../cri/types';
+import type { ShimContext } from '../context';
+import type { AuthConfig__Output, CallContext, PullImageRequest__Output, PullImageResponse } from '../../cri/types';
 import type { RegistryAuth } from '../../docker/types';
 import { DeadlineExceededError, errorMessage, InvalidArgumentError, NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../../errors';
-import type { ImageContext } from './context';
 import { pullFailure } from './pull-errors';
 import { PullWatch } from './pull-progress';
 import { parseImageReference, type ImageReference } from './reference';
 import { credentialFromRequest, toDockerRegistryAuth } from './registry-auth';
 
-export async function pullImage(shim: ImageContext, req: PullImageRequest__Output, ctx: CallContext): Promise<PullImageResponse> {
+export async function pullImage(shim: ShimContext, req: PullImageRequest__Output, ctx: CallContext): Promise<PullImageResponse> {
   if (!req.image) throw new InvalidArgumentError('image is required');
   const ref = parseImageReference(req.image.image, 'image.image');
-  const auths = await candidateAuths(shim, req, ref);
+  return { imageRef: await pullWithCredentials(shim, ref, req.auth, ctx) };
+}
+
+/**
+ * Pulls `ref` with the request's credentials, else with each set the credential sources offer
+ * in turn, else anonymously; answers the image ID. RunPodSandbox pulls the pause image this way too.
+ */
+export async function pullWithCredentials(
+  shim: ShimContext,
+  ref: ImageReference,
+  requestAuth: AuthConfig__Output | null,
+  ctx: CallContext,
+): Promise<string> {
+  const auths = await candidateAuths(shim, requestAuth, ref);
   let lastError: unknown;
   for (const auth of auths) {
     try {
@@ -28,12 +41,16 @@ export async function pullImage(shim: ImageContext, req: PullImageRequest__Outpu
   }
   if (lastError !== undefined) throw lastError;
   const image = await shim.docker.inspectImage(ref.pullRef, { signal: ctx.signal });
-  return { imageRef: image.Id };
+  return image.Id;
 }
 
 /** The auths to try, in order; [undefined] is one anonymous attempt. */
-async function candidateAuths(shim: ImageContext, req: PullImageRequest__Output, ref: ImageReference): Promise<Array<RegistryAuth | undefined>> {
-  const fromRequest = credentialFromRequest(req.auth);
+async function candidateAuths(
+  shim: ShimContext,
+  requestAuth: AuthConfig__Output | null,
+  ref: ImageReference,
+): Promise<Array<RegistryAuth | undefined>> {
+  const fromRequest = credentialFromRequest(requestAuth);
   if (fromRequest) return [toDockerRegistryAuth(fromRequest, ref.domain, 'auth.auth')];
   const provided = await shim.credentials.credentialsFor(ref.normalized);
   const auths: RegistryAuth[] = [];
@@ -47,7 +64,7 @@ async function candidateAuths(shim: ImageContext, req: PullImageRequest__Output,
   return auths.length > 0 ? auths : [undefined];
 }
 
-async function pullOnce(shim: ImageContext, ref: ImageReference, auth: RegistryAuth | undefined, ctx: CallContext): Promise<void> {
+async function pullOnce(shim: ShimContext, ref: ImageReference, auth: RegistryAuth | undefined, ctx: CallContext): Promise<void> {
   const watch = new PullWatch(ref.normalized, shim.config.imagePullProgressDeadlineMs, shim.log);
   const started = Date.now();
   try {

@@ -1,10 +1,10 @@
 // RemoveImage: by tag or digest removes that one reference; by ID removes the image with every
 // tag it has. An image that is already gone is success; one a container still uses is
 // FAILED_PRECONDITION, checked before anything is removed so a refusal leaves every tag.
+import type { ShimContext } from '../context';
 import type { CallContext, RemoveImageRequest__Output, RemoveImageResponse } from '../../cri/types';
 import type { ImageInspect } from '../../docker/types';
 import { DockerConflictError, DockerNotFoundError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
-import type { ImageContext } from './context';
 import { checkLocalImageRef } from './reference';
 
 /** Whether `ref` names the image by its ID (or an ID prefix) rather than by a name. */
@@ -14,7 +14,7 @@ export function namesImageById(ref: string, imageId: string): boolean {
   return imageId.startsWith(full);
 }
 
-export async function removeImage(shim: ImageContext, req: RemoveImageRequest__Output, ctx: CallContext): Promise<RemoveImageResponse> {
+export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Output, ctx: CallContext): Promise<RemoveImageResponse> {
   if (!req.image) throw new InvalidArgumentError('image is required');
   const ref = checkLocalImageRef(req.image.image, 'image.image');
   const opts = { signal: ctx.signal };

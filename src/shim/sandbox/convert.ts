@@ -12,7 +12,8 @@ import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
 import { matchesLabelSelector } from '../labels';
 import type { PodMetadata } from './plan';
 import { parseSandboxDockerName } from '../naming';
-import { dockerNameOf, runtimeHandlerFromDocker, sandboxLabelsFromDocker } from './sandbox-labels';
+import { fromDockerLabels } from '../labels';
+import { dockerNameOf, runtimeHandlerFromDocker } from './sandbox-labels';
 
 export type SandboxStateName = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 
@@ -34,7 +35,7 @@ export function stateOfDocker(running: boolean): SandboxStateName {
 }
 
 export function sandboxFromSummary(c: ContainerSummary, checkpoint: SandboxCheckpoint | undefined): PodSandbox {
-  const { labels, annotations } = sandboxLabelsFromDocker(c.Labels);
+  const { labels, annotations } = fromDockerLabels(c.Labels);
   return {
     id: c.Id,
     metadata: sandboxMetadata(dockerNameOf(c), checkpoint),
@@ -74,7 +75,7 @@ function networkStatus(ips: readonly string[]): PodSandboxStatus['network'] {
 }
 
 export function statusFromInspect(c: ContainerInspect, checkpoint: SandboxCheckpoint | undefined, ips: readonly string[]): PodSandboxStatus {
-  const { labels, annotations } = sandboxLabelsFromDocker(c.Config.Labels);
+  const { labels, annotations } = fromDockerLabels(c.Config.Labels);
   const host = c.HostConfig;
   return {
     id: c.Id,

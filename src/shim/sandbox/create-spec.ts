@@ -6,7 +6,7 @@ import type { ContainerCreateSpec, HostConfig } from '../../docker/types';
 import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX, toDockerLabels } from '../labels';
 import { sandboxDockerName } from '../naming';
 import type { SandboxPlan, SandboxSecurity } from './plan';
-import { RUNTIME_HANDLER_LABEL } from './sandbox-labels';
+import { RUNTIME_HANDLER_LABEL } from '../labels';
 
 /** /dev/shm of a pod that has its own IPC namespace (Docker's default, stated so it is ours). */
 export const SANDBOX_SHM_SIZE_BYTES = 64 * 1024 * 1024;

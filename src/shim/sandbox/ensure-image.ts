@@ -1,21 +1,18 @@
-// "Make sure the sandbox image is present": inspect, and pull when Docker does not have it.
-// One function on purpose: the image service will swap in its credential-aware pull here.
-import type { CallOptions, DockerClient } from '../../docker/client';
+// "Make sure the sandbox image is present": inspect, and pull when Docker does not have it,
+// with the same credential sources (provider plugins, config.json) a PullImage without auth uses.
+import type { CallContext } from '../../cri/types';
 import { DockerNotFoundError } from '../../errors';
-import type { Logger } from '../../util/logger';
+import type { ShimContext } from '../context';
+import { pullWithCredentials } from '../image/pull-image';
+import { parseImageReference } from '../image/reference';
 
-export async function ensureImage(
-  docker: Pick<DockerClient, 'inspectImage' | 'pullImage'>,
-  ref: string,
-  log: Logger,
-  opts?: CallOptions,
-): Promise<void> {
+export async function ensureImage(shim: ShimContext, image: string, ctx: CallContext): Promise<void> {
   try {
-    await docker.inspectImage(ref, opts);
+    await shim.docker.inspectImage(image, { signal: ctx.signal });
     return;
   } catch (err) {
     if (!(err instanceof DockerNotFoundError)) throw err;
   }
-  log.info({ image: ref }, 'pulling the sandbox image');
-  await docker.pullImage(ref, undefined, () => {}, opts);
+  shim.log.info({ image }, 'pulling the sandbox image');
+  await pullWithCredentials(shim, parseImageReference(image, '--pod-infra-container-image'), null, ctx);
 }

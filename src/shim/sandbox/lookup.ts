@@ -8,7 +8,8 @@ import type { PodNetworkTarget } from '../../network/plugin';
 import type { ShimContext } from '../context';
 import { resolveShimObject, validateId } from '../resolve';
 import { sandboxMetadata } from './convert';
-import { dockerNameOf, sandboxLabelsFromDocker } from './sandbox-labels';
+import { fromDockerLabels } from '../labels';
+import { dockerNameOf } from './sandbox-labels';
 import { sandboxState } from './state';
 
 export interface FoundSandbox {
@@ -44,6 +45,6 @@ export function isHostNetwork(found: FoundSandbox): boolean {
 /** What the network plugin needs to know about the pod. */
 export function networkTarget(found: FoundSandbox): PodNetworkTarget {
   const meta = sandboxMetadata(found.container ? dockerNameOf(found.container) : '', found.checkpoint);
-  const annotations = found.checkpoint?.annotations ?? sandboxLabelsFromDocker(found.container?.Labels).annotations;
+  const annotations = found.checkpoint?.annotations ?? fromDockerLabels(found.container?.Labels).annotations;
   return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId: found.id, annotations };
 }

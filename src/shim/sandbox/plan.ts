@@ -16,7 +16,6 @@ import type {
 import { InvalidArgumentError } from '../../errors';
 import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../labels';
 import { checkResources, type CheckedResources } from './resources';
-import { RUNTIME_HANDLER_LABEL } from './sandbox-labels';
 
 export interface PodMetadata {
   name: string;
@@ -167,7 +166,7 @@ function portMappingsOf(mappings: PortMapping__Output[]): CheckpointPortMapping[
 
 function labelsOf(labels: Record<string, string>): Record<string, string> {
   for (const key of Object.keys(labels)) {
-    if (INTERNAL_LABELS.has(key) || key === RUNTIME_HANDLER_LABEL) {
+    if (INTERNAL_LABELS.has(key)) {
       throw new InvalidArgumentError(`config.labels: ${JSON.stringify(key)} is reserved for the runtime`);
     }
     if (key.startsWith(ANNOTATION_PREFIX)) {

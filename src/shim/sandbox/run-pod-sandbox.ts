@@ -23,7 +23,7 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
   const plan = planSandbox(req);
   const dockerRuntime = await dockerRuntimeFor(shim.docker, plan.runtimeHandler, opts);
   const seccompProfileJson = await readSeccompProfile(plan);
-  await ensureImage(shim.docker, shim.config.podInfraContainerImage, shim.log, opts);
+  await ensureImage(shim, shim.config.podInfraContainerImage, ctx);
   const spec = sandboxCreateSpec(plan, {
     image: shim.config.podInfraContainerImage,
     cgroupDriver: shim.cgroups.driver,
