@@ -4,6 +4,7 @@ import type { CgroupSetup } from '../cgroups/driver';
 import type { Config } from '../config/flags';
 import type { DockerClient } from '../docker/client';
 import type { DockerVersionCache } from '../docker/version';
+import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkPlugin } from '../network/plugin';
 import type { Logger } from '../util/logger';
 
@@ -14,6 +15,8 @@ export interface ShimContext {
   readonly cgroups: CgroupSetup;
   readonly network: NetworkPlugin;
   readonly log: Logger;
+  /** Writes each container's CRI log (see ../logs). */
+  readonly logs: ContainerLogManager;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */
