@@ -87,6 +87,8 @@ describe('container create spec', () => {
     assert.equal(ns('POD').PidMode, `container:${SANDBOX}`);
     assert.equal(ns('CONTAINER').PidMode, '');
     assert.equal(ns('NODE').PidMode, 'host');
+    assert.equal(ns('POD').UTSMode, '');
+    assert.equal(namespaceModes(SANDBOX, { network: 'NODE', ipc: 'POD', pid: 'POD', targetId: '', usernsOptions: null }).UTSMode, 'host');
     assert.equal(ns('TARGET', 'bbbb').PidMode, 'container:bbbb');
     assert.throws(() => ns('TARGET', '../x'), /target_id/);
     assert.throws(

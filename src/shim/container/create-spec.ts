@@ -70,11 +70,14 @@ interface NamespaceModes {
   NetworkMode: string;
   IpcMode: string;
   PidMode: string;
+  UTSMode: string;
 }
 
 /**
- * Network, IPC and (through the network namespace) UTS are the pause container's; the PID
- * namespace is the pod's, the container's own, the node's, or another container's.
+ * Network and IPC are the pause container's. Docker cannot join another container's UTS
+ * namespace: a container on the pause container's network gets its own, holding the pod's
+ * hostname; a host-network pod's containers use the node's. The PID namespace is the pod's,
+ * the container's own, the node's, or another container's.
  */
 export function namespaceModes(sandboxId: string, ns: NamespaceOption__Output | null): NamespaceModes {
   const pod = `container:${sandboxId}`;
@@ -95,7 +98,7 @@ export function namespaceModes(sandboxId: string, ns: NamespaceOption__Output | 
     default:
       PidMode = '';
   }
-  return { NetworkMode: pod, IpcMode: pod, PidMode };
+  return { NetworkMode: pod, IpcMode: pod, PidMode, UTSMode: ns?.network === 'NODE' ? 'host' : '' };
 }
 
 export function buildCreatePlan(input: CreateInput): CreatePlan {
