@@ -1,13 +1,13 @@
 // ExecSync: run a command in a running container and hand back its output and exit code.
 // With a timeout (or when the caller's deadline passes) the command's processes are killed
-// and the call fails with DEADLINE_EXCEEDED. Output is capped per stream; what went over the
-// cap is reported at the end of stderr.
+// and the call fails with DEADLINE_EXCEEDED. Output is capped so that the answer fits in one
+// 16 MiB gRPC message; what did not fit is reported at the end of stderr.
 import type { Duplex } from 'node:stream';
 import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
 import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
 import { resolveShimObject } from '../resolve';
-import { CappedOutput, EXEC_OUTPUT_LIMIT, truncationNote } from './capped-output';
+import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
 import { killProcessTree } from './process-tree';
 
 /** After the output ends, Docker may need a moment to record the exit code. */
@@ -23,8 +23,9 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
 
   const execId = await shim.docker.createExec(Id, { Cmd: [...req.cmd], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false }, opts);
-  const stdout = new CappedOutput();
-  const stderr = new CappedOutput();
+  const budget = new OutputBudget();
+  const stdout = new CappedOutput(budget);
+  const stderr = new CappedOutput(budget);
   const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
   shim.docker.demux(connection, stdout, stderr);
 
@@ -41,7 +42,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const exitCode = await exitCodeOf(shim, execId);
   let err = stderr.contents();
   for (const [name, sink] of [['stdout', stdout], ['stderr', stderr]] as const) {
-    if (sink.dropped > 0) err = Buffer.concat([err, Buffer.from(truncationNote(name, sink.dropped, EXEC_OUTPUT_LIMIT))]);
+    if (sink.dropped > 0) err = Buffer.concat([err, Buffer.from(truncationNote(name, sink.dropped))]);
   }
   return { stdout: stdout.contents(), stderr: err, exitCode };
 }
