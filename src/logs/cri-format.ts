@@ -176,43 +176,61 @@ export class RawLogDecoder implements LogDecoder {
 }
 
 /**
- * Where writing stopped: the last timestamp written and how many records with exactly that
- * timestamp were written (Docker gives every piece of one long line the same time).
+ * Where writing stopped: the last record's timestamp and how many records with exactly that
+ * timestamp end the file (Docker gives every piece of one long line the same time).
  */
 export interface ResumePoint {
   timestamp: string;
   count: number;
 }
 
-/** Skips the records up to a resume point and keeps the point up to date as records pass. */
+/**
+ * How far a replayed record's time may run ahead of the resume point before we give up
+ * looking for the point (Docker's own copy may have been rotated away meanwhile).
+ */
+const SEEK_GIVE_UP_MS = 2_000;
+
+/**
+ * Decides which records of a replayed stream are new. The file mirrors Docker's stream order,
+ * and that order is not quite time order (stdout and stderr are stamped separately), so the
+ * filter does not compare times: it skips records until it has passed the resume point's run
+ * of records in the stream, and lets everything after through.
+ */
 export class ResumeFilter {
-  private skipAtPoint: number;
-  private point: ResumePoint | undefined;
+  private seeking: { point: ResumePoint; ms: number; matched: number } | undefined;
+  private last: ResumePoint | undefined;
 
   constructor(resume: ResumePoint | undefined) {
-    this.point = resume ? { ...resume } : undefined;
-    this.skipAtPoint = resume?.count ?? 0;
+    this.last = resume ? { ...resume } : undefined;
+    this.seek();
+  }
+
+  /** Looks for the current point again (before replaying a stream from `sinceSeconds`). */
+  seek(): void {
+    this.seeking = this.last ? { point: { ...this.last }, ms: Date.parse(this.last.timestamp), matched: 0 } : undefined;
   }
 
   /** True when the record has not been written before; the point then moves past it. */
   accept(r: LogRecord): boolean {
-    const p = this.point;
-    if (p) {
-      // Fixed-width UTC timestamps order as strings do.
-      if (r.timestamp < p.timestamp) return false;
-      if (r.timestamp === p.timestamp && this.skipAtPoint > 0) {
-        this.skipAtPoint--;
+    const s = this.seeking;
+    if (s) {
+      if (r.timestamp === s.point.timestamp) {
+        s.matched++;
+        if (s.matched >= s.point.count) this.seeking = undefined;
         return false;
       }
+      const runEnded = s.matched > 0;
+      const tooFar = Date.parse(r.timestamp) > s.ms + SEEK_GIVE_UP_MS;
+      if (!runEnded && !tooFar) return false;
+      this.seeking = undefined;
     }
-    if (p && r.timestamp === p.timestamp) p.count++;
-    else this.point = { timestamp: r.timestamp, count: 1 };
-    this.skipAtPoint = 0;
+    if (this.last && this.last.timestamp === r.timestamp) this.last.count++;
+    else this.last = { timestamp: r.timestamp, count: 1 };
     return true;
   }
 
   current(): ResumePoint | undefined {
-    return this.point ? { ...this.point } : undefined;
+    return this.last ? { ...this.last } : undefined;
   }
 }
 
@@ -237,9 +255,12 @@ export function resumePointFromTail(text: string, fromStart: boolean): ResumePoi
   return point;
 }
 
-/** Whole seconds before a timestamp, for Docker's `since` (which keeps entries at or after it). */
+/**
+ * Docker's `since` for replaying from a point: a second early, as records just after the
+ * point in the stream may carry slightly earlier times.
+ */
 export function sinceSeconds(point: ResumePoint | undefined): number {
   if (!point) return 0;
   const ms = Date.parse(point.timestamp);
-  return Number.isFinite(ms) ? Math.max(0, Math.floor(ms / 1000)) : 0;
+  return Number.isFinite(ms) ? Math.max(0, Math.floor(ms / 1000) - 1) : 0;
 }

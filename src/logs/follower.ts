@@ -31,11 +31,14 @@ export interface FollowerDeps {
   log: Logger;
 }
 
-/** Where the file at `logPath` ends, as a resume point; undefined for a missing or empty file. */
+/**
+ * Where the file at `logPath` ends, as a resume point; undefined for a missing or empty file.
+ * A line torn by a crash mid-write is cut off first, so that what follows starts a line.
+ */
 export async function resumePointOfFile(logPath: string): Promise<ResumePoint | undefined> {
   let handle: fs.promises.FileHandle;
   try {
-    handle = await fs.promises.open(logPath, 'r');
+    handle = await fs.promises.open(logPath, 'r+');
   } catch {
     return undefined;
   }
@@ -44,6 +47,10 @@ export async function resumePointOfFile(logPath: string): Promise<ResumePoint | 
     const start = Math.max(0, size - TAIL_BYTES);
     const buf = Buffer.alloc(size - start);
     await handle.read(buf, 0, buf.length, start);
+    if (buf.length > 0 && buf[buf.length - 1] !== 0x0a) {
+      const lastNewline = buf.lastIndexOf(0x0a);
+      await handle.truncate(lastNewline >= 0 ? start + lastNewline + 1 : start);
+    }
     return resumePointFromTail(buf.toString('utf8'), start === 0);
   } finally {
     await handle.close();
@@ -120,6 +127,7 @@ export class LogFollower {
     try {
       while (!signal.aborted) {
         try {
+          this.filter.seek();
           const stream = await docker.containerLogs(this.containerId, {
             follow: true,
             stdout: true,

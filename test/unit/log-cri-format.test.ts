@@ -74,11 +74,26 @@ describe('CRI log format', () => {
     assert.deepEqual(again.current(), { timestamp: T2, count: 1 });
   });
 
+  it('keeps records whose times run backwards, as stdout and stderr may, and resumes by stream position', () => {
+    const rec = (timestamp: string, c: string): LogRecord => ({ timestamp, stream: 'stdout', partial: false, content: Buffer.from(c) });
+    const all = [rec(T2, 'late-stamped'), rec(T1, 'early-stamped'), rec(T2, 'next')];
+    const live = new ResumeFilter(undefined);
+    assert.deepEqual(all.filter((r) => live.accept(r)).map((r) => r.content.toString()), ['late-stamped', 'early-stamped', 'next']);
+    const resumed = new ResumeFilter({ timestamp: T1, count: 1 });
+    assert.deepEqual(all.filter((r) => resumed.accept(r)).map((r) => r.content.toString()), ['next']);
+  });
+
+  it('gives up seeking a point the replay never reaches', () => {
+    const far = '2026-11-22T02:05:00.000000000Z';
+    const f = new ResumeFilter({ timestamp: T1, count: 1 });
+    assert.equal(f.accept({ timestamp: far, stream: 'stdout', partial: false, content: Buffer.from('x') }), true);
+  });
+
   it('reads the resume point from a tail, ignoring a cut first line and an unfinished last one', () => {
     const tail = `stdout F cut\n${T1} stdout F x\n${T2} stdout P y\n${T2} stdout F z\n${T2} stdout F unfin`;
     assert.deepEqual(resumePointFromTail(tail, false), { timestamp: T2, count: 2 });
     assert.equal(resumePointFromTail('', true), undefined);
-    assert.equal(sinceSeconds({ timestamp: T1, count: 1 }), Math.floor(Date.parse(T1) / 1000));
+    assert.equal(sinceSeconds({ timestamp: T1, count: 1 }), Math.floor(Date.parse(T1) / 1000) - 1);
     assert.equal(sinceSeconds(undefined), 0);
   });
 });
