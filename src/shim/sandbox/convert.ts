@@ -1,0 +1,107 @@
+// What Docker (and the checkpoint) say about a pause container, turned into the CRI's
+// PodSandbox and PodSandboxStatus, and the CRI's list filter applied to them. Pure.
+import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
+import type {
+  NamespaceOption,
+  PodSandbox,
+  PodSandboxFilter__Output,
+  PodSandboxStatus,
+} from '../../cri/types';
+import type { ContainerInspect, ContainerSummary } from '../../docker/types';
+import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
+import { matchesLabelSelector } from '../labels';
+import type { PodMetadata } from './plan';
+import { parseSandboxDockerName } from '../naming';
+import { dockerNameOf, runtimeHandlerFromDocker, sandboxLabelsFromDocker } from './sandbox-labels';
+
+export type SandboxStateName = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+
+/** A sandbox's metadata from its Docker name, else from its checkpoint. */
+export function sandboxMetadata(dockerName: string, checkpoint: SandboxCheckpoint | undefined): PodMetadata {
+  const parsed = parseSandboxDockerName(dockerName);
+  if (parsed) return { name: parsed.name, namespace: parsed.namespace, uid: parsed.uid, attempt: parsed.attempt };
+  if (checkpoint) return checkpointMetadata(checkpoint);
+  return { name: '', namespace: '', uid: '', attempt: 0 };
+}
+
+function checkpointMetadata(c: SandboxCheckpoint): PodMetadata {
+  return { name: c.name, namespace: c.namespace, uid: c.uid, attempt: c.attempt };
+}
+
+/** Only a running pause container holds a usable pod; anything else is NOTREADY. */
+export function stateOfDocker(running: boolean): SandboxStateName {
+  return running ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
+}
+
+export function sandboxFromSummary(c: ContainerSummary, checkpoint: SandboxCheckpoint | undefined): PodSandbox {
+  const { labels, annotations } = sandboxLabelsFromDocker(c.Labels);
+  return {
+    id: c.Id,
+    metadata: sandboxMetadata(dockerNameOf(c), checkpoint),
+    state: stateOfDocker(c.State === 'running'),
+    // The list API has whole seconds only; the checkpoint keeps Docker's nanoseconds, so that
+    // list and status agree and kubelet can order attempts made within one second.
+    createdAt: checkpoint?.createdAt ?? secondsToNanos(c.Created),
+    labels,
+    annotations,
+    runtimeHandler: runtimeHandlerFromDocker(c.Labels),
+  };
+}
+
+/** A sandbox known only from its checkpoint (its pause container is gone): NOTREADY. */
+export function sandboxFromCheckpoint(c: SandboxCheckpoint): PodSandbox {
+  return {
+    id: c.id,
+    metadata: checkpointMetadata(c),
+    state: 'SANDBOX_NOTREADY',
+    createdAt: c.createdAt,
+    labels: { ...c.labels },
+    annotations: { ...c.annotations },
+    runtimeHandler: c.runtimeHandler,
+  };
+}
+
+function namespaceOptions(hostNetwork: boolean, hostPid: boolean, hostIpc: boolean): NamespaceOption {
+  return {
+    network: hostNetwork ? 'NODE' : 'POD',
+    pid: hostPid ? 'NODE' : 'CONTAINER',
+    ipc: hostIpc ? 'NODE' : 'POD',
+  };
+}
+
+function networkStatus(ips: readonly string[]): PodSandboxStatus['network'] {
+  return { ip: ips[0] ?? '', additionalIps: ips.slice(1).map((ip) => ({ ip })) };
+}
+
+export function statusFromInspect(c: ContainerInspect, checkpoint: SandboxCheckpoint | undefined, ips: readonly string[]): PodSandboxStatus {
+  const { labels, annotations } = sandboxLabelsFromDocker(c.Config.Labels);
+  const host = c.HostConfig;
+  return {
+    id: c.Id,
+    metadata: sandboxMetadata(c.Name.replace(/^\//, ''), checkpoint),
+    state: stateOfDocker(c.State.Running),
+    createdAt: rfc3339ToNanos(c.Created),
+    network: networkStatus(ips),
+    linux: { namespaces: { options: namespaceOptions(host.NetworkMode === 'host', host.PidMode === 'host', host.IpcMode === 'host') } },
+    labels,
+    annotations,
+    runtimeHandler: runtimeHandlerFromDocker(c.Config.Labels),
+  };
+}
+
+export function statusFromCheckpoint(c: SandboxCheckpoint): PodSandboxStatus {
+  const s = sandboxFromCheckpoint(c);
+  return {
+    ...s,
+    network: networkStatus([]),
+    linux: { namespaces: { options: namespaceOptions(c.hostNetwork, false, false) } },
+  };
+}
+
+/** CRI ListPodSandbox filter semantics: every field given must match (id as a prefix). */
+export function matchesSandboxFilter(s: PodSandbox, filter: PodSandboxFilter__Output | null | undefined): boolean {
+  if (!filter) return true;
+  if (filter.id !== '' && !(s.id ?? '').startsWith(filter.id)) return false;
+  if (filter.state && s.state !== filter.state.state) return false;
+  return matchesLabelSelector(s.labels ?? {}, filter.labelSelector);
+}

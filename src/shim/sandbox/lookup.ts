@@ -1,0 +1,49 @@
+// Finds the sandbox an RPC names: its pause container in Docker (ID or unique prefix) and its
+// checkpoint, or the checkpoint alone when the container is gone.
+import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
+import type { CallOptions } from '../../docker/client';
+import type { ContainerSummary } from '../../docker/types';
+import { InvalidArgumentError, NotFoundError } from '../../errors';
+import type { PodNetworkTarget } from '../../network/plugin';
+import type { ShimContext } from '../context';
+import { resolveShimObject, validateId } from '../resolve';
+import { sandboxMetadata } from './convert';
+import { dockerNameOf, sandboxLabelsFromDocker } from './sandbox-labels';
+import { sandboxState } from './state';
+
+export interface FoundSandbox {
+  /** The full ID. */
+  id: string;
+  /** The pause container as Docker lists it; undefined when only the checkpoint remains. */
+  container: ContainerSummary | undefined;
+  checkpoint: SandboxCheckpoint | undefined;
+}
+
+/** The sandbox `id` (full or a unique prefix) names, or undefined when there is none. */
+export async function findSandbox(shim: ShimContext, field: string, id: string, opts?: CallOptions): Promise<FoundSandbox | undefined> {
+  validateId(field, id);
+  const { checkpoints } = sandboxState(shim);
+  try {
+    const container = await resolveShimObject(shim.docker, 'sandbox', field, id, opts);
+    return { id: container.Id, container, checkpoint: await checkpoints.read(container.Id) };
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+  const matches = (await checkpoints.ids()).filter((c) => c.startsWith(id));
+  if (matches.length > 1) throw new InvalidArgumentError(`${field}: ${JSON.stringify(id)} matches ${matches.length} sandboxes; give more of the ID`);
+  if (matches.length === 0) return undefined;
+  const checkpoint = await checkpoints.read(matches[0]!);
+  return checkpoint ? { id: checkpoint.id, container: undefined, checkpoint } : undefined;
+}
+
+export function isHostNetwork(found: FoundSandbox): boolean {
+  if (found.checkpoint) return found.checkpoint.hostNetwork;
+  return found.container?.HostConfig?.NetworkMode === 'host';
+}
+
+/** What the network plugin needs to know about the pod. */
+export function networkTarget(found: FoundSandbox): PodNetworkTarget {
+  const meta = sandboxMetadata(found.container ? dockerNameOf(found.container) : '', found.checkpoint);
+  const annotations = found.checkpoint?.annotations ?? sandboxLabelsFromDocker(found.container?.Labels).annotations;
+  return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId: found.id, annotations };
+}

@@ -1,0 +1,36 @@
+// The Docker containers of one pod (labelled with its sandbox ID), stopped or removed together
+// with the pod. Containers already gone are fine: a concurrent RemoveContainer may win.
+import type { CallOptions, DockerClient } from '../../docker/client';
+import { DockerNotFoundError } from '../../errors';
+import { SANDBOX_ID_LABEL } from '../labels';
+
+/** Grace period for what is still running when the pod is stopped (kubelet stopped them already, normally). */
+export const SANDBOX_STOP_GRACE_SECONDS = 10;
+
+function ignoreGone(err: unknown): void {
+  if (!(err instanceof DockerNotFoundError)) throw err;
+}
+
+async function podContainerIds(docker: DockerClient, sandboxId: string, all: boolean, opts?: CallOptions): Promise<string[]> {
+  const found = await docker.listContainers({ all, filters: { label: [`${SANDBOX_ID_LABEL}=${sandboxId}`] } }, opts);
+  // The pause container itself never carries the label; guard anyway so it is stopped last.
+  return found.map((c) => c.Id).filter((id) => id !== sandboxId);
+}
+
+export async function stopPodContainers(docker: DockerClient, sandboxId: string, opts?: CallOptions): Promise<void> {
+  const ids = await podContainerIds(docker, sandboxId, false, opts);
+  await Promise.all(ids.map((id) => docker.stopContainer(id, SANDBOX_STOP_GRACE_SECONDS, opts).catch(ignoreGone)));
+}
+
+export async function removePodContainers(docker: DockerClient, sandboxId: string, opts?: CallOptions): Promise<void> {
+  const ids = await podContainerIds(docker, sandboxId, true, opts);
+  await Promise.all(ids.map((id) => docker.removeContainer(id, { force: true, removeVolumes: true }, opts).catch(ignoreGone)));
+}
+
+export async function stopContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {
+  await docker.stopContainer(id, SANDBOX_STOP_GRACE_SECONDS, opts).catch(ignoreGone);
+}
+
+export async function removeContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {
+  await docker.removeContainer(id, { force: true, removeVolumes: true }, opts).catch(ignoreGone);
+}

@@ -1,0 +1,26 @@
+// RemovePodSandbox: remove the pod's containers, its pause container and its checkpoint.
+// A sandbox that is already gone is success. A running one is torn down first (kubelet
+// normally stops it before, but CRI says running containers are removed by force).
+import type { CallContext, RemovePodSandboxRequest__Output, RemovePodSandboxResponse } from '../../cri/types';
+import type { ShimContext } from '../context';
+import { findSandbox, isHostNetwork, networkTarget } from './lookup';
+import { removeContainerIfPresent, removePodContainers } from './pod-containers';
+import { sandboxState } from './state';
+
+export async function removePodSandbox(
+  shim: ShimContext,
+  req: RemovePodSandboxRequest__Output,
+  ctx: CallContext,
+): Promise<RemovePodSandboxResponse> {
+  const opts = { signal: ctx.signal };
+  const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
+  if (!found) return {};
+  const { locks, checkpoints } = sandboxState(shim);
+  await locks.run(found.id, async () => {
+    if (found.container?.State === 'running' && !isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
+    await removePodContainers(shim.docker, found.id, opts);
+    if (found.container) await removeContainerIfPresent(shim.docker, found.id, opts);
+    await checkpoints.remove(found.id);
+  });
+  return {};
+}

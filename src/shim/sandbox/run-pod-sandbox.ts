@@ -1,0 +1,142 @@
+// RunPodSandbox: check the request, make sure the pause image is here, create the pause
+// container (clearing a stale one of the same name), record its checkpoint, start it, and
+// wire up its network. If any step after create fails, the container and checkpoint are
+// removed before the error is returned.
+import * as fs from 'node:fs/promises';
+import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
+import { CHECKPOINT_VERSION } from '../../checkpoint/checkpoint';
+import type { CallContext, RunPodSandboxRequest__Output, RunPodSandboxResponse } from '../../cri/types';
+import type { ContainerCreateSpec } from '../../docker/types';
+import { AlreadyExistsError, DockerConflictError, DockerNotFoundError, errorMessage, InvalidArgumentError } from '../../errors';
+import type { PodNetworkTarget } from '../../network/plugin';
+import { rfc3339ToNanos } from '../../util/time';
+import type { ShimContext } from '../context';
+import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../labels';
+import { sandboxCreateSpec } from './create-spec';
+import { ensureImage } from './ensure-image';
+import { planSandbox, type SandboxPlan } from './plan';
+import { dockerRuntimeFor } from './runtime-handler';
+import { sandboxState } from './state';
+
+export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest__Output, ctx: CallContext): Promise<RunPodSandboxResponse> {
+  const opts = { signal: ctx.signal };
+  const plan = planSandbox(req);
+  const dockerRuntime = await dockerRuntimeFor(shim.docker, plan.runtimeHandler, opts);
+  const seccompProfileJson = await readSeccompProfile(plan);
+  await ensureImage(shim.docker, shim.config.podInfraContainerImage, shim.log, opts);
+  const spec = sandboxCreateSpec(plan, {
+    image: shim.config.podInfraContainerImage,
+    cgroupDriver: shim.cgroups.driver,
+    dockerRuntime,
+    seccompProfileJson,
+  });
+
+  const { locks } = sandboxState(shim);
+  // One RunPodSandbox per name at a time, from create through start: a second call for the
+  // same pod must find the first's container running, not mistake it (still only created)
+  // for a stale leftover and remove it.
+  const id = await locks.run(`name:${spec.name!}`, async () => {
+    const created = await createSandboxContainer(shim, spec, opts);
+    await locks.run(created, () => startSandbox(shim, plan, created, ctx));
+    return created;
+  });
+  shim.log.info({ sandboxId: id, pod: `${plan.metadata.namespace}/${plan.metadata.name}` }, 'pod sandbox running');
+  return { podSandboxId: id };
+}
+
+async function readSeccompProfile(plan: SandboxPlan): Promise<string | undefined> {
+  const seccomp = plan.security.seccomp;
+  if (seccomp.kind !== 'localhost') return undefined;
+  let text: string;
+  try {
+    text = await fs.readFile(seccomp.path, 'utf8');
+  } catch (err) {
+    throw new InvalidArgumentError(`config.linux.security_context.seccomp: cannot read profile ${seccomp.path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`);
+  }
+  try {
+    // Docker takes the profile's JSON itself; send it compact.
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    throw new InvalidArgumentError(`config.linux.security_context.seccomp: profile ${seccomp.path} is not JSON`);
+  }
+}
+
+/** Creates the pause container; a stopped sandbox of the same name (a failed earlier attempt) is removed first. */
+async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSpec, opts: { signal: AbortSignal }): Promise<string> {
+  try {
+    return await shim.docker.createContainer(spec, opts);
+  } catch (err) {
+    if (!(err instanceof DockerConflictError)) throw err;
+  }
+  const name = spec.name!;
+  const [existing] = await shim.docker.listContainers({ all: true, filters: { name: [`^/${name}$`] } }, opts);
+  if (existing) {
+    const ours = existing.Labels?.[CONTAINER_TYPE_LABEL] === TYPE_SANDBOX;
+    if (!ours || existing.State === 'running') {
+      throw new AlreadyExistsError(
+        `pod sandbox name ${name} is already in use by ${ours ? 'running sandbox' : 'container'} ${existing.Id}; stop and remove it first`,
+      );
+    }
+    shim.log.info({ name, stale: existing.Id, state: existing.State }, 'removing a stale sandbox container of the same name');
+    await removeContainerQuietly(shim, existing.Id);
+    await sandboxState(shim).checkpoints.remove(existing.Id);
+  }
+  return shim.docker.createContainer(spec, opts);
+}
+
+async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ctx: CallContext): Promise<void> {
+  const opts = { signal: ctx.signal };
+  const { checkpoints } = sandboxState(shim);
+  const target: PodNetworkTarget = {
+    podName: plan.metadata.name,
+    podNamespace: plan.metadata.namespace,
+    podUid: plan.metadata.uid,
+    sandboxId: id,
+    annotations: plan.annotations,
+  };
+  let networkSetUp = false;
+  try {
+    const inspect = await shim.docker.inspectContainer(id, opts);
+    await checkpoints.write(checkpointOf(plan, id, rfc3339ToNanos(inspect.Created)));
+    await shim.docker.startContainer(id, opts);
+    if (!plan.hostNetwork) {
+      networkSetUp = true;
+      await shim.network.setUpPod(target);
+    }
+  } catch (err) {
+    // Roll back without the caller's signal: a cancelled call must still clean up.
+    if (networkSetUp) await shim.network.tearDownPod(target).catch((e: unknown) => logRollback(shim, id, 'network teardown', e));
+    await removeContainerQuietly(shim, id).catch((e: unknown) => logRollback(shim, id, 'remove container', e));
+    await checkpoints.remove(id).catch((e: unknown) => logRollback(shim, id, 'remove checkpoint', e));
+    throw err;
+  }
+}
+
+function checkpointOf(plan: SandboxPlan, id: string, createdAt: string): SandboxCheckpoint {
+  return {
+    version: CHECKPOINT_VERSION,
+    id,
+    name: plan.metadata.name,
+    namespace: plan.metadata.namespace,
+    uid: plan.metadata.uid,
+    attempt: plan.metadata.attempt,
+    createdAt,
+    runtimeHandler: plan.runtimeHandler,
+    hostNetwork: plan.hostNetwork,
+    portMappings: plan.portMappings,
+    labels: plan.labels,
+    annotations: plan.annotations,
+  };
+}
+
+async function removeContainerQuietly(shim: ShimContext, id: string): Promise<void> {
+  try {
+    await shim.docker.removeContainer(id, { force: true, removeVolumes: true });
+  } catch (err) {
+    if (!(err instanceof DockerNotFoundError)) throw err;
+  }
+}
+
+function logRollback(shim: ShimContext, id: string, step: string, err: unknown): void {
+  shim.log.error({ sandboxId: id, step, error: errorMessage(err) }, 'rollback of a failed RunPodSandbox step failed');
+}

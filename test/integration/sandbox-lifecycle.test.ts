@@ -1,0 +1,204 @@
+// The pod sandbox lifecycle against real Docker: run, status, list, stop, remove; what
+// happens when the pause container dies or disappears behind the shim's back; stale names;
+// the pod's own containers being stopped and removed with it; checkpoints on disk.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { status as Code } from '@grpc/grpc-js';
+import { rejectsWith } from '../support/client';
+import { newTestRun, removeTestContainers } from '../support/cleanup';
+import { dockerApi, ensureTestImages, TEST_PAUSE_IMAGE } from '../support/images';
+import { waitFor } from '../support/poll';
+import { startShim, type ShimProcess } from '../support/shim';
+import { podConfig, startBeside } from './sandbox-fixtures';
+
+const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
+
+describe('pod sandbox lifecycle', () => {
+  const run = newTestRun();
+  let shim: ShimProcess;
+  before(async () => {
+    await ensureTestImages();
+    shim = await startShim();
+  });
+  after(async () => {
+    await shim.stop();
+    await removeTestContainers({ run });
+  });
+
+  const checkpointFile = (id: string): string => path.join(shim.rootDir, 'sandbox', `${id}.json`);
+
+  it('runs a sandbox and reports it READY with what was given', async () => {
+    const config = podConfig(run, { annotations: { 'example.com/note': 'hello', empty: '' }, hostname: 'lifecycle-host' });
+    const before = BigInt(Date.now()) * 1_000_000n;
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config });
+    assert.match(id, /^[0-9a-f]{64}$/);
+
+    const { status, timestamp } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+    assert.ok(status);
+    assert.equal(status.id, id);
+    assert.equal(status.state, 'SANDBOX_READY');
+    assert.deepEqual(status.metadata, config.metadata);
+    assert.deepEqual(status.labels, config.labels);
+    assert.deepEqual(status.annotations, config.annotations);
+    assert.equal(status.runtimeHandler, '');
+    assert.ok(BigInt(status.createdAt) >= before - 1_000_000_000n, 'createdAt is recent');
+    assert.ok(BigInt(timestamp) >= BigInt(status.createdAt));
+    assert.match(status.network?.ip ?? '', /^\d+\.\d+\.\d+\.\d+$/);
+    const inspect = await dockerApi().getContainer(id).inspect();
+    assert.equal(status.network?.ip, Object.values(inspect.NetworkSettings.Networks)[0]?.IPAddress);
+    assert.deepEqual(status.linux?.namespaces?.options, { network: 'POD', pid: 'CONTAINER', ipc: 'POD', targetId: '', usernsOptions: null });
+
+    // dockershim's name and labels, the configured pause image
+    assert.equal(inspect.Name, `/k8s_POD_${config.metadata!.name}_sandbox-test_${config.metadata!.uid}_0`);
+    assert.equal(inspect.Config.Labels['io.kubernetes.docker.type'], 'podsandbox');
+    assert.equal(inspect.Config.Labels['annotation.example.com/note'], 'hello');
+    assert.equal(inspect.Config.Image, TEST_PAUSE_IMAGE);
+    assert.equal(inspect.HostConfig.ShmSize, 64 * 1024 * 1024);
+
+    // a unique prefix works as docker's does
+    const byPrefix = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id.slice(0, 12) });
+    assert.equal(byPrefix.status?.id, id);
+
+    const listed = await shim.client.runtime.ListPodSandbox({ filter: { id } });
+    assert.equal(listed.items.length, 1);
+    assert.equal(listed.items[0]!.state, 'SANDBOX_READY');
+    assert.equal(listed.items[0]!.createdAt, status.createdAt, 'list and status agree on createdAt');
+    assert.deepEqual(listed.items[0]!.annotations, config.annotations);
+
+    const checkpoint = JSON.parse(fs.readFileSync(checkpointFile(id), 'utf8')) as Record<string, unknown>;
+    assert.equal(checkpoint.name, config.metadata!.name);
+    assert.equal(checkpoint.namespace, 'sandbox-test');
+    assert.equal(checkpoint.hostNetwork, false);
+    assert.match(String(checkpoint.checksum), /^[0-9a-f]{64}$/);
+
+    // verbose adds an info document
+    const verbose = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id, verbose: true });
+    const info = JSON.parse(verbose.info.info!) as { pid: number; image: string };
+    assert.ok(info.pid > 0);
+    assert.equal(info.image, TEST_PAUSE_IMAGE);
+
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    const stopped = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+    assert.equal(stopped.status?.state, 'SANDBOX_NOTREADY');
+    assert.equal(stopped.status?.network?.ip, '');
+    // stop is idempotent
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND, /not found/));
+    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+    assert.equal(fs.existsSync(checkpointFile(id)), false, 'checkpoint removed');
+    await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+    // remove and stop of a removed sandbox succeed
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+  });
+
+  it('answers NOT_FOUND for an unknown ID and INVALID_ARGUMENT for a malformed one', async () => {
+    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: 'f'.repeat(64) }), rejectsWith(Code.NOT_FOUND));
+    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: '../etc' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
+    await assert.rejects(shim.client.runtime.StopPodSandbox({ podSandboxId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id is required/));
+    await assert.rejects(shim.client.runtime.RemovePodSandbox({ podSandboxId: 'x/y' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
+  });
+
+  it('stops the pod’s containers with it, and removes them with it', async () => {
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    // A container of the pod, made behind the shim's back the way CreateContainer labels them.
+    const member = await startBeside(run, id, 'trap "exit 0" TERM; while true; do sleep 1; done', { [SANDBOX_ID_LABEL]: id });
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    const memberState = await dockerApi().getContainer(member).inspect();
+    assert.equal(memberState.State.Running, false, 'pod container stopped');
+    const pauseState = await dockerApi().getContainer(id).inspect();
+    assert.equal(pauseState.State.Running, false, 'pause container stopped');
+    assert.ok(
+      Date.parse(memberState.State.FinishedAt) <= Date.parse(pauseState.State.FinishedAt),
+      'the pod’s container stopped before the pause container',
+    );
+
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await assert.rejects(dockerApi().getContainer(member).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+  });
+
+  it('removes a running sandbox and its running containers', async () => {
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    const member = await startBeside(run, id, 'while true; do sleep 1; done', { [SANDBOX_ID_LABEL]: id });
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await assert.rejects(dockerApi().getContainer(member).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+    await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+    assert.equal(fs.existsSync(checkpointFile(id)), false);
+  });
+
+  it('reports NOTREADY after the pause container is killed from outside', async () => {
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    await dockerApi().getContainer(id).kill({ signal: 'SIGKILL' });
+    await waitFor('the sandbox to be NOTREADY', async () => {
+      const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+      return status?.state === 'SANDBOX_NOTREADY';
+    });
+    const listed = await shim.client.runtime.ListPodSandbox({ filter: { id } });
+    assert.equal(listed.items[0]?.state, 'SANDBOX_NOTREADY');
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+  });
+
+  it('lists a sandbox whose pause container is gone as NOTREADY from its checkpoint, until removed', async () => {
+    const config = podConfig(run, { annotations: { kept: 'yes' } });
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config });
+    await dockerApi().getContainer(id).remove({ force: true });
+
+    const listed = await shim.client.runtime.ListPodSandbox({ filter: { id } });
+    assert.equal(listed.items.length, 1);
+    const item = listed.items[0]!;
+    assert.equal(item.state, 'SANDBOX_NOTREADY');
+    assert.deepEqual(item.metadata, config.metadata);
+    assert.deepEqual(item.labels, config.labels);
+    assert.deepEqual(item.annotations, config.annotations);
+
+    const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id.slice(0, 16) });
+    assert.equal(status?.state, 'SANDBOX_NOTREADY');
+    assert.equal(status?.id, id);
+
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+    assert.equal(fs.existsSync(checkpointFile(id)), false);
+  });
+
+  it('replaces a stale sandbox of the same name, and refuses a live one', async () => {
+    const config = podConfig(run);
+    const { podSandboxId: first } = await shim.client.runtime.RunPodSandbox({ config });
+    await assert.rejects(
+      shim.client.runtime.RunPodSandbox({ config }),
+      rejectsWith(Code.ALREADY_EXISTS, new RegExp(`k8s_POD_${config.metadata!.name}.*already in use by running sandbox ${first}`)),
+    );
+    await dockerApi().getContainer(first).stop({ t: 0 });
+    const { podSandboxId: second } = await shim.client.runtime.RunPodSandbox({ config });
+    assert.notEqual(second, first);
+    await assert.rejects(dockerApi().getContainer(first).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+    assert.equal(fs.existsSync(checkpointFile(first)), false, 'the stale checkpoint went with it');
+    assert.equal((await shim.client.runtime.PodSandboxStatus({ podSandboxId: second })).status?.state, 'SANDBOX_READY');
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: second });
+  });
+
+  it('treats a corrupt checkpoint as absent and removes it', async () => {
+    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    await dockerApi().getContainer(id).remove({ force: true });
+    const file = checkpointFile(id);
+    const text = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, text.replace('"hostNetwork": false', '"hostNetwork": true'));
+
+    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+    assert.equal(fs.existsSync(file), false, 'corrupt checkpoint removed');
+    assert.match(shim.output(), /removing corrupt sandbox checkpoint/);
+    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND));
+
+    // not JSON at all: same treatment, and the shim keeps answering
+    const other = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    await dockerApi().getContainer(other.podSandboxId).remove({ force: true });
+    fs.writeFileSync(checkpointFile(other.podSandboxId), '{"version": "v1", trunc');
+    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id: other.podSandboxId } })).items.length, 0);
+    assert.equal(fs.existsSync(checkpointFile(other.podSandboxId)), false);
+  });
+});

@@ -1,0 +1,167 @@
+// Docker's view of a pause container (and its checkpoint) turned into CRI sandboxes and
+// statuses; the list filter; the per-key lock. No Docker.
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { CHECKPOINT_VERSION, type SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
+import type { PodSandbox } from '../../src/cri/types';
+import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
+import {
+  matchesSandboxFilter,
+  sandboxFromCheckpoint,
+  sandboxFromSummary,
+  statusFromCheckpoint,
+  statusFromInspect,
+} from '../../src/shim/sandbox/convert';
+import { KeyedLock } from '../../src/shim/sandbox/keyed-lock';
+
+const ID = '0123456789abcdef'.repeat(4);
+const LABELS = {
+  app: 'web',
+  'annotation.note': 'x',
+  'io.kubernetes.docker.type': 'podsandbox',
+  'io.kubernetes.cri-docker-shim.runtime-handler': 'runc',
+};
+
+function summary(over: Partial<ContainerSummary> = {}): ContainerSummary {
+  return {
+    Id: ID,
+    Names: ['/k8s_POD_web_default_uid-1_3'],
+    Image: 'pause',
+    ImageID: 'sha256:x',
+    Command: '/pause',
+    Created: 1763776000,
+    Ports: [],
+    Labels: LABELS,
+    State: 'running',
+    Status: 'Up',
+    HostConfig: { NetworkMode: 'default' },
+    NetworkSettings: { Networks: {} },
+    Mounts: [],
+    ...over,
+  };
+}
+
+function checkpoint(over: Partial<SandboxCheckpoint> = {}): SandboxCheckpoint {
+  return {
+    version: CHECKPOINT_VERSION,
+    id: ID,
+    name: 'web',
+    namespace: 'default',
+    uid: 'uid-1',
+    attempt: 3,
+    createdAt: '1763776000123456789',
+    runtimeHandler: 'runc',
+    hostNetwork: true,
+    portMappings: [],
+    labels: { app: 'web' },
+    annotations: { note: 'x' },
+    ...over,
+  };
+}
+
+function inspect(running: boolean, hostConfig: Record<string, string>): ContainerInspect {
+  return {
+    Id: ID,
+    Name: '/k8s_POD_web_default_uid-1_3',
+    Created: '2025-11-22T01:46:40.123456789Z',
+    State: { Running: running, Status: running ? 'running' : 'exited', Pid: running ? 42 : 0 },
+    Config: { Labels: LABELS, Image: 'pause' },
+    HostConfig: hostConfig,
+  } as unknown as ContainerInspect;
+}
+
+describe('sandbox conversions', () => {
+  it('reads a listed pause container back as the sandbox it was made from', () => {
+    assert.deepEqual(sandboxFromSummary(summary(), undefined), {
+      id: ID,
+      metadata: { name: 'web', namespace: 'default', uid: 'uid-1', attempt: 3 },
+      state: 'SANDBOX_READY',
+      createdAt: '1763776000000000000',
+      labels: { app: 'web' },
+      annotations: { note: 'x' },
+      runtimeHandler: 'runc',
+    });
+    assert.equal(sandboxFromSummary(summary({ State: 'exited' }), undefined).state, 'SANDBOX_NOTREADY');
+    assert.equal(sandboxFromSummary(summary({ State: 'created' }), undefined).state, 'SANDBOX_NOTREADY');
+  });
+
+  it('takes the nanosecond creation time from the checkpoint when there is one', () => {
+    assert.equal(sandboxFromSummary(summary(), checkpoint()).createdAt, '1763776000123456789');
+  });
+
+  it('falls back to the checkpoint’s metadata for a name it cannot parse', () => {
+    assert.deepEqual(sandboxFromSummary(summary({ Names: ['/renamed'] }), checkpoint()).metadata, {
+      name: 'web',
+      namespace: 'default',
+      uid: 'uid-1',
+      attempt: 3,
+    });
+  });
+
+  it('reports a checkpoint-only sandbox as NOTREADY with its recorded identity', () => {
+    const s = sandboxFromCheckpoint(checkpoint());
+    assert.equal(s.state, 'SANDBOX_NOTREADY');
+    assert.deepEqual(s.labels, { app: 'web' });
+    assert.equal(s.createdAt, '1763776000123456789');
+    const status = statusFromCheckpoint(checkpoint());
+    assert.equal(status.linux?.namespaces?.options?.network, 'NODE');
+    assert.deepEqual(status.network, { ip: '', additionalIps: [] });
+  });
+
+  it('builds a status from inspect: state, nanosecond creation time, IPs, namespaces', () => {
+    const s = statusFromInspect(inspect(true, { NetworkMode: 'default', PidMode: '', IpcMode: 'shareable' }), undefined, ['172.17.0.5', 'fd00::5']);
+    assert.equal(s.state, 'SANDBOX_READY');
+    assert.equal(s.createdAt, '1763776000123456789');
+    assert.deepEqual(s.network, { ip: '172.17.0.5', additionalIps: [{ ip: 'fd00::5' }] });
+    assert.deepEqual(s.linux?.namespaces?.options, { network: 'POD', pid: 'CONTAINER', ipc: 'POD' });
+    assert.deepEqual(s.annotations, { note: 'x' });
+    const host = statusFromInspect(inspect(false, { NetworkMode: 'host', PidMode: 'host', IpcMode: 'host' }), undefined, []);
+    assert.equal(host.state, 'SANDBOX_NOTREADY');
+    assert.deepEqual(host.linux?.namespaces?.options, { network: 'NODE', pid: 'NODE', ipc: 'NODE' });
+  });
+});
+
+describe('matchesSandboxFilter', () => {
+  const s: PodSandbox = { id: ID, state: 'SANDBOX_READY', labels: { app: 'web', tier: 'front' } };
+  it('matches when no filter or an empty one is given', () => {
+    assert.ok(matchesSandboxFilter(s, null));
+    assert.ok(matchesSandboxFilter(s, { id: '', state: null, labelSelector: {} }));
+  });
+  it('applies id prefix, state and labels together', () => {
+    assert.ok(matchesSandboxFilter(s, { id: ID.slice(0, 5), state: { state: 'SANDBOX_READY' }, labelSelector: { app: 'web' } }));
+    assert.ok(!matchesSandboxFilter(s, { id: ID.slice(1, 6), state: null, labelSelector: {} }), 'id is a prefix, not a substring');
+    assert.ok(!matchesSandboxFilter(s, { id: '', state: { state: 'SANDBOX_NOTREADY' }, labelSelector: {} }));
+    assert.ok(!matchesSandboxFilter(s, { id: '', state: null, labelSelector: { app: 'web', tier: 'back' } }));
+  });
+});
+
+describe('KeyedLock', () => {
+  it('runs work for one key one at a time, and different keys side by side', async () => {
+    const lock = new KeyedLock();
+    const events: string[] = [];
+    let releaseA!: () => void;
+    const gateA = new Promise<void>((r) => (releaseA = r));
+    const first = lock.run('a', async () => {
+      events.push('a1 start');
+      await gateA;
+      events.push('a1 end');
+    });
+    const second = lock.run('a', async () => {
+      events.push('a2 start');
+    });
+    const other = lock.run('b', async () => {
+      events.push('b start');
+    });
+    await other;
+    assert.deepEqual(events, ['a1 start', 'b start'], 'b did not wait for a; a2 did');
+    releaseA();
+    await Promise.all([first, second]);
+    assert.deepEqual(events, ['a1 start', 'b start', 'a1 end', 'a2 start']);
+  });
+
+  it('keeps going after a failure and passes the failure to its caller only', async () => {
+    const lock = new KeyedLock();
+    await assert.rejects(lock.run('k', async () => Promise.reject(new Error('boom'))), /boom/);
+    assert.equal(await lock.run('k', async () => 7), 7);
+  });
+});
