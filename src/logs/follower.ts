@@ -64,6 +64,8 @@ export class LogFollower {
   /** Writes and reopens run one after another, in order. */
   private queue: Promise<void> = Promise.resolve();
   private finished = false;
+  /** Set when the container turned out to be removed (by RemovePodSandbox, or behind our back). */
+  gone = false;
   readonly done: Promise<void>;
 
   constructor(
@@ -118,6 +120,26 @@ export class LogFollower {
     });
   }
 
+  /** Copies Docker's log from the current point: to its end, or (following) until the stream ends. */
+  private async copy(follow: boolean): Promise<void> {
+    this.filter.seek();
+    const stream = await this.deps.docker.containerLogs(this.containerId, {
+      follow,
+      stdout: true,
+      stderr: true,
+      timestamps: true,
+      since: sinceSeconds(this.filter.current()),
+      signal: this.abort.signal,
+    });
+    const decoder: LogDecoder = this.state.tty ? new RawLogDecoder() : new MultiplexedLogDecoder();
+    try {
+      for await (const chunk of stream) await this.write(decoder.push(chunk as Buffer));
+    } finally {
+      stream.destroy();
+    }
+    await this.write(decoder.end());
+  }
+
   private async run(): Promise<void> {
     const { docker, log, store } = this.deps;
     const signal = this.abort.signal;
@@ -127,33 +149,21 @@ export class LogFollower {
     try {
       while (!signal.aborted) {
         try {
-          this.filter.seek();
-          const stream = await docker.containerLogs(this.containerId, {
-            follow: true,
-            stdout: true,
-            stderr: true,
-            timestamps: true,
-            since: sinceSeconds(this.filter.current()),
-            signal,
-          });
-          const decoder: LogDecoder = this.state.tty ? new RawLogDecoder() : new MultiplexedLogDecoder();
-          try {
-            for await (const chunk of stream) await this.write(decoder.push(chunk as Buffer));
-          } finally {
-            stream.destroy();
-          }
-          await this.write(decoder.end());
+          await this.copy(true);
           failures = 0;
           // Docker ends a follow stream when the container stops (or when it restarts itself).
           const inspect = await docker.inspectContainer(this.containerId, { signal });
           if (!inspect.State.Running) {
+            // A follow stream can end before the last messages reach it; one plain read from
+            // where we are picks them up (the filter skips what is already written).
+            await this.copy(false);
             complete = true;
             break;
           }
         } catch (err) {
           if (signal.aborted) break;
           if (err instanceof DockerNotFoundError) {
-            complete = true;
+            this.gone = true;
             break;
           }
           failures++;
@@ -171,7 +181,8 @@ export class LogFollower {
         await this.file?.close();
         this.file = undefined;
       });
-      if (complete) store.save(this.containerId, { ...this.state, resume: this.filter.current(), complete: true });
+      if (this.gone) store.remove(this.containerId);
+      else if (complete) store.save(this.containerId, { ...this.state, resume: this.filter.current(), complete: true });
     }
   }
 }

@@ -28,7 +28,12 @@ export class ContainerLogManager {
   }
 
   private start(containerId: string, state: { logPath: string; tty: boolean; complete: boolean }): void {
-    this.followers.set(containerId, new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state));
+    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state);
+    this.followers.set(containerId, follower);
+    // A container removed without RemoveContainer (with its pod, say) leaves nothing behind.
+    void follower.done.then(() => {
+      if (follower.gone && this.followers.get(containerId) === follower) this.followers.delete(containerId);
+    });
   }
 
   /** Picks up every follower a previous run of the shim left unfinished. */

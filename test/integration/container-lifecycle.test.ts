@@ -14,12 +14,12 @@ describe('container lifecycle', () => {
 
   before(async () => {
     shim = await startShim();
-    pod = await startTestPod(run, 'life');
+    pod = await startTestPod(shim.client, run, 'life');
   });
   after(async () => {
+    if (pod) await removeTestPod(shim.client, pod);
     await shim?.stop();
     await removeTestContainers({ run });
-    if (pod) await removeTestPod(pod);
   });
 
   it('creates, starts, reports, stops and removes a container', async () => {
@@ -114,7 +114,7 @@ describe('container lifecycle', () => {
 
   it('lists containers by every filter, combined', async () => {
     const c = shim.client.runtime;
-    const other = await startTestPod(run, 'other');
+    const other = await startTestPod(shim.client, run, 'other');
     try {
       const a = await runContainer(shim.client, pod, busybox(run, 'la', { ...SLEEP_FOREVER, labels: { ...busybox(run, 'x').labels, tier: 'front' } }));
       const { containerId: b } = await c.CreateContainer({ podSandboxId: other.id, config: busybox(run, 'lb', { labels: { ...busybox(run, 'x').labels, tier: 'back' } }), sandboxConfig: other.config });
@@ -136,7 +136,7 @@ describe('container lifecycle', () => {
       await c.RemoveContainer({ containerId: a });
       await c.RemoveContainer({ containerId: b });
     } finally {
-      await removeTestPod(other);
+      await removeTestPod(shim.client, other);
     }
   });
 });

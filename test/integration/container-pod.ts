@@ -1,13 +1,11 @@
-// Test helpers for container tests: a pod's pause container made behind the shim's back
-// exactly as RunPodSandbox makes one (dockershim name, podsandbox type label, the pause
-// image), the sandbox config kubelet would send with it, and container configs.
+// Test helpers for container tests: a pod made with RunPodSandbox, the sandbox config kubelet
+// sends again with each CreateContainer, and container configs.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types';
-import { sandboxDockerName } from '../../src/shim/naming';
+import type { ContainerConfig, LinuxPodSandboxConfig, PodSandboxConfig } from '../../src/cri/types';
 import type { CriClient } from '../support/client';
 import { testLabels } from '../support/cleanup';
-import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
+import { TEST_BUSYBOX_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
 import { tempDir } from '../support/shim';
 
@@ -17,23 +15,17 @@ export interface TestPod {
   logDir: string;
 }
 
-export async function startTestPod(run: string, name: string): Promise<TestPod> {
+export async function startTestPod(client: CriClient, run: string, name: string, linux: LinuxPodSandboxConfig = {}): Promise<TestPod> {
   const logDir = tempDir('podlogs');
   const metadata = { name, namespace: 'cds-test', uid: `${run}-${name}`, attempt: 0 };
-  const created = await dockerApi().createContainer({
-    name: sandboxDockerName(metadata),
-    Image: TEST_PAUSE_IMAGE,
-    Hostname: name,
-    Labels: { ...testLabels(run), 'io.kubernetes.docker.type': 'podsandbox' },
-    HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' },
-  });
-  await created.start();
-  const config: PodSandboxConfig = { metadata, hostname: name, logDirectory: logDir, labels: testLabels(run), linux: {} };
-  return { id: created.id, config, logDir };
+  const config: PodSandboxConfig = { metadata, hostname: name, logDirectory: logDir, labels: testLabels(run), linux };
+  const { podSandboxId } = await client.runtime.RunPodSandbox({ config });
+  return { id: podSandboxId, config, logDir };
 }
 
-export async function removeTestPod(pod: TestPod): Promise<void> {
-  await dockerApi().getContainer(pod.id).remove({ force: true }).catch(() => undefined);
+/** Removes the pod (and with it its containers) and its log directory. */
+export async function removeTestPod(client: CriClient, pod: TestPod): Promise<void> {
+  await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
   fs.rmSync(pod.logDir, { recursive: true, force: true });
 }
 

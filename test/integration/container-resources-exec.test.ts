@@ -22,13 +22,12 @@ describe('container resources and ExecSync', () => {
 
   before(async () => {
     shim = await startShim();
-    pod = await startTestPod(run, 'res');
-    pod.config.linux = { cgroupParent };
+    pod = await startTestPod(shim.client, run, 'res', { cgroupParent });
   });
   after(async () => {
+    if (pod) await removeTestPod(shim.client, pod);
     await shim?.stop();
     await removeTestContainers({ run });
-    if (pod) await removeTestPod(pod);
     // Docker made the pod's parent cgroup in each controller; it is empty once the containers are gone.
     for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
       try {

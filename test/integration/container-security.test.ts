@@ -23,12 +23,12 @@ describe('container config inside the container', () => {
 
   before(async () => {
     shim = await startShim();
-    pod = await startTestPod(run, 'sec');
+    pod = await startTestPod(shim.client, run, 'sec');
   });
   after(async () => {
+    if (pod) await removeTestPod(shim.client, pod);
     await shim?.stop();
     await removeTestContainers({ run });
-    if (pod) await removeTestPod(pod);
     removePaths(...dirs);
   });
 

@@ -50,12 +50,12 @@ describe('CRI container logs', () => {
 
   before(async () => {
     shim = await startShim();
-    pod = await startTestPod(run, 'logs');
+    pod = await startTestPod(shim.client, run, 'logs');
   });
   after(async () => {
+    if (pod) await removeTestPod(shim.client, pod);
     await shim?.stop();
     await removeTestContainers({ run });
-    if (pod) await removeTestPod(pod);
     removePaths(...dirs);
   });
 
