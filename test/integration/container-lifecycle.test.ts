@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { status as Code } from '@grpc/grpc-js';
 import { after, before, describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
@@ -71,6 +73,38 @@ describe('container lifecycle', () => {
     assert.deepEqual([badStatus.exitCode, badStatus.reason], [3, 'Error']);
     await c.RemoveContainer({ containerId: ok });
     await c.RemoveContainer({ containerId: bad });
+  });
+
+  it('stops with the configured stop signal', async () => {
+    const c = shim.client.runtime;
+    const config = busybox(run, 'stopsig', { stopSignal: 'SIGUSR1', command: ['sh', '-c', 'trap "exit 0" USR1; while true; do usleep 50000; done'] });
+    const id = await runContainer(shim.client, pod, config);
+    assert.equal(((await dockerApi().getContainer(id).inspect()).Config as { StopSignal?: string }).StopSignal, 'SIGUSR1');
+    await c.StopContainer({ containerId: id, timeout: 60 });
+    const { status } = await c.ContainerStatus({ containerId: id });
+    assert.deepEqual([status!.state, status!.exitCode, status!.reason, status!.stopSignal], ['CONTAINER_EXITED', 0, 'Completed', 'SIGUSR1']);
+    await c.RemoveContainer({ containerId: id });
+  });
+
+  it('reports a container whose command cannot run', async () => {
+    const c = shim.client.runtime;
+    const { containerId } = await c.CreateContainer({ podSandboxId: pod.id, config: busybox(run, 'cannot', { command: ['/no/such/binary'] }), sandboxConfig: pod.config });
+    await assert.rejects(c.StartContainer({ containerId }));
+    const { status } = await c.ContainerStatus({ containerId });
+    assert.equal(status!.state, 'CONTAINER_EXITED');
+    assert.equal(status!.reason, 'ContainerCannotRun');
+    assert.match(status!.message, /no such file/);
+    await c.RemoveContainer({ containerId });
+  });
+
+  it('removes a running container and forgets its log state', async () => {
+    const c = shim.client.runtime;
+    const id = await runContainer(shim.client, pod, busybox(run, 'rmrunning', SLEEP_FOREVER));
+    const stateFile = path.join(shim.rootDir, 'container-logs', `${id}.json`);
+    assert.ok(fs.existsSync(stateFile), 'the log follower keeps its state under the root directory');
+    await c.RemoveContainer({ containerId: id });
+    assert.ok(!fs.existsSync(stateFile));
+    await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
   });
 
   it('reports OOMKilled with exit code 137', async () => {
