@@ -216,6 +216,9 @@ describe('container security context', () => {
     assert.throws(() => t({ seccomp: { profileType: 'Localhost', localhostRef: '/profiles/bad.json' } }), /not JSON/);
     assert.throws(() => t({ seccomp: { profileType: 'Localhost', localhostRef: 'rel.json' } }), /absolute/);
     assert.deepEqual(t({ privileged: true }).securityOpt, [], 'privileged containers get no seccomp or AppArmor option');
+    assert.equal(t({ privileged: true }).privileged, true);
+    const { spec } = plan(containerConfig({ linux: { resources: null, securityContext: securityContext({ privileged: true, readonlyRootfs: true, runAsUser: { value: '7' } }) } }));
+    assert.deepEqual([spec.HostConfig?.Privileged, spec.HostConfig?.ReadonlyRootfs, spec.User], [true, true, '7']);
   });
 
   it('translates AppArmor forms, SELinux, no_new_privs and paths', () => {
