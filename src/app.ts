@@ -13,6 +13,7 @@ import { CriServer } from './grpc/server';
 import { loadCredentialProviderConfig } from './credentials/config';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
+import { ContainerLogManager } from './logs/manager';
 import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
@@ -62,12 +63,16 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
 
   const dockerVersion = new DockerVersionCache(docker);
-  const context: ShimContext = { config, docker, dockerVersion, cgroups, network, credentials, log };
+  const logs = new ContainerLogManager(docker, log, config.rootDirectory);
+  const resumed = logs.resumeAll();
+  if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+  const context: ShimContext = { config, docker, dockerVersion, cgroups, network, credentials, log, logs };
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {
     dockerVersion.close();
+    await logs.close();
     throw new StartupError(errorMessage(err));
   }
   log.info(
@@ -79,6 +84,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     address: server.boundAddress,
     async stop() {
       await server.stop(config.shutdownGraceMs);
+      await logs.close();
       dockerVersion.close();
     },
   };

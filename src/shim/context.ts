@@ -5,6 +5,7 @@ import type { Config } from '../config/flags';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { DockerVersionCache } from '../docker/version';
+import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkPlugin } from '../network/plugin';
 import type { Logger } from '../util/logger';
 
@@ -17,6 +18,8 @@ export interface ShimContext {
   /** Where pulls find registry credentials when the request carries none. */
   readonly credentials: CredentialSource;
   readonly log: Logger;
+  /** Writes each container's CRI log (see ../logs). */
+  readonly logs: ContainerLogManager;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */

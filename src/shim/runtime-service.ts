@@ -1,6 +1,15 @@
 // The RuntimeService as the shim serves it: each RPC name mapped to the module that implements
 // it. An RPC missing from this table answers UNIMPLEMENTED (see ../grpc/adapter.ts).
 import type { RuntimeServiceImpl } from '../cri/types';
+import { containerStatus } from './container/container-status';
+import { createContainer } from './container/create-container';
+import { execSync } from './container/exec-sync';
+import { listContainers, streamContainers } from './container/list-containers';
+import { removeContainer } from './container/remove-container';
+import { reopenContainerLog } from './container/reopen-container-log';
+import { startContainer } from './container/start-container';
+import { stopContainer } from './container/stop-container';
+import { updateContainerResources } from './container/update-container-resources';
 import type { ShimContext } from './context';
 import { runtimeConfig } from './runtime-config';
 import { listPodSandbox, streamPodSandboxes } from './sandbox/list-pod-sandbox';
@@ -27,5 +36,16 @@ export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
     ListPodSandbox: (req, ctx) => listPodSandbox(shim, req, ctx),
     StreamPodSandboxes: (req, send, ctx) => streamPodSandboxes(shim, req, send, ctx),
     UpdatePodSandboxResources: (req, ctx) => updatePodSandboxResources(shim, req, ctx),
+    // Containers
+    CreateContainer: (req, ctx) => createContainer(shim, req, ctx),
+    StartContainer: (req, ctx) => startContainer(shim, req, ctx),
+    StopContainer: (req, ctx) => stopContainer(shim, req, ctx),
+    RemoveContainer: (req, ctx) => removeContainer(shim, req, ctx),
+    ContainerStatus: (req, ctx) => containerStatus(shim, req, ctx),
+    ListContainers: (req, ctx) => listContainers(shim, req, ctx),
+    StreamContainers: (req, send, ctx) => streamContainers(shim, req, send, ctx),
+    UpdateContainerResources: (req, ctx) => updateContainerResources(shim, req, ctx),
+    ExecSync: (req, ctx) => execSync(shim, req, ctx),
+    ReopenContainerLog: (req, ctx) => reopenContainerLog(shim, req, ctx),
   };
 }

@@ -2,6 +2,7 @@
 // with the pod. Containers already gone are fine: a concurrent RemoveContainer may win.
 import type { CallOptions, DockerClient } from '../../docker/client';
 import { DockerNotFoundError } from '../../errors';
+import type { ShimContext } from '../context';
 import { SANDBOX_ID_LABEL } from '../labels';
 
 /** Grace period for what is still running when the pod is stopped (kubelet stopped them already, normally). */
@@ -22,9 +23,19 @@ export async function stopPodContainers(docker: DockerClient, sandboxId: string,
   await Promise.all(ids.map((id) => docker.stopContainer(id, SANDBOX_STOP_GRACE_SECONDS, opts).catch(ignoreGone)));
 }
 
-export async function removePodContainers(docker: DockerClient, sandboxId: string, opts?: CallOptions): Promise<void> {
-  const ids = await podContainerIds(docker, sandboxId, true, opts);
-  await Promise.all(ids.map((id) => docker.removeContainer(id, { force: true, removeVolumes: true }, opts).catch(ignoreGone)));
+/** Removes the pod's containers, ending their log followers first (as RemoveContainer does). */
+export async function removePodContainers(
+  shim: Pick<ShimContext, 'docker' | 'logs'>,
+  sandboxId: string,
+  opts?: CallOptions,
+): Promise<void> {
+  const ids = await podContainerIds(shim.docker, sandboxId, true, opts);
+  await Promise.all(
+    ids.map(async (id) => {
+      await shim.logs.forget(id);
+      await shim.docker.removeContainer(id, { force: true, removeVolumes: true }, opts).catch(ignoreGone);
+    }),
+  );
 }
 
 export async function stopContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {

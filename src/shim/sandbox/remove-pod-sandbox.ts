@@ -18,7 +18,7 @@ export async function removePodSandbox(
   const { locks, checkpoints } = sandboxState(shim);
   await locks.run(found.id, async () => {
     if (found.container?.State === 'running' && !isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
-    await removePodContainers(shim.docker, found.id, opts);
+    await removePodContainers(shim, found.id, opts);
     if (found.container) await removeContainerIfPresent(shim.docker, found.id, opts);
     await checkpoints.remove(found.id);
   });

@@ -1,0 +1,89 @@
+// The shim's log followers, one per started container with a log path. Followers start with
+// StartContainer and, after a shim restart, for every container whose output was not yet all
+// written; they end when their container stops and are forgotten with RemoveContainer.
+import type { DockerClient } from '../docker/client';
+import { FailedPreconditionError } from '../errors';
+import type { Logger } from '../util/logger';
+import { LogFollower } from './follower';
+import { FollowerStateStore } from './state';
+
+export class ContainerLogManager {
+  private readonly followers = new Map<string, LogFollower>();
+  private readonly store: FollowerStateStore;
+
+  constructor(
+    private readonly docker: DockerClient,
+    private readonly log: Logger,
+    rootDirectory: string,
+  ) {
+    this.store = new FollowerStateStore(rootDirectory);
+  }
+
+  /** Starts copying a started container's output to its CRI log at `logPath`. */
+  follow(containerId: string, logPath: string, tty: boolean): void {
+    if (this.followers.get(containerId)?.active) return;
+    const state = { logPath, tty, complete: false };
+    this.store.save(containerId, state);
+    this.start(containerId, state);
+  }
+
+  private start(containerId: string, state: { logPath: string; tty: boolean; complete: boolean }): void {
+    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state);
+    this.followers.set(containerId, follower);
+    // A container removed without RemoveContainer (with its pod, say) leaves nothing behind.
+    void follower.done.then(() => {
+      if (follower.gone && this.followers.get(containerId) === follower) this.followers.delete(containerId);
+    });
+  }
+
+  /** Picks up every follower a previous run of the shim left unfinished. */
+  resumeAll(): number {
+    let resumed = 0;
+    for (const id of this.store.list()) {
+      const state = this.store.load(id);
+      if (!state || state.complete || this.followers.has(id)) continue;
+      this.start(id, state);
+      resumed++;
+    }
+    return resumed;
+  }
+
+  /**
+   * Waits until everything a stopped container printed is in its file (the follower ends when
+   * Docker's stream does), or the time is up.
+   */
+  async drained(containerId: string, timeoutMs: number): Promise<boolean> {
+    const follower = this.followers.get(containerId);
+    if (!follower || !follower.active) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([follower.done.then(() => true as const), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async reopen(containerId: string): Promise<void> {
+    const follower = this.followers.get(containerId);
+    if (!follower || !follower.active) {
+      throw new FailedPreconditionError(`container ${containerId} has no log being written (no log path, or it is not running)`);
+    }
+    await follower.reopen();
+  }
+
+  /** Ends the container's follower and drops its state (the container is being removed). */
+  async forget(containerId: string): Promise<void> {
+    const follower = this.followers.get(containerId);
+    this.followers.delete(containerId);
+    await follower?.stop();
+    this.store.remove(containerId);
+  }
+
+  /** Stops every follower, keeping their state for the next start. */
+  async close(): Promise<void> {
+    const all = [...this.followers.values()];
+    this.followers.clear();
+    await Promise.all(all.map((f) => f.stop()));
+  }
+}

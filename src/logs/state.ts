@@ -1,0 +1,62 @@
+// What the log follower of each container must remember across a shim restart: where the
+// container's CRI log goes, whether it has a TTY, where writing stood at the last reopen, and
+// whether all its output is already written. One small JSON file per container under the
+// shim's root directory, named by the container's (validated) ID, replaced atomically.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { validateId } from '../shim/resolve';
+import type { ResumePoint } from './cri-format';
+
+export interface FollowerState {
+  logPath: string;
+  tty: boolean;
+  /** Where writing stood when the current file was opened (a reopen starts an empty file). */
+  resume?: ResumePoint;
+  /** All output is in the file: nothing to resume. */
+  complete: boolean;
+}
+
+export class FollowerStateStore {
+  readonly dir: string;
+
+  constructor(rootDirectory: string) {
+    this.dir = path.join(rootDirectory, 'container-logs');
+  }
+
+  private file(containerId: string): string {
+    return path.join(this.dir, `${validateId('container_id', containerId)}.json`);
+  }
+
+  save(containerId: string, state: FollowerState): void {
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const target = this.file(containerId);
+    const temp = `${target}.tmp`;
+    fs.writeFileSync(temp, JSON.stringify(state), { mode: 0o600 });
+    fs.renameSync(temp, target);
+  }
+
+  load(containerId: string): FollowerState | undefined {
+    try {
+      const parsed = JSON.parse(fs.readFileSync(this.file(containerId), 'utf8')) as Partial<FollowerState>;
+      if (typeof parsed.logPath !== 'string' || !path.isAbsolute(parsed.logPath)) return undefined;
+      return { logPath: parsed.logPath, tty: parsed.tty === true, resume: parsed.resume, complete: parsed.complete === true };
+    } catch {
+      return undefined;
+    }
+  }
+
+  remove(containerId: string): void {
+    fs.rmSync(this.file(containerId), { force: true });
+  }
+
+  /** IDs of every container with saved state (file names that are not IDs are ignored). */
+  list(): string[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    return names.filter((n) => /^[0-9a-f]{1,64}\.json$/.test(n)).map((n) => n.slice(0, -'.json'.length));
+  }
+}

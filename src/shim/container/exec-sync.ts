@@ -1,0 +1,77 @@
+// ExecSync: run a command in a running container and hand back its output and exit code.
+// With a timeout (or when the caller's deadline passes) the command's processes are killed
+// and the call fails with DEADLINE_EXCEEDED. Output is capped so that the answer fits in one
+// 16 MiB gRPC message; what did not fit is reported at the end of stderr.
+import type { Duplex } from 'node:stream';
+import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
+import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
+import type { ShimContext } from '../context';
+import { resolveShimObject } from '../resolve';
+import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
+import { killProcessTree } from './process-tree';
+
+/** After the output ends, Docker may need a moment to record the exit code. */
+const EXIT_CODE_WAIT_MS = 5_000;
+
+export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, ctx: CallContext): Promise<ExecSyncResponse> {
+  if (req.cmd.length === 0) throw new InvalidArgumentError('cmd is required');
+  const timeoutSeconds = Number(req.timeout);
+  if (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0) throw new InvalidArgumentError(`timeout: ${req.timeout} must be seconds, 0 or more`);
+  const opts = { signal: ctx.signal };
+  const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const inspect = await shim.docker.inspectContainer(Id, opts);
+  if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
+
+  const execId = await shim.docker.createExec(Id, { Cmd: [...req.cmd], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false }, opts);
+  const budget = new OutputBudget();
+  const stdout = new CappedOutput(budget);
+  const stderr = new CappedOutput(budget);
+  const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
+  shim.docker.demux(connection, stdout, stderr);
+
+  const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
+  if (outcome !== 'ended') {
+    const exec = await shim.docker.inspectExec(execId).catch(() => undefined);
+    const killed = exec?.Running && exec.Pid > 0 ? killProcessTree(exec.Pid) : 0;
+    connection.destroy();
+    shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
+    if (outcome === 'cancelled') throw new CancelledError('ExecSync: cancelled by the client');
+    throw new DeadlineExceededError(`command ${JSON.stringify(req.cmd)} timed out after ${timeoutSeconds}s`);
+  }
+
+  const exitCode = await exitCodeOf(shim, execId);
+  let err = stderr.contents();
+  for (const [name, sink] of [['stdout', stdout], ['stderr', stderr]] as const) {
+    if (sink.dropped > 0) err = Buffer.concat([err, Buffer.from(truncationNote(name, sink.dropped))]);
+  }
+  return { stdout: stdout.contents(), stderr: err, exitCode };
+}
+
+type Outcome = 'ended' | 'timeout' | 'cancelled';
+
+function raceOutput(connection: Duplex, timeoutSeconds: number, signal: AbortSignal): Promise<Outcome> {
+  return new Promise<Outcome>((resolve) => {
+    const timer = timeoutSeconds > 0 ? setTimeout(() => finish('timeout'), timeoutSeconds * 1000) : undefined;
+    const onAbort = (): void => finish(signal.reason instanceof Error && /deadline/.test(signal.reason.message) ? 'timeout' : 'cancelled');
+    function finish(o: Outcome): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(o);
+    }
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    connection.once('end', () => finish('ended'));
+    connection.once('close', () => finish('ended'));
+    connection.once('error', () => finish('ended'));
+  });
+}
+
+async function exitCodeOf(shim: ShimContext, execId: string): Promise<number> {
+  const deadline = Date.now() + EXIT_CODE_WAIT_MS;
+  for (;;) {
+    const exec = await shim.docker.inspectExec(execId);
+    if (!exec.Running && exec.ExitCode !== null) return exec.ExitCode;
+    if (Date.now() > deadline) throw new DeadlineExceededError(`exec ${execId}: Docker did not report an exit code`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

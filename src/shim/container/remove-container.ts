@@ -1,0 +1,19 @@
+// RemoveContainer: end its log follower, then force-remove it (running or not). A container
+// that is already gone is removed: success.
+import type { CallContext, RemoveContainerRequest__Output, RemoveContainerResponse } from '../../cri/types';
+import { DockerNotFoundError, NotFoundError } from '../../errors';
+import type { ShimContext } from '../context';
+import { resolveShimObject } from '../resolve';
+
+export async function removeContainer(shim: ShimContext, req: RemoveContainerRequest__Output, ctx: CallContext): Promise<RemoveContainerResponse> {
+  const opts = { signal: ctx.signal };
+  try {
+    const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+    await shim.logs.forget(Id);
+    await shim.docker.removeContainer(Id, { force: true, removeVolumes: true }, opts);
+  } catch (err) {
+    if (err instanceof NotFoundError || err instanceof DockerNotFoundError) return {};
+    throw err;
+  }
+  return {};
+}

@@ -1,0 +1,139 @@
+// Docker's view of a container (inspect or list summary) as CRI's ContainerStatus and
+// Container, and CRI's ContainerFilter as a predicate. Pure.
+import type {
+  Container,
+  ContainerFilter__Output,
+  ContainerState__Output,
+  ContainerStatus,
+  ContainerUser,
+} from '../../cri/types';
+import type { ContainerInspect, ContainerSummary } from '../../docker/types';
+import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
+import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL } from '../labels';
+import { parseContainerDockerName } from '../naming';
+import { mountsFromInspect } from './mounts';
+import { resourcesFromInspect } from './resources';
+import { criSignal } from './signals';
+
+export const REASON_COMPLETED = 'Completed';
+export const REASON_ERROR = 'Error';
+export const REASON_OOM_KILLED = 'OOMKilled';
+export const REASON_CANNOT_RUN = 'ContainerCannotRun';
+
+/** The image a container runs, as resolved from Docker's image store by the handler. */
+export interface ImageIdentity {
+  id: string;
+  /** A repo digest when the image has one (what kubelet shows as imageID), else the ID. */
+  ref: string;
+}
+
+export function stateOf(state: ContainerInspect['State']): ContainerState__Output {
+  if (state.Running || state.Restarting || state.Paused) return 'CONTAINER_RUNNING';
+  switch (state.Status) {
+    case 'created':
+      // A start that failed leaves the container "created", with the error recorded.
+      return state.Error ? 'CONTAINER_EXITED' : 'CONTAINER_CREATED';
+    case 'exited':
+    case 'dead':
+      return 'CONTAINER_EXITED';
+    default:
+      return 'CONTAINER_UNKNOWN';
+  }
+}
+
+/** Docker's summary `State` ("created", "running", ...) as CRI's state. */
+export function stateOfSummary(state: string): ContainerState__Output {
+  switch (state) {
+    case 'created':
+      return 'CONTAINER_CREATED';
+    case 'running':
+    case 'restarting':
+    case 'paused':
+      return 'CONTAINER_RUNNING';
+    case 'exited':
+    case 'dead':
+      return 'CONTAINER_EXITED';
+    default:
+      return 'CONTAINER_UNKNOWN';
+  }
+}
+
+function metadataOf(dockerName: string): { name: string; attempt: number } {
+  const parts = parseContainerDockerName(dockerName);
+  return parts ? { name: parts.containerName, attempt: parts.attempt } : { name: dockerName.replace(/^\//, ''), attempt: 0 };
+}
+
+function reasonOf(inspect: ContainerInspect, state: ContainerState__Output): { reason: string; message: string } {
+  if (state !== 'CONTAINER_EXITED') return { reason: '', message: '' };
+  const s = inspect.State;
+  if (s.OOMKilled) return { reason: REASON_OOM_KILLED, message: s.Error ?? '' };
+  if (!s.StartedAt || s.StartedAt.startsWith('0001-')) {
+    if (s.Error) return { reason: REASON_CANNOT_RUN, message: s.Error };
+  }
+  return { reason: s.ExitCode === 0 ? REASON_COMPLETED : REASON_ERROR, message: s.Error ?? '' };
+}
+
+export function containerStatusFromInspect(inspect: ContainerInspect, image: ImageIdentity, user: ContainerUser | undefined): ContainerStatus {
+  const state = stateOf(inspect.State);
+  const { labels, annotations } = fromDockerLabels(inspect.Config.Labels);
+  const { reason, message } = reasonOf(inspect, state);
+  const status: ContainerStatus = {
+    id: inspect.Id,
+    metadata: metadataOf(inspect.Name),
+    state,
+    createdAt: rfc3339ToNanos(inspect.Created),
+    startedAt: rfc3339ToNanos(inspect.State.StartedAt),
+    finishedAt: rfc3339ToNanos(inspect.State.FinishedAt),
+    exitCode: state === 'CONTAINER_EXITED' ? inspect.State.ExitCode : 0,
+    image: { image: inspect.Config.Image },
+    imageRef: image.ref,
+    imageId: image.id,
+    reason,
+    message,
+    labels,
+    annotations,
+    mounts: mountsFromInspect(inspect),
+    logPath: inspect.Config.Labels?.[CONTAINER_LOG_PATH_LABEL] ?? '',
+    resources: resourcesFromInspect(inspect),
+    stopSignal: criSignal((inspect.Config as { StopSignal?: string }).StopSignal),
+  };
+  if (user) status.user = user;
+  return status;
+}
+
+export function containerFromSummary(c: ContainerSummary): Container {
+  const { labels, annotations } = fromDockerLabels(c.Labels);
+  return {
+    id: c.Id,
+    podSandboxId: c.Labels?.[SANDBOX_ID_LABEL] ?? '',
+    metadata: metadataOf(c.Names?.[0] ?? ''),
+    image: { image: c.Image },
+    imageRef: c.ImageID,
+    imageId: c.ImageID,
+    state: stateOfSummary(c.State),
+    createdAt: secondsToNanos(c.Created),
+    labels,
+    annotations,
+  };
+}
+
+/** CRI's filter: every given part must hold (id and pod sandbox id match as prefixes). */
+export function matchesContainerFilter(c: Container, filter: ContainerFilter__Output | null): boolean {
+  if (!filter) return true;
+  if (filter.id !== '' && !(c.id ?? '').startsWith(filter.id)) return false;
+  if (filter.podSandboxId !== '' && !(c.podSandboxId ?? '').startsWith(filter.podSandboxId)) return false;
+  if (filter.state && c.state !== filter.state.state) return false;
+  return matchesLabelSelector(c.labels ?? {}, filter.labelSelector);
+}
+
+/** The process identity from /proc/<pid>/status (effective uid and gid, supplementary groups). */
+export function userFromProcStatus(text: string): ContainerUser | undefined {
+  const field = (name: string): string[] | undefined => {
+    const m = new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(text);
+    return m ? m[1]!.trim().split(/\s+/).filter(Boolean) : undefined;
+  };
+  const uid = field('Uid');
+  const gid = field('Gid');
+  if (!uid || !gid || uid.length < 2 || gid.length < 2) return undefined;
+  return { linux: { uid: uid[1]!, gid: gid[1]!, supplementalGroups: field('Groups') ?? [] } };
+}

@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { status as Code } from '@grpc/grpc-js';
+import { after, before, describe, it } from 'node:test';
+import { rejectsWith } from '../support/client';
+import { newTestRun, removeTestContainers, TEST_LABEL } from '../support/cleanup';
+import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
+import { startShim, type ShimProcess } from '../support/shim';
+import { busybox, removeTestPod, runContainer, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
+
+describe('container lifecycle', () => {
+  const run = newTestRun();
+  let shim: ShimProcess;
+  let pod: TestPod;
+
+  before(async () => {
+    shim = await startShim();
+    pod = await startTestPod(shim.client, run, 'life');
+  });
+  after(async () => {
+    if (pod) await removeTestPod(shim.client, pod);
+    await shim?.stop();
+    await removeTestContainers({ run });
+  });
+
+  it('creates, starts, reports, stops and removes a container', async () => {
+    const c = shim.client.runtime;
+    const config = busybox(run, 'web', { ...SLEEP_FOREVER, annotations: { 'kubernetes.io/config': 'a=b' }, labels: { ...busybox(run, 'x').labels, app: 'web' } });
+    const { containerId } = await c.CreateContainer({ podSandboxId: pod.id, config, sandboxConfig: pod.config });
+    const inspect = await dockerApi().getContainer(containerId).inspect();
+    assert.equal(inspect.Name, `/k8s_web_life_cds-test_${run}-life_0`);
+
+    let { status } = await c.ContainerStatus({ containerId });
+    assert.equal(status!.state, 'CONTAINER_CREATED');
+    assert.deepEqual(status!.metadata, { name: 'web', attempt: 0 });
+    assert.deepEqual(status!.labels, config.labels);
+    assert.deepEqual(status!.annotations, { 'kubernetes.io/config': 'a=b' });
+    assert.equal(status!.image!.image, TEST_BUSYBOX_IMAGE);
+    assert.match(status!.imageId, /^sha256:/);
+    assert.equal(status!.logPath, `${pod.logDir}/web/0.log`);
+
+    await c.StartContainer({ containerId });
+    ({ status } = await c.ContainerStatus({ containerId, verbose: true }).then((r) => {
+      assert.ok(JSON.parse(r.info.info!).pid > 0, 'verbose info has the pid');
+      return r;
+    }));
+    assert.equal(status!.state, 'CONTAINER_RUNNING');
+    assert.ok(BigInt(status!.startedAt) >= BigInt(status!.createdAt));
+    assert.equal(status!.user?.linux?.uid, '0');
+
+    await c.StopContainer({ containerId, timeout: 1 });
+    ({ status } = await c.ContainerStatus({ containerId }));
+    assert.equal(status!.state, 'CONTAINER_EXITED');
+    assert.equal(status!.exitCode, 137, 'sleep ignores SIGTERM as PID 1, so it was killed');
+    assert.equal(status!.reason, 'Error');
+    assert.ok(BigInt(status!.finishedAt) >= BigInt(status!.startedAt));
+
+    await c.StopContainer({ containerId, timeout: 1 });
+    await c.RemoveContainer({ containerId });
+    await c.RemoveContainer({ containerId });
+    await c.StopContainer({ containerId, timeout: 1 });
+    await assert.rejects(c.ContainerStatus({ containerId }), rejectsWith(Code.NOT_FOUND));
+  });
+
+  it('reports Completed with exit code 0, and Error with the exit code', async () => {
+    const c = shim.client.runtime;
+    const ok = await runContainer(shim.client, pod, busybox(run, 'ok', { command: ['true'] }));
+    const bad = await runContainer(shim.client, pod, busybox(run, 'bad', { command: ['sh', '-c', 'exit 3'] }));
+    const okStatus = await waitExited(shim.client, ok);
+    const badStatus = await waitExited(shim.client, bad);
+    assert.deepEqual([okStatus.exitCode, okStatus.reason], [0, 'Completed']);
+    assert.deepEqual([badStatus.exitCode, badStatus.reason], [3, 'Error']);
+    await c.RemoveContainer({ containerId: ok });
+    await c.RemoveContainer({ containerId: bad });
+  });
+
+  it('stops with the configured stop signal', async () => {
+    const c = shim.client.runtime;
+    const config = busybox(run, 'stopsig', { stopSignal: 'SIGUSR1', command: ['sh', '-c', 'trap "exit 0" USR1; while true; do usleep 50000; done'] });
+    const id = await runContainer(shim.client, pod, config);
+    assert.equal(((await dockerApi().getContainer(id).inspect()).Config as { StopSignal?: string }).StopSignal, 'SIGUSR1');
+    await c.StopContainer({ containerId: id, timeout: 60 });
+    const { status } = await c.ContainerStatus({ containerId: id });
+    assert.deepEqual([status!.state, status!.exitCode, status!.reason, status!.stopSignal], ['CONTAINER_EXITED', 0, 'Completed', 'SIGUSR1']);
+    await c.RemoveContainer({ containerId: id });
+  });
+
+  it('reports a container whose command cannot run', async () => {
+    const c = shim.client.runtime;
+    const { containerId } = await c.CreateContainer({ podSandboxId: pod.id, config: busybox(run, 'cannot', { command: ['/no/such/binary'] }), sandboxConfig: pod.config });
+    await assert.rejects(c.StartContainer({ containerId }));
+    const { status } = await c.ContainerStatus({ containerId });
+    assert.equal(status!.state, 'CONTAINER_EXITED');
+    assert.equal(status!.reason, 'ContainerCannotRun');
+    assert.match(status!.message, /no such file/);
+    await c.RemoveContainer({ containerId });
+  });
+
+  it('removes a running container and forgets its log state', async () => {
+    const c = shim.client.runtime;
+    const id = await runContainer(shim.client, pod, busybox(run, 'rmrunning', SLEEP_FOREVER));
+    const stateFile = path.join(shim.rootDir, 'container-logs', `${id}.json`);
+    assert.ok(fs.existsSync(stateFile), 'the log follower keeps its state under the root directory');
+    await c.RemoveContainer({ containerId: id });
+    assert.ok(!fs.existsSync(stateFile));
+    await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+  });
+
+  it('reports OOMKilled with exit code 137', async () => {
+    const config = busybox(run, 'oom', {
+      command: ['sh', '-c', 'x=a; while true; do x="$x$x"; done'],
+      linux: { resources: { memoryLimitInBytes: 16 * 1024 * 1024 } },
+    });
+    const id = await runContainer(shim.client, pod, config);
+    const status = await waitExited(shim.client, id, 60_000);
+    assert.deepEqual([status.exitCode, status.reason], [137, 'OOMKilled']);
+    await shim.client.runtime.RemoveContainer({ containerId: id });
+  });
+
+  it('refuses bad requests with the field named, leaving no container behind', async () => {
+    const c = shim.client.runtime;
+    const create = (over: Parameters<typeof busybox>[2], podSandboxId = pod.id) =>
+      c.CreateContainer({ podSandboxId, config: busybox(run, 'bad-input', over), sandboxConfig: pod.config });
+    await assert.rejects(create({}, 'f'.repeat(64)), rejectsWith(Code.NOT_FOUND, /sandbox/));
+    await assert.rejects(create({}, 'not-an-id'), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
+    await assert.rejects(create({ metadata: { name: '' } }), rejectsWith(Code.INVALID_ARGUMENT, /config.metadata.name is required/));
+    await assert.rejects(create({ image: { image: '' } }), rejectsWith(Code.INVALID_ARGUMENT, /config.image.image is required/));
+    await assert.rejects(create({ image: { image: 'cds-test/absent:never' } }), rejectsWith(Code.NOT_FOUND, /cds-test\/absent:never/));
+    await assert.rejects(create({ mounts: [{ hostPath: 'relative', containerPath: '/x' }] }), rejectsWith(Code.INVALID_ARGUMENT, /config.mounts\[0\].host_path/));
+    await assert.rejects(create({ mounts: [{ hostPath: '', containerPath: '/x' }] }), rejectsWith(Code.INVALID_ARGUMENT, /config.mounts\[0\].host_path is required/));
+    await assert.rejects(
+      create({ linux: { securityContext: { capabilities: { addCapabilities: ['CAP_FLY'] } } } }),
+      rejectsWith(Code.INVALID_ARGUMENT, /unknown capability "CAP_FLY"/),
+    );
+    await assert.rejects(
+      create({ linux: { securityContext: { seccomp: { profileType: 'Localhost', localhostRef: '/nonexistent/profile.json' } } } }),
+      rejectsWith(Code.INVALID_ARGUMENT, /seccomp.localhost_ref: cannot read/),
+    );
+    await assert.rejects(create({ linux: { securityContext: { seccompProfilePath: 'bogus' } } }), rejectsWith(Code.INVALID_ARGUMENT, /seccomp_profile_path/));
+    await assert.rejects(create({ linux: { securityContext: { apparmorProfile: 'bogus' } } }), rejectsWith(Code.INVALID_ARGUMENT, /apparmor_profile/));
+    await assert.rejects(create({ mounts: [{ hostPath: '/tmp', containerPath: '/x', recursiveReadOnly: true }] }), rejectsWith(Code.UNIMPLEMENTED, /1.44/));
+    await assert.rejects(c.StartContainer({ containerId: 'e'.repeat(64) }), rejectsWith(Code.NOT_FOUND));
+    await assert.rejects(c.ContainerStatus({ containerId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /container_id is required/));
+    const left = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${run}`], name: ['bad-input'] } });
+    assert.deepEqual(left, []);
+  });
+
+  it('lists containers by every filter, combined', async () => {
+    const c = shim.client.runtime;
+    const other = await startTestPod(shim.client, run, 'other');
+    try {
+      const a = await runContainer(shim.client, pod, busybox(run, 'la', { ...SLEEP_FOREVER, labels: { ...busybox(run, 'x').labels, tier: 'front' } }));
+      const { containerId: b } = await c.CreateContainer({ podSandboxId: other.id, config: busybox(run, 'lb', { labels: { ...busybox(run, 'x').labels, tier: 'back' } }), sandboxConfig: other.config });
+      const ids = async (filter: object) => (await c.ListContainers({ filter })).containers.map((x) => x.id).sort();
+      const mine = { [TEST_LABEL]: run };
+      assert.deepEqual(await ids({ labelSelector: mine }), [a, b].sort());
+      assert.deepEqual(await ids({ id: a.slice(0, 12) }), [a]);
+      assert.deepEqual(await ids({ podSandboxId: other.id }), [b]);
+      assert.deepEqual(await ids({ labelSelector: mine, state: { state: 'CONTAINER_RUNNING' } }), [a]);
+      assert.deepEqual(await ids({ labelSelector: mine, state: { state: 'CONTAINER_CREATED' } }), [b]);
+      assert.deepEqual(await ids({ labelSelector: { ...mine, tier: 'back' } }), [b]);
+      assert.deepEqual(await ids({ podSandboxId: pod.id, labelSelector: { tier: 'back' } }), []);
+      const listed = (await c.ListContainers({ filter: { id: a } })).containers[0]!;
+      assert.equal(listed.podSandboxId, pod.id);
+      assert.deepEqual(listed.metadata, { name: 'la', attempt: 0 });
+      assert.equal(listed.labels!.tier, 'front');
+      const streamed = (await c.StreamContainers({ filter: { labelSelector: mine } })).flatMap((m) => m.containers.map((x) => x.id)).sort();
+      assert.deepEqual(streamed, [a, b].sort());
+      await c.RemoveContainer({ containerId: a });
+      await c.RemoveContainer({ containerId: b });
+    } finally {
+      await removeTestPod(shim.client, other);
+    }
+  });
+});

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Container } from '../../src/cri/types';
+import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
+import { dockerFiltersFor } from '../../src/shim/container/list-containers';
+import { toDockerUpdate } from '../../src/shim/container/resources';
+import {
+  containerFromSummary,
+  containerStatusFromInspect,
+  matchesContainerFilter,
+  stateOf,
+  stateOfSummary,
+  userFromProcStatus,
+} from '../../src/shim/container/status-convert';
+import { UnimplementedError } from '../../src/errors';
+
+const SANDBOX = 'b'.repeat(64);
+const NEVER = '0001-01-01T00:00:00Z';
+
+function inspect(state: Partial<ContainerInspect['State']>, over: Partial<ContainerInspect> = {}): ContainerInspect {
+  return {
+    Id: 'c'.repeat(64),
+    Name: '/k8s_app_web_default_u-1_3',
+    Created: '2026-11-22T02:04:17.123456789Z',
+    Image: 'sha256:feed',
+    State: { Status: 'running', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: NEVER, FinishedAt: NEVER, ...state },
+    Config: {
+      Image: 'busybox:1',
+      Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, 'io.kubernetes.container.logpath': '/var/log/pods/x/app/3.log', tier: 'web', 'annotation.note': 'n' },
+      StopSignal: 'SIGUSR1',
+    },
+    HostConfig: { CpuPeriod: 100000, CpuQuota: 50000, CpuShares: 512, Memory: 1024, MemorySwap: 1024, OomScoreAdj: 10, CpusetCpus: '0', CpusetMems: '' },
+    Mounts: [{ Type: 'bind', Source: '/srv', Destination: '/data', Mode: 'ro,Z', RW: false, Propagation: 'rslave' }],
+    ...over,
+  } as unknown as ContainerInspect;
+}
+
+const image = { id: 'sha256:feed', ref: 'busybox@sha256:abc' };
+
+describe('container status conversion', () => {
+  it('maps Docker states to CRI states', () => {
+    assert.equal(stateOf(inspect({ Status: 'created' }).State), 'CONTAINER_CREATED');
+    assert.equal(stateOf(inspect({ Status: 'created', Error: 'exec: no such file' }).State), 'CONTAINER_EXITED');
+    assert.equal(stateOf(inspect({ Status: 'running', Running: true }).State), 'CONTAINER_RUNNING');
+    assert.equal(stateOf(inspect({ Status: 'exited' }).State), 'CONTAINER_EXITED');
+    assert.equal(stateOf(inspect({ Status: 'removing' }).State), 'CONTAINER_UNKNOWN');
+    assert.deepEqual(['created', 'running', 'paused', 'exited', 'dead', 'removing'].map(stateOfSummary), [
+      'CONTAINER_CREATED', 'CONTAINER_RUNNING', 'CONTAINER_RUNNING', 'CONTAINER_EXITED', 'CONTAINER_EXITED', 'CONTAINER_UNKNOWN',
+    ]);
+  });
+
+  it('builds the full status of an exited container', () => {
+    const s = containerStatusFromInspect(inspect({ Status: 'exited', ExitCode: 2, StartedAt: '2026-11-22T02:04:18Z', FinishedAt: '2026-11-22T02:04:19.5Z' }), image, undefined);
+    assert.equal(s.id, 'c'.repeat(64));
+    assert.deepEqual(s.metadata, { name: 'app', attempt: 3 });
+    assert.deepEqual([s.state, s.exitCode, s.reason], ['CONTAINER_EXITED', 2, 'Error']);
+    const sec = (t: string) => String(Date.parse(t) / 1000);
+    assert.deepEqual([s.createdAt, s.startedAt, s.finishedAt], [
+      `${sec('2026-11-22T02:04:17Z')}123456789`,
+      `${sec('2026-11-22T02:04:18Z')}000000000`,
+      `${sec('2026-11-22T02:04:19Z')}500000000`,
+    ]);
+    assert.deepEqual([s.image, s.imageRef, s.imageId], [{ image: 'busybox:1' }, 'busybox@sha256:abc', 'sha256:feed']);
+    assert.deepEqual(s.labels, { tier: 'web' });
+    assert.deepEqual(s.annotations, { note: 'n' });
+    assert.equal(s.logPath, '/var/log/pods/x/app/3.log');
+    assert.deepEqual(s.mounts, [{ containerPath: '/data', hostPath: '/srv', readonly: true, selinuxRelabel: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }]);
+    assert.equal(s.resources?.linux?.cpuQuota, '50000');
+    assert.equal(s.stopSignal, 'SIGUSR1');
+  });
+
+  it('gives the exit reasons Completed, OOMKilled and ContainerCannotRun', () => {
+    assert.equal(containerStatusFromInspect(inspect({ Status: 'exited', StartedAt: '2026-11-22T02:04:18Z' }), image, undefined).reason, 'Completed');
+    assert.equal(containerStatusFromInspect(inspect({ Status: 'exited', ExitCode: 137, OOMKilled: true, StartedAt: '2026-11-22T02:04:18Z' }), image, undefined).reason, 'OOMKilled');
+    const cannot = containerStatusFromInspect(inspect({ Status: 'created', ExitCode: 127, Error: 'exec: "nope": not found' }), image, undefined);
+    assert.deepEqual([cannot.state, cannot.reason, cannot.message], ['CONTAINER_EXITED', 'ContainerCannotRun', 'exec: "nope": not found']);
+    const running = containerStatusFromInspect(inspect({ Running: true, ExitCode: 0 }), image, { linux: { uid: '1', gid: '2', supplementalGroups: [] } });
+    assert.deepEqual([running.reason, running.user?.linux?.uid], ['', '1']);
+  });
+
+  it('reads the process identity from /proc/<pid>/status', () => {
+    const text = 'Name:\tsh\nUid:\t1234\t1234\t1234\t1234\nGid:\t99\t99\t99\t99\nGroups:\t5 6 99 \n';
+    assert.deepEqual(userFromProcStatus(text), { linux: { uid: '1234', gid: '99', supplementalGroups: ['5', '6', '99'] } });
+    assert.equal(userFromProcStatus('Name: x'), undefined);
+  });
+
+  it('lists a summary and filters on every field combined', () => {
+    const summary = {
+      Id: 'c'.repeat(64), Names: ['/k8s_app_web_default_u-1_3'], Image: 'busybox:1', ImageID: 'sha256:feed', Created: 1795312257, State: 'running',
+      Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, tier: 'web' },
+    } as unknown as ContainerSummary;
+    const c: Container = containerFromSummary(summary);
+    assert.deepEqual([c.podSandboxId, c.metadata, c.state, c.createdAt, c.labels], [SANDBOX, { name: 'app', attempt: 3 }, 'CONTAINER_RUNNING', '1795312257000000000', { tier: 'web' }]);
+    const f = (over: object) => matchesContainerFilter(c, { id: '', podSandboxId: '', state: null, labelSelector: {}, ...over });
+    assert.ok(f({}));
+    assert.ok(f({ id: 'ccc', podSandboxId: SANDBOX, state: { state: 'CONTAINER_RUNNING' }, labelSelector: { tier: 'web' } }));
+    assert.ok(!f({ id: 'cd' }));
+    assert.ok(!f({ podSandboxId: 'a' }));
+    assert.ok(!f({ state: { state: 'CONTAINER_EXITED' } }));
+    assert.ok(!f({ labelSelector: { tier: 'db' } }));
+    assert.deepEqual(dockerFiltersFor({ id: '', podSandboxId: SANDBOX, state: null, labelSelector: { tier: 'web' } }), {
+      label: ['io.kubernetes.docker.type=container', `io.kubernetes.sandbox.id=${SANDBOX}`, 'tier=web'],
+    });
+  });
+
+  it('builds a resource update, refusing a changed oom_score_adj', () => {
+    const current = inspect({ Running: true });
+    const r = { cpuPeriod: '0', cpuQuota: '20000', cpuShares: '0', memoryLimitInBytes: '2048', oomScoreAdj: '10', cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: '0' };
+    assert.deepEqual(toDockerUpdate('linux', r, current), { CpuQuota: 20000, Memory: 2048, MemorySwap: 2048 });
+    assert.throws(() => toDockerUpdate('linux', { ...r, oomScoreAdj: '11' }, current), (e: unknown) => e instanceof UnimplementedError && /linux.oom_score_adj/.test(e.message));
+  });
+});

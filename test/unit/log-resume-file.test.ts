@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { resumePointOfFile } from '../../src/logs/follower';
+
+describe('CRI log resume point', () => {
+  it('cuts a line torn by a crash before resuming', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-torn-'));
+    try {
+      const file = `${dir}/0.log`;
+      const whole = '2026-11-22T02:04:17.123456789Z stdout F whole\n';
+      fs.writeFileSync(file, `${whole}2026-11-22T02:04:18.000000000Z stdout F to`);
+      assert.deepEqual(await resumePointOfFile(file), { timestamp: '2026-11-22T02:04:17.123456789Z', count: 1 });
+      assert.equal(fs.readFileSync(file, 'utf8'), whole);
+      assert.equal(await resumePointOfFile(`${dir}/missing.log`), undefined);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
