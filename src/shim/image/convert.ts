@@ -22,25 +22,29 @@ export function imageUser(configUser: string | undefined): ImageUser {
   return { username: user };
 }
 
-function realTags(tags: readonly string[] | null | undefined): string[] {
-  return (tags ?? []).filter((t) => t !== NO_TAG);
+/** The fields list and inspect share; `<none>` placeholders are not real tags or digests. */
+interface DockerImageCommon {
+  Id: string;
+  RepoTags?: readonly string[] | null;
+  RepoDigests?: readonly string[] | null;
+  Size?: number;
 }
 
-function realDigests(digests: readonly string[] | null | undefined): string[] {
-  return (digests ?? []).filter((d) => d !== NO_DIGEST);
+function criImage(image: DockerImageCommon, user: ImageUser, pinned: boolean): Image {
+  return {
+    id: image.Id,
+    repoTags: (image.RepoTags ?? []).filter((t) => t !== NO_TAG),
+    repoDigests: (image.RepoDigests ?? []).filter((d) => d !== NO_DIGEST),
+    size: String(Math.max(0, Math.trunc(image.Size ?? 0))),
+    ...user,
+    spec: { image: image.Id, annotations: {} },
+    pinned,
+  };
 }
 
 /** An inspected image as CRI reports it; `pinned` for images kubelet must never garbage-collect. */
 export function imageFromInspect(image: ImageInspect, pinned: boolean): Image {
-  return {
-    id: image.Id,
-    repoTags: realTags(image.RepoTags),
-    repoDigests: realDigests(image.RepoDigests),
-    size: String(Math.max(0, Math.trunc(image.Size ?? 0))),
-    ...imageUser(image.Config?.User),
-    spec: { image: image.Id, annotations: {} },
-    pinned,
-  };
+  return criImage(image, imageUser(image.Config?.User), pinned);
 }
 
 /**
@@ -48,15 +52,7 @@ export function imageFromInspect(image: ImageInspect, pinned: boolean): Image {
  * kubelet reads the user from ImageStatus, never from the list.
  */
 export function imageFromSummary(image: ImageSummary, pinned: boolean): Image {
-  return {
-    id: image.Id,
-    repoTags: realTags(image.RepoTags),
-    repoDigests: realDigests(image.RepoDigests),
-    size: String(Math.max(0, Math.trunc(image.Size ?? 0))),
-    username: '',
-    spec: { image: image.Id, annotations: {} },
-    pinned,
-  };
+  return criImage(image, { username: '' }, pinned);
 }
 
 /** The image's config, for ImageStatus verbose info (kubelet and crictl show it as JSON). */
