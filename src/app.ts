@@ -6,7 +6,7 @@ import { detectCgroupSetup } from './cgroups/driver';
 import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
 import { DockerodeClient, type DockerClient } from './docker/client';
-import { assertSupportedDocker, DockerVersionCache } from './docker/version';
+import { assertSupportedDocker, DockerFacts } from './docker/version';
 import type { DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
@@ -62,16 +62,16 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   }
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
 
-  const dockerVersion = new DockerVersionCache(docker);
+  const dockerFacts = new DockerFacts(docker);
   const logs = new ContainerLogManager(docker, log, config.rootDirectory);
   const resumed = logs.resumeAll();
   if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-  const context: ShimContext = { config, docker, dockerVersion, cgroups, network, credentials, log, logs };
+  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs };
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {
-    dockerVersion.close();
+    dockerFacts.close();
     await logs.close();
     throw new StartupError(errorMessage(err));
   }
@@ -85,7 +85,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     async stop() {
       await server.stop(config.shutdownGraceMs);
       await logs.close();
-      dockerVersion.close();
+      dockerFacts.close();
     },
   };
 }

@@ -1,6 +1,5 @@
-// Docker's version, looked up through a 60 s cache (Version and Status are polled constantly,
-// the answer changes only when the daemon is upgraded), and the start-up gate that refuses a
-// daemon whose API is older than the oldest we speak.
+// Docker's version and runtimes, looked up through a 60 s cache (node-cache), and the
+// start-up gate that refuses a daemon whose API is older than the oldest we speak.
 import NodeCache from 'node-cache';
 import semver from 'semver';
 import type { CallOptions, DockerClient } from './client';
@@ -31,7 +30,11 @@ export function assertSupportedDocker(v: DockerVersion, minimum: string = MIN_DO
   }
 }
 
-export class DockerVersionCache {
+/**
+ * Facts about the daemon that change only when it is upgraded or reconfigured (its version,
+ * its runtimes), cached for a minute: Version, Status and RunPodSandbox ask constantly.
+ */
+export class DockerFacts {
   private readonly cache: NodeCache;
 
   constructor(
@@ -41,17 +44,26 @@ export class DockerVersionCache {
     this.cache = new NodeCache({ stdTTL: ttlSeconds, checkperiod: 0, useClones: false });
   }
 
-  async get(opts?: CallOptions): Promise<DockerVersion> {
-    const hit = this.cache.get<DockerVersion>('version');
-    if (hit) return hit;
-    const fresh = await this.docker.version(opts);
-    this.cache.set('version', fresh);
+  private async cached<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const hit = this.cache.get<T>(key);
+    if (hit !== undefined) return hit;
+    const fresh = await load();
+    this.cache.set(key, fresh);
     return fresh;
   }
 
-  /** Forget the cached answer (after the daemon restarts it may have been upgraded). */
+  version(opts?: CallOptions): Promise<DockerVersion> {
+    return this.cached('version', () => this.docker.version(opts));
+  }
+
+  /** The names of the OCI runtimes Docker is configured with ("runc", ...). */
+  runtimes(opts?: CallOptions): Promise<string[]> {
+    return this.cached('runtimes', async () => Object.keys((await this.docker.info(opts)).Runtimes ?? {}).sort());
+  }
+
+  /** Forget everything (after the daemon restarts it may have been upgraded or reconfigured). */
   invalidate(): void {
-    this.cache.del('version');
+    this.cache.flushAll();
   }
 
   close(): void {

@@ -4,7 +4,7 @@ import type { CgroupSetup } from '../cgroups/driver';
 import type { Config } from '../config/flags';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
-import type { DockerVersionCache } from '../docker/version';
+import type { DockerFacts } from '../docker/version';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkPlugin } from '../network/plugin';
 import type { Logger } from '../util/logger';
@@ -12,7 +12,7 @@ import type { Logger } from '../util/logger';
 export interface ShimContext {
   readonly config: Config;
   readonly docker: DockerClient;
-  readonly dockerVersion: DockerVersionCache;
+  readonly dockerFacts: DockerFacts;
   readonly cgroups: CgroupSetup;
   readonly network: NetworkPlugin;
   /** Where pulls find registry credentials when the request carries none. */

@@ -24,7 +24,7 @@ export async function status(shim: ShimContext, req: StatusRequest__Output): Pro
       };
   const response: StatusResponse = {
     status: { conditions: [runtime, network] },
-    runtimeHandlers: runtimeHandlers(),
+    runtimeHandlers: await runtimeHandlers(shim),
     features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
   };
   if (req.verbose) response.info = await verboseInfo(shim);
@@ -37,7 +37,7 @@ async function runtimeCondition(shim: ShimContext): Promise<RuntimeCondition> {
     return { type: RUNTIME_READY, status: true };
   } catch (err) {
     // The daemon may come back upgraded: look its version up again then.
-    shim.dockerVersion.invalidate();
+    shim.dockerFacts.invalidate();
     return {
       type: RUNTIME_READY,
       status: false,
@@ -48,11 +48,19 @@ async function runtimeCondition(shim: ShimContext): Promise<RuntimeCondition> {
 }
 
 /**
- * What each runtime handler supports. Docker cannot give a pod its own user namespace, and
+ * The handlers a pod may ask for: Docker's default ('') and each runtime Docker is configured
+ * with, all with the same features. Docker cannot give a pod its own user namespace, and
  * recursive read-only mounts need API 1.44, which Docker 20.10 lacks.
  */
-function runtimeHandlers(): RuntimeHandler[] {
-  return [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }];
+async function runtimeHandlers(shim: ShimContext): Promise<RuntimeHandler[]> {
+  const features = { recursiveReadOnlyMounts: false, userNamespaces: false };
+  let names: string[] = [];
+  try {
+    names = await shim.dockerFacts.runtimes();
+  } catch {
+    // Docker is down: RuntimeReady already says so; the default handler is all we can name.
+  }
+  return ['', ...names].map((name) => ({ name, features }));
 }
 
 async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
@@ -63,7 +71,7 @@ async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
     config: JSON.stringify(publicConfig(shim)),
   };
   try {
-    info.docker = JSON.stringify(await shim.dockerVersion.get());
+    info.docker = JSON.stringify(await shim.dockerFacts.version());
   } catch (err) {
     info.docker = JSON.stringify({ error: errorMessage(err) });
   }

@@ -8,7 +8,7 @@ export const CRI_API_VERSION = 'v1';
 export const KUBELET_RUNTIME_API_VERSION = '0.1.0';
 
 export async function version(shim: ShimContext, _req: VersionRequest__Output): Promise<VersionResponse> {
-  const docker = await shim.dockerVersion.get();
+  const docker = await shim.dockerFacts.version();
   return {
     version: KUBELET_RUNTIME_API_VERSION,
     runtimeName: RUNTIME_NAME,

@@ -47,7 +47,12 @@ describe('a running shim', () => {
     assert.equal(docker.Version, (await dockerApi().version()).Version);
     assert.equal((JSON.parse(res.info.cgroup!) as { driver: string }).driver, (await dockerApi().info()).CgroupDriver);
     assert.equal((JSON.parse(res.info.config!) as { rootDirectory: string }).rootDirectory, shim.rootDir);
-    assert.deepEqual(res.runtimeHandlers.map((h) => h.name), ['']);
+    const runtimes = Object.keys((await dockerApi().info()).Runtimes ?? {}).sort();
+    assert.deepEqual(res.runtimeHandlers.map((h) => h.name), ['', ...runtimes]);
+    assert.ok(runtimes.length > 0, 'Docker names at least one runtime');
+    for (const h of res.runtimeHandlers) {
+      assert.deepEqual(h.features, { recursiveReadOnlyMounts: false, userNamespaces: false }, `features of ${h.name}`);
+    }
   });
 
   it('omits the info map unless verbose', async () => {

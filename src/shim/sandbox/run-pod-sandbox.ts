@@ -21,7 +21,7 @@ import { sandboxState } from './state';
 export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest__Output, ctx: CallContext): Promise<RunPodSandboxResponse> {
   const opts = { signal: ctx.signal };
   const plan = planSandbox(req);
-  const dockerRuntime = await dockerRuntimeFor(shim.docker, plan.runtimeHandler, opts);
+  const dockerRuntime = await dockerRuntimeFor(shim.dockerFacts, plan.runtimeHandler, opts);
   const seccompProfileJson = await readSeccompProfile(plan);
   await ensureImage(shim, shim.config.podInfraContainerImage, ctx);
   const spec = sandboxCreateSpec(plan, {

@@ -1,14 +1,19 @@
 // A CRI runtime handler names a Docker runtime ("runc", "nvidia", ...); '' is Docker's default.
-import type { CallOptions, DockerClient } from '../../docker/client';
+import type { CallOptions } from '../../docker/client';
+import type { DockerFacts } from '../../docker/version';
 import { InvalidArgumentError } from '../../errors';
 
 /** The Docker runtime to ask for, or undefined for Docker's default; unknown names are INVALID_ARGUMENT. */
-export async function dockerRuntimeFor(docker: DockerClient, handler: string, opts?: CallOptions): Promise<string | undefined> {
+export async function dockerRuntimeFor(facts: DockerFacts, handler: string, opts?: CallOptions): Promise<string | undefined> {
   if (handler === '') return undefined;
-  const info = await docker.info(opts);
-  const known = Object.keys(info.Runtimes ?? {});
+  let known = await facts.runtimes(opts);
   if (!known.includes(handler)) {
-    throw new InvalidArgumentError(`runtime_handler: ${JSON.stringify(handler)} is not a Docker runtime (Docker has: ${known.sort().join(', ') || 'none'})`);
+    // The cached list may predate a runtime added to Docker since: ask once more before refusing.
+    facts.invalidate();
+    known = await facts.runtimes(opts);
+  }
+  if (!known.includes(handler)) {
+    throw new InvalidArgumentError(`runtime_handler: ${JSON.stringify(handler)} is not a Docker runtime (Docker has: ${known.join(', ') || 'none'})`);
   }
   return handler;
 }
