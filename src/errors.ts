@@ -24,6 +24,8 @@ export class UnimplementedError extends ShimError {}
 export class PermissionDeniedError extends ShimError {}
 export class UnauthenticatedError extends ShimError {}
 export class ResourceExhaustedError extends ShimError {}
+/** Something the call depends on (a registry, a network) cannot be reached right now; retrying may work. */
+export class UnavailableError extends ShimError {}
 /** The caller went away (cancelled the call). */
 export class CancelledError extends ShimError {}
 
@@ -62,6 +64,7 @@ const CODE_BY_CLASS: ReadonlyArray<[abstract new (...args: never[]) => Error, Gr
   [PermissionDeniedError, GrpcCode.PERMISSION_DENIED],
   [UnauthenticatedError, GrpcCode.UNAUTHENTICATED],
   [ResourceExhaustedError, GrpcCode.RESOURCE_EXHAUSTED],
+  [UnavailableError, GrpcCode.UNAVAILABLE],
   [CancelledError, GrpcCode.CANCELLED],
   [DockerNotFoundError, GrpcCode.NOT_FOUND],
   [DockerConflictError, GrpcCode.ALREADY_EXISTS],

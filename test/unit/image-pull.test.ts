@@ -10,6 +10,7 @@ import {
   NotFoundError,
   PermissionDeniedError,
   UnauthenticatedError,
+  UnavailableError,
 } from '../../src/errors';
 import { pullFailure } from '../../src/shim/image/pull-errors';
 import { PullProgressSummary, PullWatch } from '../../src/shim/image/pull-progress';
@@ -42,10 +43,21 @@ describe('pullFailure', () => {
     assert.ok(e instanceof PermissionDeniedError);
   });
 
+  it('a registry that cannot be reached is UNAVAILABLE, with Docker\'s words', () => {
+    for (const msg of [
+      'pull x: Docker answered 500: Get "http://127.0.0.1:1/v2/": dial tcp 127.0.0.1:1: connect: connection refused',
+      'pull x: Docker answered 500: Get "https://registry.invalid/v2/": dial tcp: lookup registry.invalid: no such host',
+    ]) {
+      const e = pullFailure(IMG, new DockerServerError(msg, 500));
+      assert.ok(e instanceof UnavailableError, msg);
+      assert.match(e.message, /^pulling image "127\.0\.0\.1:5000\/app:1": the registry cannot be reached: Get/);
+    }
+  });
+
   it('other daemon failures keep their words behind a clear prefix; deadlines pass through', () => {
-    const e = pullFailure(IMG, new DockerServerError('pull x: Docker answered 500: dial tcp 127.0.0.1:1: connect: connection refused', 500));
+    const e = pullFailure(IMG, new DockerServerError('pull x: Docker answered 500: write /var/lib/docker/tmp: no space left on device', 500));
     assert.ok(e instanceof DockerServerError);
-    assert.match(e.message, /^pulling image "127\.0\.0\.1:5000\/app:1": dial tcp/);
+    assert.match(e.message, /^pulling image "127\.0\.0\.1:5000\/app:1": write \/var\/lib\/docker/);
     const d = new DeadlineExceededError('x');
     assert.equal(pullFailure(IMG, d), d);
     const c = new CancelledError('x');
