@@ -190,11 +190,17 @@ describe('inside a pod sandbox', () => {
     await assert.rejects(
       shim.client.runtime.UpdatePodSandboxResources({
         podSandboxId: id,
-        resources: { cpuShares: '300', hugepageLimits: [{ pageSize: '2MB', limit: '0' }], unified: { 'memory.high': '1' } },
+        resources: { cpuShares: '300', hugepageLimits: [{ pageSize: '2MB', limit: '4194304' }], unified: { 'memory.high': '1' } },
       }),
       rejectsWith(Code.UNIMPLEMENTED, /resources\.hugepage_limits, resources\.unified.*nothing was changed/),
     );
     assert.equal((await dockerApi().getContainer(id).inspect()).HostConfig.CpuShares, 256, 'nothing applied');
+    // kubelet lists every hugepage size with limit 0 when the pod asks for none: that is no request.
+    await shim.client.runtime.UpdatePodSandboxResources({
+      podSandboxId: id,
+      resources: { cpuShares: '320', hugepageLimits: [{ pageSize: '2MB', limit: '0' }, { pageSize: '1GB', limit: '0' }] },
+    });
+    assert.equal((await dockerApi().getContainer(id).inspect()).HostConfig.CpuShares, 320);
     await assert.rejects(
       shim.client.runtime.UpdatePodSandboxResources({ podSandboxId: id, resources: { cpuShares: '-5' } }),
       rejectsWith(Code.INVALID_ARGUMENT, /resources\.cpu_shares/),

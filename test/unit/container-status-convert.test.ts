@@ -105,8 +105,8 @@ describe('container status conversion', () => {
 
   it('builds a resource update, refusing a changed oom_score_adj', () => {
     const current = inspect({ Running: true });
-    const r = { cpuPeriod: '0', cpuQuota: '20000', cpuShares: '0', memoryLimitInBytes: '2048', oomScoreAdj: '10', cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: '0' };
-    assert.deepEqual(toDockerUpdate('linux', r, current), { CpuQuota: 20000, Memory: 2048, MemorySwap: 2048 });
+    const r = { cpuPeriod: '0', cpuQuota: '20000', cpuShares: '0', memoryLimitInBytes: '67108864', oomScoreAdj: '10', cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: '0' };
+    assert.deepEqual(toDockerUpdate('linux', r, current), { CpuQuota: 20000, Memory: 67108864, MemorySwap: 67108864 });
     assert.throws(() => toDockerUpdate('linux', { ...r, oomScoreAdj: '11' }, current), (e: unknown) => e instanceof UnimplementedError && /linux.oom_score_adj/.test(e.message));
   });
 });

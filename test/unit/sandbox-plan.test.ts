@@ -5,7 +5,7 @@ import type { PodSandboxConfig__Output, RunPodSandboxRequest__Output } from '../
 import { InvalidArgumentError } from '../../src/errors';
 import { PAUSE_OOM_SCORE_ADJ, portSpec, SANDBOX_SHM_SIZE_BYTES, sandboxCreateSpec, type SandboxCreateInputs } from '../../src/shim/sandbox/create-spec';
 import { planSandbox, type SandboxPlan } from '../../src/shim/sandbox/plan';
-import { checkResources } from '../../src/shim/sandbox/resources';
+import { checkResources } from '../../src/shim/resources';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<NonNullable<T[K]>> | null : T[K] };
 
@@ -170,7 +170,7 @@ describe('checkResources', () => {
       resources({ cpuShares: '512', cpuQuota: '50000', cpuPeriod: '100000', memoryLimitInBytes: '134217728', cpusetCpus: '0-1', unified: { 'memory.high': '1' } }),
     );
     assert.deepEqual(r.docker, { CpuShares: 512, CpuQuota: 50000, CpuPeriod: 100000, Memory: 134217728, MemorySwap: 134217728, CpusetCpus: '0-1' });
-    assert.deepEqual(r.notApplicable, ['unified']);
+    assert.deepEqual(r.unsupported, ['unified']);
   });
 
   it('rejects negative and absurd values, naming the field', () => {

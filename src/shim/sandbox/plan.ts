@@ -15,7 +15,7 @@ import type {
 } from '../../cri/types';
 import { InvalidArgumentError } from '../../errors';
 import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../labels';
-import { checkResources, type CheckedResources } from './resources';
+import { checkResources, type CheckedResources } from '../resources';
 
 export interface PodMetadata {
   name: string;

@@ -7,7 +7,7 @@ import type { CallContext, UpdatePodSandboxResourcesRequest__Output, UpdatePodSa
 import { FailedPreconditionError, NotFoundError, UnimplementedError } from '../../errors';
 import type { ShimContext } from '../context';
 import { findSandbox } from './lookup';
-import { checkResources } from './resources';
+import { checkResources } from '../resources';
 import { sandboxState } from './state';
 
 export async function updatePodSandboxResources(
@@ -20,7 +20,7 @@ export async function updatePodSandboxResources(
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, { signal: ctx.signal });
   if (!found) throw new NotFoundError(`pod sandbox ${JSON.stringify(req.podSandboxId)} not found`);
   if (!resources) return {};
-  const unsupported = [...resources.notApplicable.map((f) => `resources.${f}`)];
+  const unsupported = resources.unsupported.map((f) => `resources.${f}`);
   if (resources.oomScoreAdj !== 0) unsupported.push('resources.oom_score_adj');
   if (unsupported.length > 0) {
     throw new UnimplementedError(`Docker cannot update ${unsupported.join(', ')} of a running container; nothing was changed`);

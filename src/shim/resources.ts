@@ -1,9 +1,10 @@
-// Pod-level Linux resources (LinuxContainerResources) checked and turned into the Docker
-// fields that carry them. Shared by RunPodSandbox (applied to the pause container at create)
-// and UpdatePodSandboxResources (applied with Docker's update call). Pure.
-import type { LinuxContainerResources__Output } from '../../cri/types';
-import type { ContainerUpdateSpec } from '../../docker/types';
-import { InvalidArgumentError } from '../../errors';
+// CRI LinuxContainerResources checked against what the kernel and Docker accept, and turned
+// into the Docker fields that carry them. One set of rules for pods (the pause container, at
+// RunPodSandbox and UpdatePodSandboxResources) and containers (CreateContainer and
+// UpdateContainerResources). Pure.
+import type { LinuxContainerResources__Output } from '../cri/types';
+import type { ContainerUpdateSpec } from '../docker/types';
+import { InvalidArgumentError, UnimplementedError } from '../errors';
 
 /** Docker refuses memory limits below this (its own minimum, 6 MiB). */
 export const DOCKER_MIN_MEMORY_BYTES = 6 * 1024 * 1024;
@@ -21,10 +22,16 @@ export type DockerResources = Pick<
 >;
 
 export interface CheckedResources {
+  /** What Docker can set, at create and with its update call. */
   docker: DockerResources;
-  /** CRI fields that were set but that Docker cannot apply to a container (names as in the proto). */
-  notApplicable: string[];
+  /** Set at create only: Docker cannot change it on an existing container. */
   oomScoreAdj: number;
+  /**
+   * CRI fields that ask for something Docker 20.10 cannot do (names as in the proto): a
+   * non-zero hugepage limit (kubelet lists every page size with limit 0 when a pod asks for
+   * none, and those are fine) or any cgroup v2 "unified" entry.
+   */
+  unsupported: string[];
 }
 
 /** Parses an int64-as-string field; rejects anything JavaScript cannot hold exactly. */
@@ -46,7 +53,9 @@ function inRange(field: string, n: number, min: number, max: number, unit: strin
 /** Validates `r` (the CRI message at `field`) and maps what Docker can carry. */
 export function checkResources(field: string, r: LinuxContainerResources__Output): CheckedResources {
   const cpuPeriod = inRange(`${field}.cpu_period`, int64(`${field}.cpu_period`, r.cpuPeriod), CPU_PERIOD_MIN_US, CPU_PERIOD_MAX_US, ' µs');
-  const cpuQuota = inRange(`${field}.cpu_quota`, int64(`${field}.cpu_quota`, r.cpuQuota), CPU_QUOTA_MIN_US, Number.MAX_SAFE_INTEGER, ' µs');
+  const rawQuota = int64(`${field}.cpu_quota`, r.cpuQuota);
+  // -1 is the kernel's "no quota"; anything else must be at least its minimum.
+  const cpuQuota = rawQuota === -1 ? -1 : inRange(`${field}.cpu_quota`, rawQuota, CPU_QUOTA_MIN_US, Number.MAX_SAFE_INTEGER, ' µs');
   const cpuShares = inRange(`${field}.cpu_shares`, int64(`${field}.cpu_shares`, r.cpuShares), CPU_SHARES_MIN, CPU_SHARES_MAX, '');
   const memory = inRange(
     `${field}.memory_limit_in_bytes`,
@@ -96,8 +105,19 @@ export function checkResources(field: string, r: LinuxContainerResources__Output
     // swap again as memory): kubelet's default is no swap.
     docker.MemorySwap = swap === 0 ? memory : swap;
   }
-  const notApplicable: string[] = [];
-  if (r.hugepageLimits.length > 0) notApplicable.push('hugepage_limits');
-  if (Object.keys(r.unified).length > 0) notApplicable.push('unified');
-  return { docker, notApplicable, oomScoreAdj };
+  const unsupported: string[] = [];
+  if (r.hugepageLimits.some((h) => h.limit !== '0')) unsupported.push('hugepage_limits');
+  if (Object.keys(r.unified).length > 0) unsupported.push('unified');
+  return { docker, oomScoreAdj, unsupported };
+}
+
+/** Refuses (UNIMPLEMENTED) resources Docker cannot apply, naming the fields and their values. */
+export function refuseUnsupported(field: string, r: LinuxContainerResources__Output, checked: CheckedResources): void {
+  if (checked.unsupported.includes('hugepage_limits')) {
+    const asked = r.hugepageLimits.filter((h) => h.limit !== '0').map((h) => `${h.pageSize}: ${h.limit}`);
+    throw new UnimplementedError(`${field}.hugepage_limits: Docker cannot limit hugepages (${asked.join(', ')})`);
+  }
+  if (checked.unsupported.includes('unified')) {
+    throw new UnimplementedError(`${field}.unified: Docker 20.10 cannot set cgroup v2 files (${Object.keys(r.unified).join(', ')})`);
+  }
 }
