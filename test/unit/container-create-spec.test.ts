@@ -211,7 +211,7 @@ describe('container security context', () => {
     assert.deepEqual(t({ seccomp: { profileType: 'Localhost', localhostRef: '/profiles/deny-mkdir.json' } }).securityOpt, ['seccomp={"defaultAction":"SCMP_ACT_ALLOW"}']);
     assert.deepEqual(t({ seccompProfilePath: 'runtime/default' }).securityOpt, []);
     assert.deepEqual(t({ seccompProfilePath: 'localhost//profiles/deny-mkdir.json' }).securityOpt, ['seccomp={"defaultAction":"SCMP_ACT_ALLOW"}']);
-    assert.throws(() => t({ seccompProfilePath: 'strange' }), /sc.seccomp_profile_path: unknown profile/);
+    assert.throws(() => t({ seccompProfilePath: 'strange' }), /sc.seccomp_profile_path: "strange" is not unconfined, runtime\/default or localhost/);
     assert.throws(() => t({ seccomp: { profileType: 'Localhost', localhostRef: '/profiles/missing.json' } }), (e: unknown) => e instanceof InvalidArgumentError && /sc.seccomp.localhost_ref: cannot read/.test(e.message));
     assert.throws(() => t({ seccomp: { profileType: 'Localhost', localhostRef: '/profiles/bad.json' } }), /not JSON/);
     assert.throws(() => t({ seccomp: { profileType: 'Localhost', localhostRef: 'rel.json' } }), /absolute/);

@@ -6,6 +6,7 @@ import { InvalidArgumentError } from '../../src/errors';
 import { PAUSE_OOM_SCORE_ADJ, portSpec, SANDBOX_SHM_SIZE_BYTES, sandboxCreateSpec, type SandboxCreateInputs } from '../../src/shim/sandbox/create-spec';
 import { planSandbox, type SandboxPlan } from '../../src/shim/sandbox/plan';
 import { checkResources } from '../../src/shim/resources';
+import type { HostFiles } from '../../src/shim/security-options';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<NonNullable<T[K]>> | null : T[K] };
 
@@ -66,14 +67,22 @@ function invalid(req: RunPodSandboxRequest__Output, pattern: RegExp): void {
   );
 }
 
-const inputs: SandboxCreateInputs = { image: 'pause:test', cgroupDriver: 'cgroupfs', dockerRuntime: undefined, seccompProfileJson: undefined };
+const inputs: SandboxCreateInputs = { image: 'pause:test', cgroupDriver: 'cgroupfs', dockerRuntime: undefined };
+
+/** A host with one seccomp profile file on it. */
+const profiles: HostFiles = {
+  readText(p) {
+    if (p === '/p/s.json') return '{"defaultAction":"SCMP_ACT_ALLOW"}';
+    throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+  },
+};
 
 describe('planSandbox', () => {
   it('accepts a minimal request with the defaults kubelet relies on', () => {
     const plan = planSandbox(request());
     assert.deepEqual(plan.metadata, { name: 'web', namespace: 'default', uid: 'uid-1', attempt: 1 });
     assert.equal(plan.hostNetwork, false);
-    assert.deepEqual(plan.security.seccomp, { kind: 'unconfined' });
+    assert.deepEqual(plan.security.securityOpt, ['seccomp=unconfined']);
     assert.equal(plan.dns, undefined);
   });
 
@@ -142,11 +151,14 @@ describe('planSandbox', () => {
     invalid(sc({ seccomp: { profileType: 'Localhost', localhostRef: 'relative.json' } }), /seccomp\.localhost_ref/);
     invalid(sc({ seccompProfilePath: 'localhost/../../etc/shadow' }), /seccomp_profile_path/);
     invalid(sc({ seccompProfilePath: 'bogus' }), /seccomp_profile_path/);
-    assert.deepEqual(planSandbox(sc({ seccompProfilePath: 'runtime/default' })).security.seccomp, { kind: 'runtime-default' });
-    assert.deepEqual(planSandbox(sc({ seccomp: { profileType: 'Localhost', localhostRef: '/p/s.json' } })).security.seccomp, {
-      kind: 'localhost',
-      path: '/p/s.json',
-    });
+    assert.deepEqual(planSandbox(sc({ seccompProfilePath: 'runtime/default' })).security.securityOpt, []);
+    assert.deepEqual(planSandbox(sc({ seccomp: { profileType: 'Localhost', localhostRef: '/p/s.json' } }), profiles).security.securityOpt, [
+      'seccomp={"defaultAction":"SCMP_ACT_ALLOW"}',
+    ]);
+    assert.throws(
+      () => planSandbox(sc({ seccomp: { profileType: 'Localhost', localhostRef: '/p/absent.json' } }), profiles),
+      (e: unknown) => e instanceof InvalidArgumentError && /seccomp\.localhost_ref: cannot read seccomp profile "\/p\/absent\.json": ENOENT/.test(e.message),
+    );
   });
 
   it('refuses labels that would collide with the runtime’s own', () => {
@@ -285,8 +297,8 @@ describe('sandboxCreateSpec', () => {
   });
 
   it('passes a localhost seccomp profile’s text to Docker', () => {
-    const plan = planSandbox(request({ linux: linux({ securityContext: securityContext({ seccomp: { profileType: 'Localhost', localhostRef: '/p.json' } }) }) as never }));
-    assert.deepEqual(spec(plan, { seccompProfileJson: '{"defaultAction":"SCMP_ACT_ALLOW"}' }).HostConfig?.SecurityOpt, [
+    const plan = planSandbox(request({ linux: linux({ securityContext: securityContext({ seccomp: { profileType: 'Localhost', localhostRef: '/p/s.json' } }) }) as never }), profiles);
+    assert.deepEqual(spec(plan).HostConfig?.SecurityOpt, [
       'seccomp={"defaultAction":"SCMP_ACT_ALLOW"}',
     ]);
   });

@@ -12,7 +12,8 @@ import { containerDockerName } from '../naming';
 import { validateId } from '../resolve';
 import { toDockerBinds, toDockerDevices } from './mounts';
 import { toDockerResources } from './resources';
-import { translateSecurityContext, type HostFiles } from './security';
+import type { HostFiles } from '../security-options';
+import { translateSecurityContext } from './security';
 import { dockerStopSignal } from './signals';
 
 export interface HostView extends HostFiles {

@@ -1,19 +1,8 @@
 // The container's Linux security context, translated to the HostConfig and Config fields that
-// Docker has for it. Pure: the only host access (reading a seccomp profile file) comes in
-// through `HostFiles`, so unit tests need no machine.
-import type {
-  Capability__Output,
-  LinuxContainerSecurityContext__Output,
-  SecurityProfile__Output,
-  SELinuxOption__Output,
-} from '../../cri/types';
+// Docker has for it (seccomp, AppArmor and SELinux through ../security-options.ts). Pure.
+import type { Capability__Output, LinuxContainerSecurityContext__Output } from '../../cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
-
-/** What the translation may read from the host. */
-export interface HostFiles {
-  /** The text of a file; throws when it does not exist or cannot be read. */
-  readText(path: string): string;
-}
+import { apparmorOption, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
 
 export interface SecurityTranslation {
   privileged: boolean;
@@ -76,80 +65,6 @@ function user(field: string, sc: LinuxContainerSecurityContext__Output): string 
   return who ?? '';
 }
 
-/**
- * Seccomp as Docker's security option. An absent profile means unconfined, as it did for
- * dockershim (Kubernetes' own default); RuntimeDefault keeps Docker's default profile; a
- * Localhost profile is a JSON file on this host, which Docker takes inline.
- */
-export function seccompOption(field: string, profile: SecurityProfile__Output | null, legacyPath: string, host: HostFiles): string | undefined {
-  let kind: 'default' | 'unconfined' | 'file';
-  let file = '';
-  if (profile) {
-    if (profile.profileType === 'RuntimeDefault') kind = 'default';
-    else if (profile.profileType === 'Unconfined') kind = 'unconfined';
-    else {
-      kind = 'file';
-      file = profile.localhostRef;
-    }
-  } else if (legacyPath === '' || legacyPath === 'unconfined') {
-    kind = 'unconfined';
-  } else if (legacyPath === 'runtime/default' || legacyPath === 'docker/default') {
-    kind = 'default';
-  } else if (legacyPath.startsWith('localhost/')) {
-    kind = 'file';
-    file = legacyPath.slice('localhost/'.length);
-  } else {
-    throw new InvalidArgumentError(`${field}.seccomp_profile_path: unknown profile ${JSON.stringify(legacyPath)}`);
-  }
-  if (kind === 'default') return undefined;
-  if (kind === 'unconfined') return 'seccomp=unconfined';
-  const where = profile ? `${field}.seccomp.localhost_ref` : `${field}.seccomp_profile_path`;
-  if (!file.startsWith('/')) throw new InvalidArgumentError(`${where}: ${JSON.stringify(file)} must be an absolute path`);
-  let text: string;
-  try {
-    text = host.readText(file);
-  } catch (err) {
-    throw new InvalidArgumentError(`${where}: cannot read seccomp profile ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  try {
-    JSON.parse(text);
-  } catch {
-    throw new InvalidArgumentError(`${where}: seccomp profile ${JSON.stringify(file)} is not JSON`);
-  }
-  return `seccomp=${text}`;
-}
-
-/** AppArmor as Docker's security option; RuntimeDefault (and nothing) keeps Docker's profile. */
-export function apparmorOption(field: string, profile: SecurityProfile__Output | null, legacy: string): string | undefined {
-  let name: string | undefined;
-  if (profile) {
-    if (profile.profileType === 'RuntimeDefault') return undefined;
-    if (profile.profileType === 'Unconfined') return 'apparmor=unconfined';
-    name = profile.localhostRef.replace(/^localhost\//, '');
-    if (name === '') throw new InvalidArgumentError(`${field}.apparmor.localhost_ref is required for a Localhost profile`);
-  } else if (legacy === '' || legacy === 'runtime/default') {
-    return undefined;
-  } else if (legacy === 'unconfined') {
-    return 'apparmor=unconfined';
-  } else if (legacy.startsWith('localhost/')) {
-    name = legacy.slice('localhost/'.length);
-  } else {
-    throw new InvalidArgumentError(`${field}.apparmor_profile: unknown profile ${JSON.stringify(legacy)}`);
-  }
-  if (name === '' || /[\s=,]/.test(name)) throw new InvalidArgumentError(`${field}.apparmor: ${JSON.stringify(name)} is not a profile name`);
-  return `apparmor=${name}`;
-}
-
-function selinuxOptions(se: SELinuxOption__Output | null): string[] {
-  if (!se) return [];
-  const out: string[] = [];
-  if (se.user) out.push(`label=user:${se.user}`);
-  if (se.role) out.push(`label=role:${se.role}`);
-  if (se.type) out.push(`label=type:${se.type}`);
-  if (se.level) out.push(`label=level:${se.level}`);
-  return out;
-}
-
 function absolutePaths(field: string, paths: string[]): string[] | undefined {
   for (const p of paths) if (!p.startsWith('/')) throw new InvalidArgumentError(`${field}: ${JSON.stringify(p)} must be an absolute path`);
   // Empty means "not given" on the wire: Docker then applies its own defaults.
@@ -177,7 +92,7 @@ export function translateSecurityContext(
     const apparmor = apparmorOption(field, sc.apparmor, sc.apparmorProfile);
     if (apparmor) securityOpt.push(apparmor);
   }
-  securityOpt.push(...selinuxOptions(sc.selinuxOptions));
+  securityOpt.push(...selinuxOptions(field, sc.selinuxOptions));
   if (sc.noNewPrivs) securityOpt.push('no-new-privileges');
   const groupAdd = sc.supplementalGroups.map((g) => {
     if (!/^\d+$/.test(g)) throw new InvalidArgumentError(`${field}.supplemental_groups: ${JSON.stringify(g)} is not a group ID`);

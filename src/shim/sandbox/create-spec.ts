@@ -1,12 +1,11 @@
 // A SandboxPlan turned into the Docker create request of its pause container. Pure: every
-// input (image, cgroup driver, Docker runtime, the seccomp profile's text) is passed in.
+// input (image, cgroup driver, Docker runtime) is passed in.
 import { cgroupParentFor } from '../../cgroups/driver';
 import type { CgroupDriver } from '../../config/flags';
 import type { ContainerCreateSpec, HostConfig } from '../../docker/types';
-import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX, toDockerLabels } from '../labels';
+import { CONTAINER_TYPE_LABEL, RUNTIME_HANDLER_LABEL, TYPE_SANDBOX, toDockerLabels } from '../labels';
 import { sandboxDockerName } from '../naming';
 import type { SandboxPlan, SandboxSecurity } from './plan';
-import { RUNTIME_HANDLER_LABEL } from '../labels';
 
 /** /dev/shm of a pod that has its own IPC namespace (Docker's default, stated so it is ours). */
 export const SANDBOX_SHM_SIZE_BYTES = 64 * 1024 * 1024;
@@ -21,8 +20,6 @@ export interface SandboxCreateInputs {
   cgroupDriver: CgroupDriver;
   /** The Docker runtime name; undefined for Docker's default. */
   dockerRuntime: string | undefined;
-  /** The text of a localhost seccomp profile (when the plan asks for one). */
-  seccompProfileJson: string | undefined;
 }
 
 /** Docker's port key and bindings for the plan's port mappings. */
@@ -42,39 +39,6 @@ export function portSpec(plan: Pick<SandboxPlan, 'portMappings' | 'hostNetwork'>
   return { exposed, bindings };
 }
 
-export function securityOpts(security: SandboxSecurity, seccompProfileJson: string | undefined): string[] {
-  const opts: string[] = [];
-  switch (security.seccomp.kind) {
-    case 'unconfined':
-      opts.push('seccomp=unconfined');
-      break;
-    case 'localhost':
-      if (seccompProfileJson === undefined) throw new Error('seccomp profile text missing for a localhost profile');
-      opts.push(`seccomp=${seccompProfileJson}`);
-      break;
-    case 'runtime-default':
-      break;
-  }
-  switch (security.apparmor.kind) {
-    case 'unconfined':
-      opts.push('apparmor=unconfined');
-      break;
-    case 'localhost':
-      opts.push(`apparmor=${security.apparmor.profile}`);
-      break;
-    case 'runtime-default':
-      break;
-  }
-  const se = security.selinux;
-  if (se) {
-    if (se.user) opts.push(`label=user:${se.user}`);
-    if (se.role) opts.push(`label=role:${se.role}`);
-    if (se.type) opts.push(`label=type:${se.type}`);
-    if (se.level) opts.push(`label=level:${se.level}`);
-  }
-  return opts;
-}
-
 function userOf(security: SandboxSecurity): string | undefined {
   if (security.runAsUser === undefined) return undefined;
   return security.runAsGroup === undefined ? String(security.runAsUser) : `${security.runAsUser}:${security.runAsGroup}`;
@@ -90,7 +54,7 @@ export function sandboxCreateSpec(plan: SandboxPlan, inputs: SandboxCreateInputs
     Privileged: plan.security.privileged,
     ReadonlyRootfs: plan.security.readonlyRootfs,
     OomScoreAdj: PAUSE_OOM_SCORE_ADJ,
-    SecurityOpt: securityOpts(plan.security, inputs.seccompProfileJson),
+    SecurityOpt: plan.security.securityOpt,
   };
   if (plan.hostNetwork) host.NetworkMode = 'host';
   else if (Object.keys(ports.bindings).length > 0) host.PortBindings = ports.bindings;

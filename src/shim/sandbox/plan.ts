@@ -11,11 +11,11 @@ import type {
   PodSandboxConfig__Output,
   PortMapping__Output,
   RunPodSandboxRequest__Output,
-  SecurityProfile__Output,
 } from '../../cri/types';
 import { InvalidArgumentError } from '../../errors';
 import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../labels';
 import { checkResources, type CheckedResources } from '../resources';
+import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
 
 export interface PodMetadata {
   name: string;
@@ -24,8 +24,6 @@ export interface PodMetadata {
   attempt: number;
 }
 
-export type SeccompChoice = { kind: 'unconfined' } | { kind: 'runtime-default' } | { kind: 'localhost'; path: string };
-export type AppArmorChoice = { kind: 'runtime-default' } | { kind: 'unconfined' } | { kind: 'localhost'; profile: string };
 
 export interface SandboxSecurity {
   runAsUser?: number;
@@ -33,9 +31,8 @@ export interface SandboxSecurity {
   readonlyRootfs: boolean;
   privileged: boolean;
   supplementalGroups: number[];
-  seccomp: SeccompChoice;
-  apparmor: AppArmorChoice;
-  selinux: { user: string; role: string; type: string; level: string } | undefined;
+  /** Docker's security options: seccomp, AppArmor and SELinux (see ../security-options.ts). */
+  securityOpt: string[];
 }
 
 export interface SandboxPlan {
@@ -226,51 +223,6 @@ function sysctlsOf(sysctls: Record<string, string>, ns: Namespaces): Record<stri
   return out;
 }
 
-function localPath(field: string, p: string): string {
-  if (!path.isAbsolute(p) || path.normalize(p) !== p) {
-    throw new InvalidArgumentError(`${field}: ${JSON.stringify(p)} must be an absolute, normalised path`);
-  }
-  return p;
-}
-
-function seccompOf(sc: LinuxSandboxSecurityContext__Output): SeccompChoice {
-  const field = 'config.linux.security_context.seccomp';
-  const profile: SecurityProfile__Output | null = sc.seccomp;
-  if (profile) {
-    switch (profile.profileType) {
-      case 'RuntimeDefault':
-        return { kind: 'runtime-default' };
-      case 'Unconfined':
-        return { kind: 'unconfined' };
-      case 'Localhost':
-        return { kind: 'localhost', path: localPath(`${field}.localhost_ref`, required(`${field}.localhost_ref`, profile.localhostRef)) };
-    }
-  }
-  // The deprecated string form; empty means unconfined, as dockershim had it.
-  const legacy = sc.seccompProfilePath;
-  const legacyField = 'config.linux.security_context.seccomp_profile_path';
-  if (legacy === '' || legacy === 'unconfined') return { kind: 'unconfined' };
-  if (legacy === 'runtime/default' || legacy === 'docker/default') return { kind: 'runtime-default' };
-  if (legacy.startsWith('localhost/')) return { kind: 'localhost', path: localPath(legacyField, legacy.slice('localhost/'.length)) };
-  throw new InvalidArgumentError(`${legacyField}: ${JSON.stringify(legacy)} is not unconfined, runtime/default or localhost/<path>`);
-}
-
-function apparmorOf(sc: LinuxSandboxSecurityContext__Output): AppArmorChoice {
-  const profile = sc.apparmor;
-  if (!profile) return { kind: 'runtime-default' };
-  switch (profile.profileType) {
-    case 'RuntimeDefault':
-      return { kind: 'runtime-default' };
-    case 'Unconfined':
-      return { kind: 'unconfined' };
-    case 'Localhost': {
-      const name = required('config.linux.security_context.apparmor.localhost_ref', profile.localhostRef);
-      if (/[\s,=]/.test(name)) throw new InvalidArgumentError(`config.linux.security_context.apparmor.localhost_ref: ${JSON.stringify(name)} is not a profile name`);
-      return { kind: 'localhost', profile: name };
-    }
-  }
-}
-
 function idValue(field: string, v: { value: string } | null): number | undefined {
   if (!v) return undefined;
   if (!/^\d+$/.test(v.value) || Number(v.value) > 0xffffffff) {
@@ -279,17 +231,11 @@ function idValue(field: string, v: { value: string } | null): number | undefined
   return Number(v.value);
 }
 
-function securityOf(sc: LinuxSandboxSecurityContext__Output | null): SandboxSecurity {
+function securityOf(sc: LinuxSandboxSecurityContext__Output | null, host: HostFiles): SandboxSecurity {
   const field = 'config.linux.security_context';
   if (!sc) {
-    return {
-      readonlyRootfs: false,
-      privileged: false,
-      supplementalGroups: [],
-      seccomp: { kind: 'unconfined' },
-      apparmor: { kind: 'runtime-default' },
-      selinux: undefined,
-    };
+    // No profile means unconfined, as for dockershim.
+    return { readonlyRootfs: false, privileged: false, supplementalGroups: [], securityOpt: ['seccomp=unconfined'] };
   }
   const runAsUser = idValue(`${field}.run_as_user`, sc.runAsUser);
   const runAsGroup = idValue(`${field}.run_as_group`, sc.runAsGroup);
@@ -300,21 +246,12 @@ function securityOf(sc: LinuxSandboxSecurityContext__Output | null): SandboxSecu
     const n = idValue(`${field}.supplemental_groups[${i}]`, { value: g });
     return n!;
   });
-  const se = sc.selinuxOptions;
-  const selinux = se && (se.user || se.role || se.type || se.level) ? { user: se.user, role: se.role, type: se.type, level: se.level } : undefined;
-  if (selinux) {
-    for (const [k, v] of Object.entries(selinux)) {
-      if (/[\s,]/.test(v)) throw new InvalidArgumentError(`${field}.selinux_options.${k}: ${JSON.stringify(v)} contains spaces or commas`);
-    }
-  }
-  const out: SandboxSecurity = {
-    readonlyRootfs: sc.readonlyRootfs,
-    privileged: sc.privileged,
-    supplementalGroups,
-    seccomp: seccompOf(sc),
-    apparmor: apparmorOf(sc),
-    selinux,
-  };
+  const securityOpt = [
+    seccompOption(field, sc.seccomp, sc.seccompProfilePath, host),
+    apparmorOption(field, sc.apparmor, ''),
+    ...selinuxOptions(field, sc.selinuxOptions),
+  ].filter((o): o is string => o !== undefined);
+  const out: SandboxSecurity = { readonlyRootfs: sc.readonlyRootfs, privileged: sc.privileged, supplementalGroups, securityOpt };
   if (runAsUser !== undefined) out.runAsUser = runAsUser;
   if (runAsGroup !== undefined) out.runAsGroup = runAsGroup;
   return out;
@@ -329,7 +266,7 @@ function cgroupParentOf(parent: string): string {
 }
 
 /** Checks RunPodSandbox's request and decides what the pause container will be. */
-export function planSandbox(req: RunPodSandboxRequest__Output): SandboxPlan {
+export function planSandbox(req: RunPodSandboxRequest__Output, host: HostFiles = nodeHostFiles): SandboxPlan {
   const config = req.config;
   if (!config) throw new InvalidArgumentError('config is required');
   const metadata = metadataOf(config);
@@ -348,7 +285,7 @@ export function planSandbox(req: RunPodSandboxRequest__Output): SandboxPlan {
     annotations: { ...config.annotations },
     ...ns,
     sysctls: sysctlsOf(linux?.sysctls ?? {}, ns),
-    security: securityOf(linux?.securityContext ?? null),
+    security: securityOf(linux?.securityContext ?? null, host),
     cgroupParent: cgroupParentOf(linux?.cgroupParent ?? ''),
     resources: linux?.resources ? checkResources('config.linux.resources', linux.resources) : undefined,
     overhead: linux?.overhead ? checkResources('config.linux.overhead', linux.overhead) : undefined,

@@ -2,12 +2,11 @@
 // container (clearing a stale one of the same name), record its checkpoint, start it, and
 // wire up its network. If any step after create fails, the container and checkpoint are
 // removed before the error is returned.
-import * as fs from 'node:fs/promises';
 import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import { CHECKPOINT_VERSION } from '../../checkpoint/checkpoint';
 import type { CallContext, RunPodSandboxRequest__Output, RunPodSandboxResponse } from '../../cri/types';
 import type { ContainerCreateSpec } from '../../docker/types';
-import { AlreadyExistsError, DockerConflictError, DockerNotFoundError, errorMessage, InvalidArgumentError } from '../../errors';
+import { AlreadyExistsError, DockerConflictError, DockerNotFoundError, errorMessage } from '../../errors';
 import type { PodNetworkTarget } from '../../network/plugin';
 import { rfc3339ToNanos } from '../../util/time';
 import type { ShimContext } from '../context';
@@ -22,13 +21,11 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
   const opts = { signal: ctx.signal };
   const plan = planSandbox(req);
   const dockerRuntime = await dockerRuntimeFor(shim.dockerFacts, plan.runtimeHandler, opts);
-  const seccompProfileJson = await readSeccompProfile(plan);
   await ensureImage(shim, shim.config.podInfraContainerImage, ctx);
   const spec = sandboxCreateSpec(plan, {
     image: shim.config.podInfraContainerImage,
     cgroupDriver: shim.cgroups.driver,
     dockerRuntime,
-    seccompProfileJson,
   });
 
   const { locks } = sandboxState(shim);
@@ -42,23 +39,6 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
   });
   shim.log.info({ sandboxId: id, pod: `${plan.metadata.namespace}/${plan.metadata.name}` }, 'pod sandbox running');
   return { podSandboxId: id };
-}
-
-async function readSeccompProfile(plan: SandboxPlan): Promise<string | undefined> {
-  const seccomp = plan.security.seccomp;
-  if (seccomp.kind !== 'localhost') return undefined;
-  let text: string;
-  try {
-    text = await fs.readFile(seccomp.path, 'utf8');
-  } catch (err) {
-    throw new InvalidArgumentError(`config.linux.security_context.seccomp: cannot read profile ${seccomp.path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`);
-  }
-  try {
-    // Docker takes the profile's JSON itself; send it compact.
-    return JSON.stringify(JSON.parse(text));
-  } catch {
-    throw new InvalidArgumentError(`config.linux.security_context.seccomp: profile ${seccomp.path} is not JSON`);
-  }
 }
 
 /** Creates the pause container; a stopped sandbox of the same name (a failed earlier attempt) is removed first. */
