@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import type { PodSandboxConfig__Output, RunPodSandboxRequest__Output } from '../../src/cri/types';
-import { InvalidArgumentError } from '../../src/errors';
+import { InvalidArgumentError, UnimplementedError } from '../../src/errors';
 import { PAUSE_OOM_SCORE_ADJ, portSpec, SANDBOX_SHM_SIZE_BYTES, sandboxCreateSpec, type SandboxCreateInputs } from '../../src/shim/sandbox/create-spec';
 import { planSandbox, type SandboxPlan } from '../../src/shim/sandbox/plan';
 import { checkResources } from '../../src/shim/resources';
@@ -140,7 +140,6 @@ describe('planSandbox', () => {
     assert.deepEqual([host.hostNetwork, host.hostPid, host.hostIpc], [true, true, true]);
     invalid(ns({ network: 'TARGET' }), /namespace_options\.network: TARGET is only valid for a container/);
     invalid(ns({ targetId: 'abc' }), /namespace_options\.target_id/);
-    invalid(ns({ usernsOptions: { mode: 'POD', uids: [], gids: [] } }), /userns_options/);
   });
 
   it('checks the security context', () => {
@@ -172,6 +171,15 @@ describe('planSandbox', () => {
     invalid(request({ hostname: 'a'.repeat(65) }), /config\.hostname/);
     invalid(request({ linux: linux({ cgroupParent: 'kubepods/../..' }) as never }), /config\.linux\.cgroup_parent/);
     assert.equal(planSandbox(request({ linux: linux({ cgroupParent: 'kubepods-besteffort.slice' }) as never })).cgroupParent, 'kubepods-besteffort.slice');
+  });
+});
+
+describe('user namespaces', () => {
+  it('refuses a pod user namespace as something Docker cannot do', () => {
+    const withUserns = request({ linux: linux({ securityContext: securityContext({ namespaceOptions: nsOptions({ usernsOptions: { mode: 'POD', uids: [], gids: [] } }) }) }) as never });
+    assert.throws(() => planSandbox(withUserns), (e: unknown) => e instanceof UnimplementedError && /userns_options: Docker cannot give a pod its own user namespace/.test(e.message));
+    const nodeUserns = request({ linux: linux({ securityContext: securityContext({ namespaceOptions: nsOptions({ usernsOptions: { mode: 'NODE', uids: [], gids: [] } }) }) }) as never });
+    assert.equal(planSandbox(nodeUserns).hostNetwork, false);
   });
 });
 

@@ -12,7 +12,7 @@ import type {
   PortMapping__Output,
   RunPodSandboxRequest__Output,
 } from '../../cri/types';
-import { InvalidArgumentError } from '../../errors';
+import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../labels';
 import { checkResources, type CheckedResources } from '../resources';
 import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
@@ -190,8 +190,8 @@ function namespacesOf(ns: NamespaceOption__Output | null | undefined): Namespace
     if (mode === 'TARGET') throw new InvalidArgumentError(`${field}.${key}: TARGET is only valid for a container, not a pod sandbox`);
   }
   if (ns.targetId !== '') throw new InvalidArgumentError(`${field}.target_id: only valid with namespace mode TARGET`);
-  if (ns.usernsOptions && ns.usernsOptions.mode === 'POD') {
-    throw new InvalidArgumentError(`${field}.userns_options: Docker cannot give a pod its own user namespace (mode must be NODE)`);
+  if (ns.usernsOptions && ns.usernsOptions.mode !== 'NODE') {
+    throw new UnimplementedError(`${field}.userns_options: Docker cannot give a pod its own user namespace (mode must be NODE)`);
   }
   // A sandbox's own namespace (POD) and CONTAINER are the same thing for the pause container.
   return { hostNetwork: ns.network === 'NODE', hostPid: ns.pid === 'NODE', hostIpc: ns.ipc === 'NODE' };
