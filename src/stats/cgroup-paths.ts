@@ -140,3 +140,27 @@ export function cgroupPathFor(driver: CgroupDriver, parent: string, id: string):
   }
   return path.posix.join(parent === '' ? '/docker' : parent, id);
 }
+
+/**
+ * The pod's own cgroup, one level above its pause container's, when the pod was given a cgroup
+ * parent (kubelet always gives one: /kubepods/<qos>/pod<uid> or its slice). Without one the
+ * level above is Docker's shared default (/docker, system.slice), so undefined.
+ */
+export function podCgroupDirs(pauseDirs: CgroupDirs, cgroupParent: string, pauseId: string): CgroupDirs | undefined {
+  if (cgroupParent === '') return undefined;
+  const parentName = path.posix.basename(cgroupParent.replace(/\/+$/, ''));
+  const up = (dir: string | undefined): string | undefined => {
+    if (dir === undefined) return undefined;
+    const leaf = path.posix.basename(dir);
+    const parent = path.posix.dirname(dir);
+    // Only step up from the container's own directory into the named parent.
+    if (!leaf.includes(pauseId) || path.posix.basename(parent) !== parentName) return undefined;
+    return parent;
+  };
+  if (pauseDirs.version === 2) {
+    const dir = up(pauseDirs.dir);
+    return dir ? { version: 2, dir } : undefined;
+  }
+  const dirs = { version: 1 as const, cpuacct: up(pauseDirs.cpuacct), memory: up(pauseDirs.memory), pids: up(pauseDirs.pids) };
+  return dirs.cpuacct && dirs.memory ? dirs : undefined;
+}

@@ -17,6 +17,9 @@ export interface CgroupSample {
   /** Limit minus working set; undefined when there is no limit. */
   availableBytes?: bigint;
   processCount?: bigint;
+  swapUsageBytes?: bigint;
+  /** Swap limit minus swap used; undefined when there is no limit. */
+  swapAvailableBytes?: bigint;
 }
 
 /** v1 reports "no limit" as a huge page-rounded number; anything this large is no limit. */
@@ -56,6 +59,9 @@ export interface V1Files {
   memoryLimit?: string;
   memoryStat?: string;
   pidsCurrent?: string;
+  /** memory.memsw.usage_in_bytes: memory plus swap (absent when swap accounting is off). */
+  memswUsage?: string;
+  memswLimit?: string;
 }
 
 export function sampleFromV1(f: V1Files): CgroupSample {
@@ -72,7 +78,17 @@ export function sampleFromV1(f: V1Files): CgroupSample {
     majorPageFaults: stat.get('total_pgmajfault') ?? stat.get('pgmajfault'),
     availableBytes: available(parseSingleValue(f.memoryLimit), ws),
     processCount: parseSingleValue(f.pidsCurrent),
+    ...v1Swap(usage, parseSingleValue(f.memoryLimit), parseSingleValue(f.memswUsage), parseSingleValue(f.memswLimit)),
   });
+}
+
+/** v1 counts memory and swap together in memsw; swap is the difference, and so is its limit. */
+function v1Swap(usage: bigint | undefined, limit: bigint | undefined, memsw: bigint | undefined, memswLimit: bigint | undefined): Pick<CgroupSample, 'swapUsageBytes' | 'swapAvailableBytes'> {
+  if (usage === undefined || memsw === undefined) return {};
+  const swap = memsw > usage ? memsw - usage : 0n;
+  if (limit === undefined || memswLimit === undefined || memswLimit >= UNLIMITED) return { swapUsageBytes: swap };
+  const swapLimit = memswLimit > limit ? memswLimit - limit : 0n;
+  return { swapUsageBytes: swap, swapAvailableBytes: swapLimit > swap ? swapLimit - swap : 0n };
 }
 
 export interface V2Files {
@@ -81,6 +97,8 @@ export interface V2Files {
   memoryMax?: string;
   memoryStat?: string;
   pidsCurrent?: string;
+  swapCurrent?: string;
+  swapMax?: string;
 }
 
 export function sampleFromV2(f: V2Files): CgroupSample {
@@ -98,6 +116,8 @@ export function sampleFromV2(f: V2Files): CgroupSample {
     majorPageFaults: stat.get('pgmajfault'),
     availableBytes: available(parseSingleValue(f.memoryMax), ws),
     processCount: parseSingleValue(f.pidsCurrent),
+    swapUsageBytes: parseSingleValue(f.swapCurrent),
+    swapAvailableBytes: available(parseSingleValue(f.swapMax), parseSingleValue(f.swapCurrent)),
   });
 }
 
@@ -123,25 +143,25 @@ export class CgroupGoneError extends Error {}
 /** Reads one sample. A cgroup whose directory is gone is CgroupGoneError. */
 export async function readCgroupSample(dirs: CgroupDirs): Promise<CgroupSample> {
   if (dirs.version === 2) {
-    const [cpuStat, memoryCurrent, memoryMax, memoryStat, pidsCurrent] = await Promise.all([
-      readOptional(dirs.dir, 'cpu.stat'),
-      readOptional(dirs.dir, 'memory.current'),
-      readOptional(dirs.dir, 'memory.max'),
-      readOptional(dirs.dir, 'memory.stat'),
-      readOptional(dirs.dir, 'pids.current'),
-    ]);
+    const [cpuStat, memoryCurrent, memoryMax, memoryStat, pidsCurrent, swapCurrent, swapMax] = await Promise.all(
+      ['cpu.stat', 'memory.current', 'memory.max', 'memory.stat', 'pids.current', 'memory.swap.current', 'memory.swap.max'].map((f) =>
+        readOptional(dirs.dir, f),
+      ),
+    );
     if (cpuStat === undefined && memoryCurrent === undefined) throw new CgroupGoneError(`cgroup ${dirs.dir} is gone`);
-    return sampleFromV2({ cpuStat, memoryCurrent, memoryMax, memoryStat, pidsCurrent });
+    return sampleFromV2({ cpuStat, memoryCurrent, memoryMax, memoryStat, pidsCurrent, swapCurrent, swapMax });
   }
-  const [cpuacctUsage, memoryUsage, memoryLimit, memoryStat, pidsCurrent] = await Promise.all([
+  const [cpuacctUsage, memoryUsage, memoryLimit, memoryStat, pidsCurrent, memswUsage, memswLimit] = await Promise.all([
     readOptional(dirs.cpuacct, 'cpuacct.usage'),
     readOptional(dirs.memory, 'memory.usage_in_bytes'),
     readOptional(dirs.memory, 'memory.limit_in_bytes'),
     readOptional(dirs.memory, 'memory.stat'),
     readOptional(dirs.pids, 'pids.current'),
+    readOptional(dirs.memory, 'memory.memsw.usage_in_bytes'),
+    readOptional(dirs.memory, 'memory.memsw.limit_in_bytes'),
   ]);
   if (cpuacctUsage === undefined && memoryUsage === undefined) throw new CgroupGoneError(`cgroup ${dirs.cpuacct ?? dirs.memory} is gone`);
-  return sampleFromV1({ cpuacctUsage, memoryUsage, memoryLimit, memoryStat, pidsCurrent });
+  return sampleFromV1({ cpuacctUsage, memoryUsage, memoryLimit, memoryStat, pidsCurrent, memswUsage, memswLimit });
 }
 
 /** The first process in the cgroup (for a pod: the pause process, whose network namespace is the pod's). */

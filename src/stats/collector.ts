@@ -17,6 +17,7 @@ import {
   dirsFromProcCgroup,
   parseMountInfo,
   parseProcCgroup,
+  podCgroupDirs,
   type CgroupDirs,
   type CgroupMount,
 } from './cgroup-paths';
@@ -32,6 +33,8 @@ interface Target {
   /** Undefined until the container has run (a created container has no cgroup yet). */
   cgroup: CgroupDirs | undefined;
   upperDir: string | undefined;
+  /** For a pause container: its pod's cgroup, when the pod has one of its own. */
+  podCgroup: CgroupDirs | undefined;
   lastSeen: number;
 }
 
@@ -90,19 +93,22 @@ export class StatsCollector {
       throw err;
     }
     const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
+    const cgroup = await this.cgroupOf(inspect);
     const target: Target = {
-      cgroup: await this.cgroupOf(inspect),
+      cgroup,
       upperDir: typeof upper === 'string' && upper !== '' ? upper : undefined,
+      podCgroup: cgroup && podCgroupDirs(cgroup, inspect.HostConfig.CgroupParent ?? '', inspect.Id),
       lastSeen: Date.now(),
     };
     this.targets.set(c.Id, target);
     return target;
   }
 
-  private async sampleOf(id: string, target: Target | undefined, running: boolean): Promise<CgroupSample | undefined> {
-    if (!running || !target?.cgroup) return undefined;
+  private async sampleOf(id: string, target: Target | undefined, running: boolean, which: 'cgroup' | 'podCgroup' = 'cgroup'): Promise<CgroupSample | undefined> {
+    const dirs = target?.[which];
+    if (!running || !dirs) return undefined;
     try {
-      return await readCgroupSample(target.cgroup);
+      return await readCgroupSample(dirs);
     } catch (err) {
       if (err instanceof CgroupGoneError) {
         // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
@@ -143,11 +149,17 @@ export class StatsCollector {
     return { stats, sample };
   }
 
-  /** The pause container's sample and its network namespace's counters. */
-  async sandboxFigures(pause: ContainerSummary, signal: AbortSignal): Promise<{ sample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
+  /**
+   * The pause container's sample, its pod cgroup's sample (when the pod has its own cgroup),
+   * and its network namespace's counters.
+   */
+  async sandboxFigures(
+    pause: ContainerSummary,
+    signal: AbortSignal,
+  ): Promise<{ sample: CgroupSample | undefined; podSample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
     const target = await this.target(pause, signal);
     const running = pause.State === 'running';
-    const sample = await this.sampleOf(pause.Id, target, running);
+    const [sample, podSample] = await Promise.all([this.sampleOf(pause.Id, target, running), this.sampleOf(pause.Id, target, running, 'podCgroup')]);
     let network: NetworkUsage | undefined;
     if (sample && target?.cgroup) {
       const pid = await firstProcessOf(target.cgroup);
@@ -160,7 +172,7 @@ export class StatsCollector {
         }
       }
     }
-    return { sample, network };
+    return { sample, podSample, network };
   }
 
   /** Drops what is kept for containers not asked about for a long while. */

@@ -9,6 +9,7 @@ import type {
   MemoryUsage,
   NetworkInterfaceUsage,
   NetworkUsage,
+  SwapUsage,
   UInt64Value,
 } from '../cri/types';
 import type { DiskUsage } from '../shim/image/disk-usage';
@@ -42,6 +43,12 @@ export function memoryUsage(sample: CgroupSample | undefined, timestamp: string)
   });
 }
 
+export function swapUsage(sample: CgroupSample | undefined, timestamp: string): SwapUsage | undefined {
+  if (!sample) return { timestamp, swapUsageBytes: u64(0) };
+  if (sample.swapUsageBytes === undefined) return undefined;
+  return defined({ timestamp, swapUsageBytes: u64(sample.swapUsageBytes), swapAvailableBytes: u64(sample.swapAvailableBytes) });
+}
+
 /** `mountpoint` is the filesystem the layer is on, as ImageFsInfo names it (Docker's storage directory). */
 export function filesystemUsage(usage: DiskUsage, mountpoint: string, timestamp: string): FilesystemUsage {
   return { timestamp, fsId: { mountpoint }, usedBytes: u64(usage.bytes), inodesUsed: u64(usage.inodes) };
@@ -62,6 +69,8 @@ export function containerStatsOf(f: ContainerFigures): ContainerStats {
     cpu: cpuUsage(f.sample, f.nanoCores, f.timestamp),
     memory: memoryUsage(f.sample, f.timestamp),
   };
+  const swap = swapUsage(f.sample, f.timestamp);
+  if (swap) stats.swap = swap;
   if (f.layer) stats.writableLayer = filesystemUsage(f.layer.usage, f.layer.mountpoint, f.timestamp);
   return stats;
 }
@@ -82,7 +91,7 @@ export function networkUsage(interfaces: readonly InterfaceCounters[], timestamp
 export function sumSamples(samples: readonly CgroupSample[]): CgroupSample | undefined {
   if (samples.length === 0) return undefined;
   const total: CgroupSample = {};
-  const keys: Array<keyof CgroupSample> = ['cpuUsageNs', 'memoryUsageBytes', 'workingSetBytes', 'rssBytes', 'pageFaults', 'majorPageFaults', 'processCount'];
+  const keys: Array<keyof CgroupSample> = ['cpuUsageNs', 'memoryUsageBytes', 'workingSetBytes', 'rssBytes', 'pageFaults', 'majorPageFaults', 'processCount', 'swapUsageBytes'];
   for (const key of keys) {
     for (const s of samples) {
       const v = s[key];

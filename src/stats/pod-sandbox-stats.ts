@@ -1,7 +1,8 @@
 // PodSandboxStats, ListPodSandboxStats and StreamPodSandboxStats. Two Docker list calls for a
 // whole list (pause containers, and the shim's containers grouped by their sandbox label);
-// then cgroup files. A pod's CPU, memory and process figures add up its pause container and
-// its running containers; its network counters are those of the pause process's namespace.
+// then cgroup files. A pod's CPU, memory and process figures are its own cgroup's when it has
+// one (a cgroup parent, as kubelet always gives), else the sum of its pause container and its
+// running containers; its network counters are those of the pause process's namespace.
 import type {
   CallContext,
   ListPodSandboxStatsRequest__Output,
@@ -39,7 +40,7 @@ async function podStats(shim: ShimContext, pause: ContainerSummary, members: rea
   ]);
   const present = figures.filter((f): f is NonNullable<typeof f> => f !== undefined);
   const samples = [own.sample, ...present.map((f) => f.sample)].filter((s): s is CgroupSample => s !== undefined);
-  const total = own.sample ? sumSamples(samples) : undefined;
+  const total = own.sample ? (own.podSample ?? sumSamples(samples)) : undefined;
   const timestamp = nowNanos();
   const key = `pod:${pause.Id}`;
   const nanoCores = total?.cpuUsageNs === undefined ? undefined : collector.rates.rate(key, total.cpuUsageNs, process.hrtime.bigint());

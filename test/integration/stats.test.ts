@@ -2,6 +2,7 @@
 // a busy loop burns, pod network traffic, filters, NOT_FOUND, stopped containers, the Stream
 // variants, and agreement with Docker's own stats endpoint.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { status as Code } from '@grpc/grpc-js';
 import { after, before, describe, it } from 'node:test';
 import type { ContainerStats__Output, PodSandboxStats__Output } from '../../src/cri/types';
@@ -30,10 +31,12 @@ describe('stats RPCs', () => {
   let podA: TestPod;
   let podB: TestPod;
   const ids = { memory: '', busy: '', idle: '', exited: '', pinger: '' };
+  // Pod A has a cgroup of its own (as kubelet always gives one), pod B has Docker's default.
+  const podACgroup = `/cds-test-${run}-a`;
 
   before(async () => {
     shim = await startShim();
-    [podA, podB] = await Promise.all([startTestPod(shim.client, run, 'stats-a'), startTestPod(shim.client, run, 'stats-b')]);
+    [podA, podB] = await Promise.all([startTestPod(shim.client, run, 'stats-a', { cgroupParent: podACgroup }), startTestPod(shim.client, run, 'stats-b')]);
     // 20 MiB in tmpfs is charged to the writer's memory cgroup and cannot be reclaimed as page cache.
     ids.memory = await runContainer(shim.client, podA, busybox(run, 'memory', {
       command: ['sh', '-c', 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=20 && sleep 3600'],
@@ -51,6 +54,14 @@ describe('stats RPCs', () => {
     for (const pod of [podA, podB]) if (pod) await removeTestPod(shim.client, pod);
     await shim?.stop();
     await removeTestContainers({ run });
+    // Docker made pod A's parent cgroup in each controller; it is empty once the containers are gone.
+    for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
+      try {
+        fs.rmdirSync(`/sys/fs/cgroup/${controller}${podACgroup}`);
+      } catch {
+        // Not made in this controller.
+      }
+    }
   });
 
   const runFilter = (): Record<string, string> => ({ [TEST_LABEL]: run });
@@ -114,8 +125,18 @@ describe('stats RPCs', () => {
     assert.ok(!inside.includes(podA.id), 'the pause container is not among the containers');
     const cpuSum = stats.linux!.containers!.reduce((sum, c) => sum + num(c.cpu!.usageCoreNanoSeconds), 0);
     assert.ok(num(stats.linux!.cpu!.usageCoreNanoSeconds) >= cpuSum * 0.99, 'pod CPU covers its containers');
-    // sleep, the dd shell, the busy loop, the pause process: at least 3.
-    assert.ok(num(stats.linux!.process!.processCount) >= 3);
+    // Pod A's figures are its own cgroup's: the pids controller counts the same processes.
+    const pidsFile = `/sys/fs/cgroup/pids${podACgroup}/pids.current`;
+    assert.ok(fs.existsSync(pidsFile), `${pidsFile} (this machine has cgroup v1 with the pids controller)`);
+    assert.equal(num(stats.linux!.process!.processCount), Number(fs.readFileSync(pidsFile, 'utf8').trim()));
+    // pause, the dd shell and its sleep, the busy loop: at least 4.
+    assert.ok(num(stats.linux!.process!.processCount) >= 4);
+
+    // Pod B has no cgroup of its own: its figures add up the pause process and its one running container.
+    const b = (await shim.client.runtime.PodSandboxStats({ podSandboxId: podB.id })).stats!;
+    assert.equal(num(b.linux!.process!.processCount), 2);
+    const idle = b.linux!.containers!.find((c) => c.attributes!.id === ids.idle)!;
+    assert.ok(num(b.linux!.memory!.workingSetBytes) >= num(idle.memory!.workingSetBytes));
   });
 
   it('a stopped container is listed with zero usage, and its own stats answer too', async () => {

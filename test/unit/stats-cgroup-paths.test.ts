@@ -6,6 +6,7 @@ import {
   dirsFromProcCgroup,
   parseMountInfo,
   parseProcCgroup,
+  podCgroupDirs,
   slicePath,
 } from '../../src/stats/cgroup-paths';
 
@@ -109,5 +110,26 @@ describe('driver naming (for a process we cannot see)', () => {
       version: 2,
       dir: `/sys/fs/cgroup/system.slice/docker-${ID}.scope`,
     });
+  });
+});
+
+describe('podCgroupDirs', () => {
+  it('cgroupfs v1: one level up, into the named parent', () => {
+    const dirs = { version: 1 as const, cpuacct: `/cg/cpu,cpuacct/kubepods/pod1/${ID}`, memory: `/cg/memory/kubepods/pod1/${ID}`, pids: `/cg/pids/kubepods/pod1/${ID}` };
+    assert.deepEqual(podCgroupDirs(dirs, '/kubepods/pod1', ID), {
+      version: 1,
+      cpuacct: '/cg/cpu,cpuacct/kubepods/pod1',
+      memory: '/cg/memory/kubepods/pod1',
+      pids: '/cg/pids/kubepods/pod1',
+    });
+  });
+  it('systemd v2: the slice holding the scope', () => {
+    const dir = `/cg/kubepods.slice/kubepods-pod1.slice/docker-${ID}.scope`;
+    assert.deepEqual(podCgroupDirs({ version: 2, dir }, 'kubepods-pod1.slice', ID), { version: 2, dir: '/cg/kubepods.slice/kubepods-pod1.slice' });
+  });
+  it('no parent of its own (Docker\'s shared default), or a layout that does not fit: none', () => {
+    assert.equal(podCgroupDirs({ version: 2, dir: `/cg/docker/${ID}` }, '', ID), undefined);
+    assert.equal(podCgroupDirs({ version: 2, dir: `/cg/other/${ID}` }, '/kubepods/pod1', ID), undefined);
+    assert.equal(podCgroupDirs({ version: 2, dir: '/cg/kubepods/pod1/somebody-else' }, '/kubepods/pod1', ID), undefined);
   });
 });

@@ -48,6 +48,21 @@ describe('cgroup v1 files', () => {
   });
 });
 
+describe('swap', () => {
+  it('v1: memsw less memory, and the memsw limit less the memory limit less swap used', () => {
+    const s = sampleFromV1({ memoryUsage: String(10n * MiB), memoryLimit: String(64n * MiB), memswUsage: String(12n * MiB), memswLimit: String(128n * MiB) });
+    assert.equal(s.swapUsageBytes, 2n * MiB);
+    assert.equal(s.swapAvailableBytes, 62n * MiB);
+    assert.equal(sampleFromV1({ memoryUsage: '10', memswUsage: '10', memswLimit: '9223372036854771712' }).swapAvailableBytes, undefined);
+    assert.equal(sampleFromV1({ memoryUsage: '10' }).swapUsageBytes, undefined, 'no swap accounting');
+  });
+  it('v2: memory.swap.current and memory.swap.max', () => {
+    const s = sampleFromV2({ memoryCurrent: '1', swapCurrent: '100', swapMax: '1000' });
+    assert.deepEqual([s.swapUsageBytes, s.swapAvailableBytes], [100n, 900n]);
+    assert.equal(sampleFromV2({ memoryCurrent: '1', swapCurrent: '100', swapMax: 'max' }).swapAvailableBytes, undefined);
+  });
+});
+
 describe('cgroup v2 files', () => {
   it('cpu.stat usage_usec in nanoseconds, memory.current less inactive_file, "max" is no limit', () => {
     const s = sampleFromV2({
