@@ -30,7 +30,7 @@ describe('stats RPCs', () => {
   let shim: ShimProcess;
   let podA: TestPod;
   let podB: TestPod;
-  const ids = { memory: '', busy: '', idle: '', exited: '', pinger: '' };
+  const ids = { memory: '', busy: '', writer: '', idle: '', exited: '', pinger: '' };
   // Pod A has a cgroup of its own (as kubelet always gives one), pod B has Docker's default.
   const podACgroup = `/cds-test-${run}-a`;
 
@@ -45,6 +45,10 @@ describe('stats RPCs', () => {
     ids.busy = await runContainer(shim.client, podA, busybox(run, 'busy', {
       command: ['sh', '-c', 'while :; do :; done'],
       labels: { ...testLabels(run), role: 'busy' },
+    }));
+    // 3 MiB written into the container's own filesystem lands in its writable layer.
+    ids.writer = await runContainer(shim.client, podA, busybox(run, 'writer', {
+      command: ['sh', '-c', 'dd if=/dev/zero of=/var/blob bs=1M count=3 && sleep 3600'],
     }));
     ids.idle = await runContainer(shim.client, podB, busybox(run, 'idle', { ...SLEEP_FOREVER, labels: { ...testLabels(run), role: 'idle' } }));
     ids.exited = await runContainer(shim.client, podB, busybox(run, 'exited', { command: ['true'], labels: { ...testLabels(run), role: 'exited' } }));
@@ -129,7 +133,7 @@ describe('stats RPCs', () => {
     const pidsFile = `/sys/fs/cgroup/pids${podACgroup}/pids.current`;
     assert.ok(fs.existsSync(pidsFile), `${pidsFile} (this machine has cgroup v1 with the pids controller)`);
     assert.equal(num(stats.linux!.process!.processCount), Number(fs.readFileSync(pidsFile, 'utf8').trim()));
-    // pause, the dd shell and its sleep, the busy loop: at least 4.
+    // pause, the two sleeps (the shell execs its last command), the busy loop: at least 4.
     assert.ok(num(stats.linux!.process!.processCount) >= 4);
 
     // Pod B has no cgroup of its own: its figures add up the pause process and its one running container.
@@ -137,6 +141,17 @@ describe('stats RPCs', () => {
     assert.equal(num(b.linux!.process!.processCount), 2);
     const idle = b.linux!.containers!.find((c) => c.attributes!.id === ids.idle)!;
     assert.ok(num(b.linux!.memory!.workingSetBytes) >= num(idle.memory!.workingSetBytes));
+  });
+
+  it('writable layer: what a container writes to its filesystem shows in used bytes and inodes', async () => {
+    const stats = await waitFor('writable layer >= 3 MiB', async () => {
+      const { stats: s } = await shim.client.runtime.ContainerStats({ containerId: ids.writer });
+      return s && num(s.writableLayer?.usedBytes) >= 3 * MiB ? s : undefined;
+    }, { timeoutMs: 30_000 });
+    assert.ok(num(stats.writableLayer!.inodesUsed) >= 2, 'the blob and at least its directory');
+    // The filesystem is named as ImageFsInfo names the containers' one, so kubelet can match them.
+    const fsInfo = await shim.client.images.ImageFsInfo({});
+    assert.equal(stats.writableLayer!.fsId!.mountpoint, fsInfo.containerFilesystems[0]!.fsId!.mountpoint);
   });
 
   it('a stopped container is listed with zero usage, and its own stats answer too', async () => {
@@ -154,7 +169,7 @@ describe('stats RPCs', () => {
       const { stats } = await shim.client.runtime.ListContainerStats({ filter: { labelSelector: runFilter(), ...filter } });
       return stats.map((s) => s.attributes!.metadata!.name).sort();
     };
-    assert.deepEqual(await list({}), ['busy', 'exited', 'idle', 'memory', ...(ids.pinger ? ['pinger'] : [])].sort());
+    assert.deepEqual(await list({}), ['busy', 'exited', 'idle', 'memory', 'writer', ...(ids.pinger ? ['pinger'] : [])].sort());
     assert.deepEqual(await list({ id: ids.busy.slice(0, 12) }), ['busy']);
     assert.deepEqual(await list({ podSandboxId: podB.id }), ['exited', 'idle']);
     assert.deepEqual(await list({ podSandboxId: podB.id.slice(0, 10) }), ['exited', 'idle']);
