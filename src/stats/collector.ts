@@ -66,8 +66,10 @@ export class StatsCollector {
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
     const mounts = await this.cgroupMounts();
     try {
-      const text = await fs.readFile(path.join(this.procRoot, String(inspect.State.Pid), 'cgroup'), 'utf8');
-      const dirs = dirsFromProcCgroup(parseProcCgroup(text), mounts);
+      const entries = parseProcCgroup(await fs.readFile(path.join(this.procRoot, String(inspect.State.Pid), 'cgroup'), 'utf8'));
+      // Both drivers name the container's cgroup after its ID; anything else means the PID
+      // was reused by another process after the container's own exited.
+      const dirs = entries.some((e) => e.path.includes(inspect.Id)) ? dirsFromProcCgroup(entries, mounts) : undefined;
       if (dirs) return dirs;
     } catch (err) {
       this.shim.log.debug({ id: inspect.Id, err: (err as Error).message }, 'stats: cannot read the container process cgroup; using the driver naming');

@@ -152,6 +152,13 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     assert.equal(inspects(), 1, 'the target is remembered');
   });
 
+  it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {
+    const { collector, inspects } = setUp('v2-reused', '0::/user.slice/session-1.scope\n');
+    const stats = await collector.containerStats(summary, new AbortController().signal);
+    assert.equal(stats!.memory!.workingSetBytes!.value, '4096');
+    assert.equal(inspects(), 1);
+  });
+
   it('falls back to the systemd driver naming when the process cannot be seen', async () => {
     const { collector } = setUp('v2-fallback', undefined);
     const stats = await collector.containerStats(summary, new AbortController().signal);
