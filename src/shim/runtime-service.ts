@@ -21,6 +21,8 @@ import { updatePodSandboxResources } from './sandbox/update-pod-sandbox-resource
 import { status } from './status';
 import { updateRuntimeConfig } from './update-runtime-config';
 import { version } from './version';
+import { containerStats, listContainerStats, streamContainerStats } from '../stats/container-stats';
+import { listPodSandboxStats, podSandboxStats, streamPodSandboxStats } from '../stats/pod-sandbox-stats';
 
 export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
   return {
@@ -47,5 +49,12 @@ export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
     UpdateContainerResources: (req, ctx) => updateContainerResources(shim, req, ctx),
     ExecSync: (req, ctx) => execSync(shim, req, ctx),
     ReopenContainerLog: (req, ctx) => reopenContainerLog(shim, req, ctx),
+    // Stats (src/stats): read from cgroup files, not Docker's stats endpoint
+    ContainerStats: (req, ctx) => containerStats(shim, req, ctx),
+    ListContainerStats: (req, ctx) => listContainerStats(shim, req, ctx),
+    StreamContainerStats: (req, send, ctx) => streamContainerStats(shim, req, send, ctx),
+    PodSandboxStats: (req, ctx) => podSandboxStats(shim, req, ctx),
+    ListPodSandboxStats: (req, ctx) => listPodSandboxStats(shim, req, ctx),
+    StreamPodSandboxStats: (req, send, ctx) => streamPodSandboxStats(shim, req, send, ctx),
   };
 }

@@ -1,0 +1,198 @@
+// Gathers the figures behind the stats RPCs. The first time a container is seen it is
+// inspected once to find its cgroup directories (from /proc/<pid>/cgroup of its init process)
+// and its writable layer; both stay the same for the container's life, so later calls read
+// the cgroup files without asking Docker anything but the one list call. The CPU rate
+// tracker and the layer-usage cache live here too, one set per ShimContext.
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import type { ContainerStats, NetworkUsage } from '../cri/types';
+import type { ContainerInspect, ContainerSummary } from '../docker/types';
+import { DockerNotFoundError } from '../errors';
+import type { ShimContext } from '../shim/context';
+import { containerFromSummary } from '../shim/container/status-convert';
+import type { DiskUsage } from '../shim/image/disk-usage';
+import {
+  cgroupPathFor,
+  dirsFromCgroupPath,
+  dirsFromProcCgroup,
+  parseMountInfo,
+  parseProcCgroup,
+  podCgroupDirs,
+  type CgroupDirs,
+  type CgroupMount,
+} from './cgroup-paths';
+import { CgroupGoneError, firstProcessOf, readCgroupSample, type CgroupSample } from './cgroup-sample';
+import { containerStatsOf, networkUsage } from './convert';
+import { CpuRateTracker } from './cpu-rate';
+import { LayerUsageCache } from './layer-usage';
+import { parseNetDev } from './net-dev';
+import { nowNanos } from '../util/time';
+
+/** Where a container's figures are read from; fixed for its life. */
+interface Target {
+  /** Undefined until the container has run (a created container has no cgroup yet). */
+  cgroup: CgroupDirs | undefined;
+  upperDir: string | undefined;
+  /** For a pause container: its pod's cgroup, when the pod has one of its own. */
+  podCgroup: CgroupDirs | undefined;
+  lastSeen: number;
+}
+
+/** Forget containers not asked about for this long (they are most likely removed). */
+const FORGET_AFTER_MS = 10 * 60_000;
+
+export interface MemberSample {
+  id: string;
+  sample: CgroupSample | undefined;
+}
+
+export class StatsCollector {
+  private mounts: CgroupMount[] | undefined;
+  private readonly targets = new Map<string, Target>();
+  readonly rates = new CpuRateTracker();
+  readonly layers = new LayerUsageCache();
+
+  constructor(
+    private readonly shim: Pick<ShimContext, 'docker' | 'cgroups' | 'log'>,
+    private readonly procRoot = '/proc',
+  ) {}
+
+  private async cgroupMounts(): Promise<CgroupMount[]> {
+    this.mounts ??= parseMountInfo(await fs.readFile(path.join(this.procRoot, 'self', 'mountinfo'), 'utf8'));
+    return this.mounts;
+  }
+
+  private async cgroupOf(inspect: ContainerInspect): Promise<CgroupDirs | undefined> {
+    if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
+    const mounts = await this.cgroupMounts();
+    try {
+      const entries = parseProcCgroup(await fs.readFile(path.join(this.procRoot, String(inspect.State.Pid), 'cgroup'), 'utf8'));
+      // Both drivers name the container's cgroup after its ID; anything else means the PID
+      // was reused by another process after the container's own exited.
+      const dirs = entries.some((e) => e.path.includes(inspect.Id)) ? dirsFromProcCgroup(entries, mounts) : undefined;
+      if (dirs) return dirs;
+    } catch (err) {
+      this.shim.log.debug({ id: inspect.Id, err: (err as Error).message }, 'stats: cannot read the container process cgroup; using the driver naming');
+    }
+    // The process is not visible here (another PID namespace): Docker's naming tells the path.
+    const guess = cgroupPathFor(this.shim.cgroups.driver, inspect.HostConfig.CgroupParent ?? '', inspect.Id);
+    return dirsFromCgroupPath(guess, mounts);
+  }
+
+  /** The container's target, inspecting it when not known yet. Undefined: it was removed meanwhile. */
+  private async target(c: ContainerSummary, signal: AbortSignal): Promise<Target | undefined> {
+    const known = this.targets.get(c.Id);
+    const running = c.State === 'running';
+    if (known && (known.cgroup !== undefined || !running)) {
+      known.lastSeen = Date.now();
+      return known;
+    }
+    let inspect: ContainerInspect;
+    try {
+      inspect = await this.shim.docker.inspectContainer(c.Id, { signal });
+    } catch (err) {
+      if (err instanceof DockerNotFoundError) return undefined;
+      throw err;
+    }
+    const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
+    const cgroup = await this.cgroupOf(inspect);
+    const target: Target = {
+      cgroup,
+      upperDir: typeof upper === 'string' && upper !== '' ? upper : undefined,
+      podCgroup: cgroup && podCgroupDirs(cgroup, inspect.HostConfig.CgroupParent ?? '', inspect.Id),
+      lastSeen: Date.now(),
+    };
+    this.targets.set(c.Id, target);
+    return target;
+  }
+
+  private async sampleOf(id: string, target: Target | undefined, running: boolean, which: 'cgroup' | 'podCgroup' = 'cgroup'): Promise<CgroupSample | undefined> {
+    const dirs = target?.[which];
+    if (!running || !dirs) return undefined;
+    try {
+      return await readCgroupSample(dirs);
+    } catch (err) {
+      if (err instanceof CgroupGoneError) {
+        // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
+        this.targets.delete(id);
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  private async layerOf(id: string, target: Target | undefined): Promise<{ usage: DiskUsage; mountpoint: string } | undefined> {
+    if (!target?.upperDir) return undefined;
+    try {
+      // <storage dir>/<layer>/diff: the storage directory is what ImageFsInfo reports as the filesystem.
+      return { usage: await this.layers.usage(id, target.upperDir), mountpoint: path.dirname(path.dirname(target.upperDir)) };
+    } catch (err) {
+      this.shim.log.debug({ id, err: (err as Error).message }, 'stats: cannot measure the writable layer');
+      return undefined;
+    }
+  }
+
+  /** Stats of one container; undefined when it was removed meanwhile. */
+  async containerStats(c: ContainerSummary, signal: AbortSignal): Promise<ContainerStats | undefined> {
+    return (await this.containerFigures(c, signal))?.stats;
+  }
+
+  /** The stats and the raw sample (pods add the samples up). */
+  async containerFigures(c: ContainerSummary, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupSample | undefined } | undefined> {
+    const target = await this.target(c, signal);
+    if (!target) return undefined;
+    const running = c.State === 'running';
+    const [sample, layer] = await Promise.all([this.sampleOf(c.Id, target, running), this.layerOf(c.Id, target)]);
+    const timestamp = nowNanos();
+    const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.Id, sample.cpuUsageNs, process.hrtime.bigint());
+    if (!sample) this.rates.forget(c.Id);
+    const { id, metadata, labels, annotations } = containerFromSummary(c);
+    const stats = containerStatsOf({ attributes: { id, metadata, labels, annotations }, sample, nanoCores, layer, timestamp });
+    return { stats, sample };
+  }
+
+  /**
+   * The pause container's sample, its pod cgroup's sample (when the pod has its own cgroup),
+   * and its network namespace's counters.
+   */
+  async sandboxFigures(
+    pause: ContainerSummary,
+    signal: AbortSignal,
+  ): Promise<{ sample: CgroupSample | undefined; podSample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
+    const target = await this.target(pause, signal);
+    const running = pause.State === 'running';
+    const [sample, podSample] = await Promise.all([this.sampleOf(pause.Id, target, running), this.sampleOf(pause.Id, target, running, 'podCgroup')]);
+    let network: NetworkUsage | undefined;
+    if (sample && target?.cgroup) {
+      const pid = await firstProcessOf(target.cgroup);
+      if (pid !== undefined) {
+        try {
+          const text = await fs.readFile(path.join(this.procRoot, String(pid), 'net', 'dev'), 'utf8');
+          network = networkUsage(parseNetDev(text), nowNanos());
+        } catch (err) {
+          this.shim.log.debug({ id: pause.Id, err: (err as Error).message }, 'stats: cannot read the pod network counters');
+        }
+      }
+    }
+    return { sample, podSample, network };
+  }
+
+  /** Drops what is kept for containers not asked about for a long while. */
+  sweep(now = Date.now()): void {
+    for (const [id, t] of this.targets) if (now - t.lastSeen > FORGET_AFTER_MS) this.targets.delete(id);
+    const live = (key: string): boolean => this.targets.has(key.replace(/^pod:/, ''));
+    this.rates.prune(live);
+    this.layers.prune(live);
+  }
+}
+
+const collectors = new WeakMap<ShimContext, StatsCollector>();
+
+export function statsCollector(shim: ShimContext): StatsCollector {
+  let c = collectors.get(shim);
+  if (!c) {
+    c = new StatsCollector(shim);
+    collectors.set(shim, c);
+  }
+  return c;
+}

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { DockerClient } from '../../src/docker/client';
+import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
+import { CgroupGoneError, firstProcessOf, readCgroupSample, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
+import { StatsCollector } from '../../src/stats/collector';
+import { silentLogger } from '../../src/util/logger';
+
+const ID = 'ab12'.repeat(16);
+const MiB = 1024n * 1024n;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-stats-unit-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), text);
+  }
+}
+
+describe('cgroup v1 files', () => {
+  it('working set is usage less total_inactive_file; available is limit less working set', () => {
+    const s = sampleFromV1({
+      cpuacctUsage: '24185907\n',
+      memoryUsage: String(30n * MiB),
+      memoryLimit: String(64n * MiB),
+      memoryStat: `cache 100\ninactive_file 5\ntotal_inactive_file ${10n * MiB}\ntotal_rss ${19n * MiB}\ntotal_pgfault 1063\ntotal_pgmajfault 4\n`,
+      pidsCurrent: '3\n',
+    });
+    assert.deepEqual(s, {
+      cpuUsageNs: 24185907n,
+      memoryUsageBytes: 30n * MiB,
+      workingSetBytes: 20n * MiB,
+      rssBytes: 19n * MiB,
+      pageFaults: 1063n,
+      majorPageFaults: 4n,
+      availableBytes: 44n * MiB,
+      processCount: 3n,
+    });
+  });
+  it('no limit (the huge page-rounded number) means no available_bytes; working set never negative', () => {
+    const s = sampleFromV1({ memoryUsage: '100', memoryLimit: '9223372036854771712', memoryStat: 'total_inactive_file 400\n' });
+    assert.equal(s.availableBytes, undefined);
+    assert.equal(s.workingSetBytes, 0n);
+  });
+});
+
+describe('swap', () => {
+  it('v1: memsw less memory, and the memsw limit less the memory limit less swap used', () => {
+    const s = sampleFromV1({ memoryUsage: String(10n * MiB), memoryLimit: String(64n * MiB), memswUsage: String(12n * MiB), memswLimit: String(128n * MiB) });
+    assert.equal(s.swapUsageBytes, 2n * MiB);
+    assert.equal(s.swapAvailableBytes, 62n * MiB);
+    assert.equal(sampleFromV1({ memoryUsage: '10', memswUsage: '10', memswLimit: '9223372036854771712' }).swapAvailableBytes, undefined);
+    assert.equal(sampleFromV1({ memoryUsage: '10' }).swapUsageBytes, undefined, 'no swap accounting');
+  });
+  it('v2: memory.swap.current and memory.swap.max', () => {
+    const s = sampleFromV2({ memoryCurrent: '1', swapCurrent: '100', swapMax: '1000' });
+    assert.deepEqual([s.swapUsageBytes, s.swapAvailableBytes], [100n, 900n]);
+    assert.equal(sampleFromV2({ memoryCurrent: '1', swapCurrent: '100', swapMax: 'max' }).swapAvailableBytes, undefined);
+  });
+});
+
+describe('cgroup v2 files', () => {
+  it('cpu.stat usage_usec in nanoseconds, memory.current less inactive_file, "max" is no limit', () => {
+    const s = sampleFromV2({
+      cpuStat: 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n',
+      memoryCurrent: String(8n * MiB),
+      memoryMax: 'max\n',
+      memoryStat: `anon ${3n * MiB}\nfile ${5n * MiB}\ninactive_file ${2n * MiB}\npgfault 70\npgmajfault 1\n`,
+      pidsCurrent: '2',
+    });
+    assert.deepEqual(s, {
+      cpuUsageNs: 1_500_000n,
+      memoryUsageBytes: 8n * MiB,
+      workingSetBytes: 6n * MiB,
+      rssBytes: 3n * MiB,
+      pageFaults: 70n,
+      majorPageFaults: 1n,
+      processCount: 2n,
+    });
+  });
+});
+
+describe('readCgroupSample on fixture trees', () => {
+  it('reads a v1 container (co-mounted cpu,cpuacct) and its first process', async () => {
+    const root = path.join(tmp, 'v1');
+    writeTree(root, {
+      [`cpu,cpuacct/docker/${ID}/cpuacct.usage`]: '5000\n',
+      [`memory/docker/${ID}/memory.usage_in_bytes`]: '4096\n',
+      [`memory/docker/${ID}/memory.stat`]: 'total_inactive_file 1024\n',
+      [`pids/docker/${ID}/pids.current`]: '2\n',
+      [`pids/docker/${ID}/cgroup.procs`]: '4242\n4250\n',
+    });
+    const dirs = { version: 1 as const, cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` };
+    assert.deepEqual(await readCgroupSample(dirs), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
+    assert.equal(await firstProcessOf(dirs), 4242);
+  });
+  it('a cgroup that is gone is CgroupGoneError', async () => {
+    await assert.rejects(readCgroupSample({ version: 2, dir: path.join(tmp, 'nowhere') }), CgroupGoneError);
+  });
+});
+
+describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
+  function inspectOf(pid: number): ContainerInspect {
+    return {
+      Id: ID,
+      State: { Running: true, Pid: pid },
+      HostConfig: { CgroupParent: 'kubepods-besteffort-pod9.slice' },
+      GraphDriver: { Name: 'overlay2', Data: { UpperDir: path.join(tmp, 'overlay2', 'layer1', 'diff') } },
+    } as unknown as ContainerInspect;
+  }
+  const summary = { Id: ID, Names: ['/k8s_app_web_ns_uid1_2'], Created: 1700000000, Image: 'busybox', State: 'running', Labels: { team: 'a', 'annotation.note': 'x' } } as unknown as ContainerSummary;
+
+  function setUp(name: string, procCgroup: string | undefined) {
+    const root = path.join(tmp, name);
+    const cg = path.join(root, 'sys', 'fs', 'cgroup');
+    const scope = path.join(cg, 'kubepods.slice', 'kubepods-besteffort.slice', 'kubepods-besteffort-pod9.slice', `docker-${ID}.scope`);
+    writeTree(root, {
+      'proc/self/mountinfo': `35 24 0:30 / ${cg} rw,nosuid - cgroup2 cgroup2 rw\n`,
+      ...(procCgroup === undefined ? {} : { 'proc/77/cgroup': procCgroup }),
+    });
+    writeTree(scope, { 'cpu.stat': 'usage_usec 2000\n', 'memory.current': '8192\n', 'memory.stat': 'inactive_file 4096\n', 'pids.current': '1\n' });
+    writeTree(path.join(tmp, 'overlay2', 'layer1', 'diff'), { 'file.txt': 'x'.repeat(10_000) });
+    let inspects = 0;
+    const docker = {
+      inspectContainer: async () => {
+        inspects++;
+        return inspectOf(77);
+      },
+    } as unknown as DockerClient;
+    const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger() }, path.join(root, 'proc'));
+    return { collector, scope, inspects: () => inspects };
+  }
+
+  it('finds the scope from /proc/<pid>/cgroup, inspects once, and gives attributes, CPU, memory and the writable layer', async () => {
+    const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
+    const { collector, inspects } = setUp('v2-proc', `0::${rel}\n`);
+    const signal = new AbortController().signal;
+    const first = await collector.containerStats(summary, signal);
+    assert.deepEqual(first!.attributes, { id: ID, metadata: { name: 'app', attempt: 2 }, labels: { team: 'a' }, annotations: { note: 'x' } });
+    assert.equal(first!.cpu!.usageCoreNanoSeconds!.value, '2000000');
+    assert.equal(first!.cpu!.usageNanoCores, undefined, 'no rate on the first reading');
+    assert.equal(first!.memory!.workingSetBytes!.value, '4096');
+    assert.equal(first!.memory!.usageBytes!.value, '8192');
+    assert.equal(first!.writableLayer!.fsId!.mountpoint, path.join(tmp, 'overlay2'));
+    assert.ok(Number(first!.writableLayer!.usedBytes!.value) >= 10_000);
+    assert.equal(first!.writableLayer!.inodesUsed!.value, '2', 'the diff directory and one file');
+    await collector.containerStats(summary, signal);
+    assert.equal(inspects(), 1, 'the target is remembered');
+  });
+
+  it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {
+    const { collector, inspects } = setUp('v2-reused', '0::/user.slice/session-1.scope\n');
+    const stats = await collector.containerStats(summary, new AbortController().signal);
+    assert.equal(stats!.memory!.workingSetBytes!.value, '4096');
+    assert.equal(inspects(), 1);
+  });
+
+  it('falls back to the systemd driver naming when the process cannot be seen', async () => {
+    const { collector } = setUp('v2-fallback', undefined);
+    const stats = await collector.containerStats(summary, new AbortController().signal);
+    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, '2000000');
+    assert.equal(stats!.memory!.workingSetBytes!.value, '4096');
+  });
+
+  it('a container that is not running reports zero usage and still its layer', async () => {
+    const { collector } = setUp('v2-exited', undefined);
+    const exited = { ...summary, State: 'exited' } as ContainerSummary;
+    const stats = await collector.containerStats(exited, new AbortController().signal);
+    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, '0');
+    assert.equal(stats!.memory!.workingSetBytes!.value, '0');
+    assert.ok(stats!.writableLayer);
+  });
+});
