@@ -20,6 +20,7 @@ import { stopPodSandbox } from './sandbox/stop-pod-sandbox';
 import { updatePodSandboxResources } from './sandbox/update-pod-sandbox-resources';
 import { status } from './status';
 import { updateRuntimeConfig } from './update-runtime-config';
+import { attach, exec, portForward } from '../streaming/rpc';
 import { version } from './version';
 
 export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
@@ -47,5 +48,9 @@ export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
     UpdateContainerResources: (req, ctx) => updateContainerResources(shim, req, ctx),
     ExecSync: (req, ctx) => execSync(shim, req, ctx),
     ReopenContainerLog: (req, ctx) => reopenContainerLog(shim, req, ctx),
+    // Streaming: each answers a URL on the streaming server
+    Exec: (req, ctx) => exec(shim, req, ctx),
+    Attach: (req, ctx) => attach(shim, req, ctx),
+    PortForward: (req, ctx) => portForward(shim, req, ctx),
   };
 }
