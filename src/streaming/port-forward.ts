@@ -52,7 +52,12 @@ function dialInNamespace(pid: number, port: number): Promise<Duplex> {
     let connected = false;
     ready.once('data', () => {
       connected = true;
-      resolve(Duplex.from({ readable: child.stdout!, writable: child.stdin! }));
+      const joined = Duplex.from({ readable: child.stdout!, writable: child.stdin! });
+      // The client gone or the stream broken: the relay has nothing left to do.
+      joined.once('close', () => {
+        if (child.exitCode === null) child.kill();
+      });
+      resolve(joined);
     });
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -65,7 +70,7 @@ export function servePortForward(session: SpdyServerSession, target: PortForward
   const pending = new Map<string, { error?: SpdyStream; data?: SpdyStream }>();
   session.on('stream', (stream) => {
     const type = stream.header('streamType');
-    const requestId = stream.header('requestID') ?? String(stream.id);
+    const requestId = stream.header('requestID') ?? legacyRequestId(stream.id, type);
     if (type !== 'error' && type !== 'data') return void stream.destroy();
     stream.on('error', () => undefined);
     const pair = pending.get(requestId) ?? {};
@@ -77,6 +82,14 @@ export function servePortForward(session: SpdyServerSession, target: PortForward
       void forward(pair.error, pair.data, target, dial, log);
     }
   });
+}
+
+/**
+ * Clients before requestID existed opened each pair as error stream N, data stream N+2; the
+ * pair is keyed by the error stream's ID.
+ */
+export function legacyRequestId(streamId: number, streamType: string | undefined): string {
+  return String(streamType === 'data' ? streamId - 2 : streamId);
 }
 
 async function forward(errorStream: SpdyStream, data: SpdyStream, target: PortForwardTarget, dial: (port: number) => Promise<Duplex>, log: Logger): Promise<void> {

@@ -76,7 +76,8 @@ function relay(
     const done = (): void => resolve();
     connection.once('end', done);
     connection.once('close', done);
-    connection.once('error', done);
+    // Any number of errors may follow one another on a dying connection; each is handled.
+    connection.on('error', done);
     void channels.clientGone.then(() => {
       connection.destroy();
       resolve();

@@ -48,6 +48,8 @@ export function wsChannels(ws: WebSocket, opts: StdioOptions): StdioChannels {
   const resizeListeners: Array<(size: TerminalSize) => void> = [];
   const resizeSplitter = new JsonMessageSplitter();
 
+  // A broken connection shows up as 'close' too; an unhandled 'error' would end the shim.
+  ws.on('error', () => undefined);
   ws.on('message', (raw: RawData) => {
     const msg = decodeChannelMessage(toBuffer(raw), base64);
     if (!msg) return;

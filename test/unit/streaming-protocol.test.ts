@@ -14,6 +14,7 @@ import {
   statusDocument,
 } from '../../src/streaming/protocol';
 import { checkAttachRequest, checkExecRequest, checkPortForwardRequest } from '../../src/streaming/requests';
+import { legacyRequestId } from '../../src/streaming/port-forward';
 import { expectedStreamTypes } from '../../src/streaming/spdy-channels';
 import { redactToken, TokenCache } from '../../src/streaming/tokens';
 import { decodeChannelMessage, encodeChannelMessage } from '../../src/streaming/ws-channels';
@@ -107,6 +108,11 @@ describe('streaming protocol negotiation', () => {
     assert.equal(negotiate(['v9.channel.k8s.io'], REMOTECOMMAND_SPDY_PROTOCOLS), undefined);
     assert.equal(negotiate([], REMOTECOMMAND_SPDY_PROTOCOLS), undefined);
     assert.equal(negotiate(['v4.base64.channel.k8s.io', 'v5.channel.k8s.io'], REMOTECOMMAND_WS_PROTOCOLS), 'v5.channel.k8s.io');
+  });
+
+  it('pairs port-forward streams of clients without requestID as error N, data N+2', () => {
+    assert.equal(legacyRequestId(5, 'error'), '5');
+    assert.equal(legacyRequestId(7, 'data'), '5');
   });
 
   it('lists the streams a client opens: resize only with a TTY, no stderr with a TTY', () => {
