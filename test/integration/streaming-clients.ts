@@ -86,6 +86,8 @@ export interface WsSession {
   /** Resolves when the server closes, with what arrived on each channel. */
   done: Promise<Map<number, Buffer>>;
   send(channel: number, data: Buffer | string): void;
+  /** What arrived so far, per channel. */
+  received(): Map<number, Buffer>;
 }
 
 export function wsConnect(url: string, protocols: string[]): Promise<WsSession> {
@@ -114,6 +116,7 @@ export function wsConnect(url: string, protocols: string[]): Promise<WsSession> 
         send(channel, data) {
           ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(data)]));
         },
+        received: () => received,
       }),
     );
     ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));

@@ -132,6 +132,21 @@ describe('streaming: exec, attach and port forward', () => {
     assert.equal(closed.body, '');
   });
 
+  it('survives clients hanging up in the middle of a command', async () => {
+    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'echo up; sleep 3600'], stdin: true, stdout: true });
+    const ws = await wsConnect(url, ['v4.channel.k8s.io']);
+    await waitFor('output over WebSocket', () => ws.received().get(1)?.toString() === 'up\n', { timeoutMs: 10_000 });
+    ws.ws.terminate();
+    const again = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'sleep 3600'], stdin: true, stdout: true });
+    const { socket, conn } = await spdyConnect(again.url, V4);
+    await openExecStreams(conn, { stdin: true, stdout: true });
+    socket.destroy();
+    // The shim is still serving, and so is its streaming server.
+    const next = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['echo', 'still here'], stdout: true });
+    const s = await openExecStreams((await spdyConnect(next.url, V4)).conn, { stdout: true });
+    assert.equal((await s.stdout).toString(), 'still here\n');
+  });
+
   it('serves a token once, and 404 for unknown ones', async () => {
     const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
     const first = await spdyConnect(url, V4);
