@@ -18,6 +18,7 @@ import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
+import { StreamingServer } from './streaming/server';
 import type { Logger } from './util/logger';
 
 export class StartupError extends Error {}
@@ -66,17 +67,20 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const logs = new ContainerLogManager(docker, log, config.rootDirectory);
   const resumed = logs.resumeAll();
   if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs };
+  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
+  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming };
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
+    await streaming.listen();
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {
+    await streaming.close();
     dockerFacts.close();
     await logs.close();
     throw new StartupError(errorMessage(err));
   }
   log.info(
-    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name },
+    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
     'cri-docker-shim ready',
   );
   return {
@@ -84,6 +88,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     address: server.boundAddress,
     async stop() {
       await server.stop(config.shutdownGraceMs);
+      await streaming.close();
       await logs.close();
       dockerFacts.close();
     },

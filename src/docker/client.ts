@@ -75,6 +75,9 @@ export interface DockerClient {
   startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: CallOptions): Promise<Duplex>;
   inspectExec(execId: string, opts?: CallOptions): Promise<ExecInspect>;
   resizeExec(execId: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void>;
+  /** Attaches to a running container's main process: its hijacked connection (multiplexed unless the container has a TTY). */
+  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: CallOptions): Promise<Duplex>;
+  resizeContainer(id: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void>;
 
   listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]>;
   inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect>;
@@ -418,6 +421,35 @@ export class DockerodeClient implements DockerClient {
         query: { h: size.height, w: size.width },
         statusCodes: { 200: true, 201: true, 404: 'no such exec instance', 500: 'server error' },
         what: `resize exec ${execId}`,
+      },
+      opts,
+    );
+  }
+
+  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: CallOptions): Promise<Duplex> {
+    return this.dial(
+      {
+        path: `/containers/${encodeURIComponent(id)}/attach`,
+        method: 'POST',
+        query: { stream: true, stdin: query.stdin, stdout: query.stdout, stderr: query.stderr },
+        statusCodes: { 101: true, 200: true, 400: 'bad parameter', 404: 'no such container', 409: 'container is paused', 500: 'server error' },
+        stream: true,
+        hijack: true,
+        openStdin: query.stdin,
+        what: `attach to container ${id}`,
+      },
+      opts,
+    );
+  }
+
+  async resizeContainer(id: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void> {
+    await this.dial(
+      {
+        path: `/containers/${encodeURIComponent(id)}/resize`,
+        method: 'POST',
+        query: { h: size.height, w: size.width },
+        statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+        what: `resize container ${id}`,
       },
       opts,
     );

@@ -7,6 +7,7 @@ import type { DockerClient } from '../docker/client';
 import type { DockerFacts } from '../docker/version';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkPlugin } from '../network/plugin';
+import type { StreamingServer } from '../streaming/server';
 import type { Logger } from '../util/logger';
 
 export interface ShimContext {
@@ -20,6 +21,8 @@ export interface ShimContext {
   readonly log: Logger;
   /** Writes each container's CRI log (see ../logs). */
   readonly logs: ContainerLogManager;
+  /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */
+  readonly streaming: StreamingServer;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */

@@ -23,6 +23,7 @@ import { updateRuntimeConfig } from './update-runtime-config';
 import { version } from './version';
 import { containerStats, listContainerStats, streamContainerStats } from '../stats/container-stats';
 import { listPodSandboxStats, podSandboxStats, streamPodSandboxStats } from '../stats/pod-sandbox-stats';
+import { attach, exec, portForward } from '../streaming/rpc';
 
 export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
   return {
@@ -56,5 +57,9 @@ export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
     PodSandboxStats: (req, ctx) => podSandboxStats(shim, req, ctx),
     ListPodSandboxStats: (req, ctx) => listPodSandboxStats(shim, req, ctx),
     StreamPodSandboxStats: (req, send, ctx) => streamPodSandboxStats(shim, req, send, ctx),
+    // Streaming: each answers a URL on the streaming server
+    Exec: (req, ctx) => exec(shim, req, ctx),
+    Attach: (req, ctx) => attach(shim, req, ctx),
+    PortForward: (req, ctx) => portForward(shim, req, ctx),
   };
 }

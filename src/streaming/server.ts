@@ -1,0 +1,190 @@
+// The streaming server: Exec, Attach and PortForward RPCs register a request here and hand the
+// client a URL with a single-use token ({base}/exec/{token}, /attach/…, /portforward/…). The
+// client then upgrades that URL to SPDY/3.1 or to a WebSocket, and the connection runs the
+// request. Unknown, expired or reused tokens get 404 and run nothing.
+import * as http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { DockerClient } from '../docker/client';
+import { errorMessage } from '../errors';
+import type { Logger } from '../util/logger';
+import { podDialer, servePortForward } from './port-forward';
+import {
+  negotiate,
+  PORTFORWARD_SPDY_PROTOCOLS,
+  PROTOCOL_HEADER,
+  REMOTECOMMAND_SPDY_PROTOCOLS,
+  REMOTECOMMAND_WS_PROTOCOLS,
+} from './protocol';
+import type { StreamRequest } from './requests';
+import { runAttach, runExec } from './run-command';
+import { SpdyServerSession } from './spdy/session';
+import { waitForStdioStreams } from './spdy-channels';
+import { DEFAULT_TOKEN_TTL_MS, redactToken, TokenCache } from './tokens';
+import { wsChannels } from './ws-channels';
+import type { StdioChannels } from './channels';
+
+/** How long a client has to open its streams after the upgrade (kubelet's default too). */
+export const DEFAULT_STREAM_CREATION_TIMEOUT_MS = 30_000;
+
+export interface StreamingServerOptions {
+  /** host:port; port 0 picks a free one. */
+  bindAddress: string;
+  docker: DockerClient;
+  log: Logger;
+  tokenTtlMs?: number;
+  streamCreationTimeoutMs?: number;
+}
+
+const ROUTE = /^\/(exec|attach|portforward)\/([^/?]+)$/;
+
+export class StreamingServer {
+  private readonly http = http.createServer((req, res) => this.onPlainRequest(req, res));
+  private readonly wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => negotiate([...offered], REMOTECOMMAND_WS_PROTOCOLS) ?? false });
+  private readonly tokens: TokenCache<StreamRequest>;
+  private readonly sockets = new Set<Duplex>();
+  private readonly streamCreationTimeoutMs: number;
+  private base = '';
+
+  constructor(private readonly opts: StreamingServerOptions) {
+    this.tokens = new TokenCache(opts.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS);
+    this.streamCreationTimeoutMs = opts.streamCreationTimeoutMs ?? DEFAULT_STREAM_CREATION_TIMEOUT_MS;
+    this.http.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    this.http.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  async listen(): Promise<void> {
+    const { host, port } = splitHostPort(this.opts.bindAddress);
+    await new Promise<void>((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen({ host, port }, () => {
+        this.http.off('error', reject);
+        resolve();
+      });
+    });
+    const bound = this.http.address() as AddressInfo;
+    const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+    this.base = `http://${shownHost}:${bound.port}`;
+  }
+
+  /** e.g. http://127.0.0.1:41234 */
+  get baseUrl(): string {
+    return this.base;
+  }
+
+  /** Registers a checked request and returns the URL the client must open to run it. */
+  urlFor(request: StreamRequest): string {
+    return `${this.base}/${request.kind}/${this.tokens.issue(request)}`;
+  }
+
+  /** Tokens issued and neither used nor expired yet. */
+  get pendingTokens(): number {
+    return this.tokens.size;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    for (const client of this.wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    this.wss.close();
+  }
+
+  /** Finds the request a URL's token stands for, consuming the token. */
+  private take(url: string | undefined): StreamRequest | undefined {
+    const m = ROUTE.exec(url ?? '');
+    if (!m) return undefined;
+    const request = this.tokens.consume(m[2]!);
+    this.opts.log.debug({ kind: m[1], token: redactToken(m[2]!), found: request !== undefined }, 'streaming request');
+    return request?.kind === m[1] ? request : undefined;
+  }
+
+  private onPlainRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const request = this.take(req.url);
+    res.statusCode = request ? 400 : 404;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.end(request ? 'this URL must be opened with an upgrade to SPDY/3.1 or WebSocket\n' : 'not found\n');
+  }
+
+  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => undefined);
+    const request = this.take(req.url);
+    if (!request) return refuse(socket, 404, 'not found');
+    const upgrade = (req.headers.upgrade ?? '').toLowerCase();
+    if (upgrade === 'websocket') return this.upgradeWebSocket(request, req, socket, head);
+    if (upgrade === 'spdy/3.1') return this.upgradeSpdy(request, req, socket as Socket, head);
+    refuse(socket, 400, `unsupported upgrade ${JSON.stringify(req.headers.upgrade ?? '')}`);
+  }
+
+  private upgradeSpdy(request: StreamRequest, req: http.IncomingMessage, socket: Socket, head: Buffer): void {
+    const offered = protocolHeaderValues(req);
+    const supported = request.kind === 'portforward' ? PORTFORWARD_SPDY_PROTOCOLS : REMOTECOMMAND_SPDY_PROTOCOLS;
+    const protocol = negotiate(offered, supported);
+    if (!protocol) return refuse(socket, 403, `none of the offered protocols [${offered.join(', ')}] is supported; use one of ${supported.join(', ')}`);
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n' + `X-Stream-Protocol-Version: ${protocol}\r\n\r\n`,
+    );
+    if (head.length > 0) socket.unshift(head);
+    const session = new SpdyServerSession(socket);
+    if (request.kind === 'portforward') {
+      void this.startPortForward(request, session);
+      return;
+    }
+    waitForStdioStreams(session, protocol, request, this.streamCreationTimeoutMs).then(
+      (channels) => this.run(request, channels),
+      (err: unknown) => {
+        this.opts.log.info({ kind: request.kind, error: errorMessage(err) }, 'streaming connection abandoned');
+        session.close();
+      },
+    );
+  }
+
+  private upgradeWebSocket(request: StreamRequest, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (request.kind === 'portforward') return refuse(socket, 400, 'port forward is served over SPDY (portforward.k8s.io) only');
+    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!negotiate(offered, REMOTECOMMAND_WS_PROTOCOLS)) {
+      return refuse(socket, 400, `none of the offered sub-protocols is supported; use one of ${REMOTECOMMAND_WS_PROTOCOLS.join(', ')}`);
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.run(request, wsChannels(ws, request)));
+  }
+
+  private run(request: Extract<StreamRequest, { kind: 'exec' | 'attach' }>, channels: StdioChannels): void {
+    const { docker, log } = this.opts;
+    const running = request.kind === 'exec' ? runExec(docker, request, channels, log) : runAttach(docker, request, channels, log);
+    running.catch((err: unknown) => log.warn({ kind: request.kind, error: errorMessage(err) }, 'streaming session failed'));
+  }
+
+  private async startPortForward(request: Extract<StreamRequest, { kind: 'portforward' }>, session: SpdyServerSession): Promise<void> {
+    try {
+      const dial = await podDialer(this.opts.docker, request.sandboxId);
+      servePortForward(session, request, dial, this.opts.log);
+    } catch (err) {
+      this.opts.log.info({ sandboxId: request.sandboxId, error: errorMessage(err) }, 'port forward refused');
+      session.close();
+    }
+  }
+}
+
+function protocolHeaderValues(req: http.IncomingMessage): string[] {
+  // Node joins repeated custom headers with ", "; negotiate splits them again.
+  const raw = req.headers[PROTOCOL_HEADER];
+  return raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+}
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  const body = `${message}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export function splitHostPort(address: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(address);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`streaming address ${JSON.stringify(address)} is not host:port`);
+  return { host: m[1] ?? m[2]!, port };
+}

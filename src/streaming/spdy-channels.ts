@@ -1,0 +1,94 @@
+// Exec and attach over SPDY: the client opens one stream per channel, naming it in the
+// streamType header; we wait (bounded) for the ones the request asked for, then run.
+import type { Readable } from 'node:stream';
+import { endWritable, type StdioChannels } from './channels';
+import { encodeOutcome, JsonMessageSplitter, parseResize, supportsResize, type Outcome, type TerminalSize } from './protocol';
+import type { StdioOptions } from './requests';
+import type { SpdyServerSession, SpdyStream } from './spdy/session';
+
+export type StreamType = 'error' | 'stdin' | 'stdout' | 'stderr' | 'resize';
+
+/** The streams a client must open for these options under this protocol. */
+export function expectedStreamTypes(opts: StdioOptions, protocol: string): StreamType[] {
+  const types: StreamType[] = ['error'];
+  if (opts.stdin) types.push('stdin');
+  if (opts.stdout) types.push('stdout');
+  if (opts.stderr && !opts.tty) types.push('stderr');
+  if (opts.tty && supportsResize(protocol)) types.push('resize');
+  return types;
+}
+
+export function waitForStdioStreams(
+  session: SpdyServerSession,
+  protocol: string,
+  opts: StdioOptions,
+  timeoutMs: number,
+): Promise<StdioChannels> {
+  const expected = expectedStreamTypes(opts, protocol);
+  return new Promise((resolve, reject) => {
+    const got = new Map<StreamType, SpdyStream>();
+    const timer = setTimeout(() => fail(new Error(`timed out waiting for streams ${expected.filter((t) => !got.has(t)).join(', ')}`)), timeoutMs);
+    const onClose = (): void => fail(new Error('client closed the connection before opening its streams'));
+    function fail(err: Error): void {
+      clearTimeout(timer);
+      session.off('stream', onStream);
+      session.off('close', onClose);
+      reject(err);
+    }
+    function onStream(stream: SpdyStream): void {
+      const type = stream.header('streamType') as StreamType | undefined;
+      if (!type || !expected.includes(type) || got.has(type)) {
+        stream.destroy();
+        return;
+      }
+      got.set(type, stream);
+      if (got.size < expected.length) return;
+      clearTimeout(timer);
+      session.off('stream', onStream);
+      session.off('close', onClose);
+      resolve(spdyChannels(session, protocol, got));
+    }
+    session.on('stream', onStream);
+    session.on('close', onClose);
+  });
+}
+
+function spdyChannels(session: SpdyServerSession, protocol: string, streams: Map<StreamType, SpdyStream>): StdioChannels {
+  const error = streams.get('error')!;
+  const stdout = streams.get('stdout');
+  const stderr = streams.get('stderr');
+  const resize = streams.get('resize');
+  // Streams the client only writes to (stdin, resize) and the error stream it only reads: we
+  // end our side of them at the end, so the client sees each one finish.
+  for (const s of streams.values()) s.on('error', () => undefined);
+  const clientGone = new Promise<void>((resolve) => session.on('close', resolve));
+  return {
+    protocol,
+    stdin: streams.get('stdin'),
+    stdout,
+    stderr,
+    onResize(listener: (size: TerminalSize) => void): void {
+      if (resize) forEachResize(resize, listener);
+    },
+    clientGone,
+    async finish(outcome: Outcome): Promise<void> {
+      await Promise.all([endWritable(stdout), endWritable(stderr)]);
+      const status = encodeOutcome(outcome, protocol);
+      if (status.length > 0) error.write(status);
+      await endWritable(error);
+      for (const s of [streams.get('stdin'), resize]) if (s) await endWritable(s);
+      session.close();
+    },
+  };
+}
+
+function forEachResize(stream: Readable, listener: (size: TerminalSize) => void): void {
+  const splitter = new JsonMessageSplitter();
+  stream.setEncoding('utf8');
+  stream.on('data', (text: string) => {
+    for (const message of splitter.push(text)) {
+      const size = parseResize(message);
+      if (size) listener(size);
+    }
+  });
+}

@@ -1,0 +1,137 @@
+// Test clients for the streaming server: SPDY/3.1 (spdy-transport, as an HTTP upgrade like
+// kubelet's) and WebSocket (ws) with the channel sub-protocols.
+import * as http from 'node:http';
+import type { Socket } from 'node:net';
+import transport, { type SpdyClientStream, type SpdyConnection } from 'spdy-transport';
+import WebSocket from 'ws';
+
+export interface UpgradeRefusal {
+  status: number;
+  body: string;
+}
+
+/** Opens `url` with an upgrade to SPDY/3.1 offering `protocols`; rejects with the HTTP answer otherwise. */
+export function spdyConnect(url: string, protocols: string[]): Promise<{ conn: SpdyConnection; protocol: string; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocols },
+    });
+    req.once('upgrade', (res, socket: Socket, head: Buffer) => {
+      if (head.length > 0) socket.unshift(head);
+      const conn = transport.connection.create(socket, { protocol: 'spdy', isServer: false });
+      conn.on('error', () => undefined);
+      conn.start(3.1);
+      resolve({ conn, protocol: String(res.headers['x-stream-protocol-version']), socket });
+    });
+    req.once('response', (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+export function openStream(conn: SpdyConnection, headers: Record<string, string>): Promise<SpdyClientStream> {
+  return new Promise((resolve, reject) => {
+    conn.request({ method: 'POST', path: '/', headers }, (err, stream) => (err ? reject(err) : resolve(stream)));
+  });
+}
+
+/** Everything a readable side delivers until it ends. */
+export function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer | string) => chunks.push(Buffer.from(c)));
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.once('close', () => resolve(Buffer.concat(chunks)));
+    stream.once('error', reject);
+  });
+}
+
+export interface ExecStreams {
+  stdin?: SpdyClientStream;
+  resize?: SpdyClientStream;
+  stdout: Promise<Buffer>;
+  stderr: Promise<Buffer>;
+  error: Promise<Buffer>;
+}
+
+/** Opens the streams a remote-command client opens (error first, as kubectl does). */
+export async function openExecStreams(conn: SpdyConnection, opts: { stdin?: boolean; stdout?: boolean; stderr?: boolean; tty?: boolean }): Promise<ExecStreams> {
+  const open = async (streamType: string): Promise<SpdyClientStream> => openStream(conn, { streamType });
+  const error = await open('error');
+  const errorOut = collect(error);
+  error.end();
+  const stdin = opts.stdin ? await open('stdin') : undefined;
+  const stdout = opts.stdout ? await open('stdout') : undefined;
+  stdout?.end();
+  const stderr = opts.stderr && !opts.tty ? await open('stderr') : undefined;
+  stderr?.end();
+  const resize = opts.tty ? await open('resize') : undefined;
+  return {
+    stdin,
+    resize,
+    stdout: stdout ? collect(stdout) : Promise.resolve(Buffer.alloc(0)),
+    stderr: stderr ? collect(stderr) : Promise.resolve(Buffer.alloc(0)),
+    error: errorOut,
+  };
+}
+
+export interface WsSession {
+  ws: WebSocket;
+  protocol: string;
+  /** Resolves when the server closes, with what arrived on each channel. */
+  done: Promise<Map<number, Buffer>>;
+  send(channel: number, data: Buffer | string): void;
+  /** What arrived so far, per channel. */
+  received(): Map<number, Buffer>;
+}
+
+export function wsConnect(url: string, protocols: string[]): Promise<WsSession> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url.replace(/^http/, 'ws'), protocols);
+    const received = new Map<number, Buffer>();
+    const done = new Promise<Map<number, Buffer>>((res) => ws.once('close', () => res(received)));
+    ws.on('message', (raw: Buffer, isBinary: boolean) => {
+      let channel: number;
+      let data: Buffer;
+      if (isBinary) {
+        channel = raw[0]!;
+        data = raw.subarray(1);
+      } else {
+        const text = raw.toString('latin1');
+        channel = text.charCodeAt(0) - 0x30;
+        data = Buffer.from(text.slice(1), 'base64');
+      }
+      received.set(channel, Buffer.concat([received.get(channel) ?? Buffer.alloc(0), data]));
+    });
+    ws.once('open', () =>
+      resolve({
+        ws,
+        protocol: ws.protocol,
+        done,
+        send(channel, data) {
+          ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(data)]));
+        },
+        received: () => received,
+      }),
+    );
+    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
+    ws.once('error', reject);
+  });
+}
+
+/** The metav1.Status a v4 error stream carries. */
+export interface StatusDoc {
+  status: string;
+  reason?: string;
+  message?: string;
+  details?: { causes?: Array<{ reason: string; message: string }> };
+}
+
+export function parseStatus(raw: Buffer): StatusDoc {
+  return JSON.parse(raw.toString()) as StatusDoc;
+}

@@ -1,0 +1,111 @@
+// The streaming server as Go clients (kubelet, kubectl: spdystream) meet it: streams opened
+// without HTTP pseudo-headers and no flow-control window ever granted, so output larger than
+// SPDY's initial 64 KiB window must still flow. And token expiry, on a server run in-process
+// with a short token lifetime.
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { parseEndpoint } from '../../src/config/endpoint';
+import { DockerodeClient } from '../../src/docker/client';
+import { StreamingServer } from '../../src/streaming/server';
+import { ControlType, decodeFrames, encodeControl, FLAG_FIN, HeaderCodec } from '../../src/streaming/spdy/framing';
+import { createLogger } from '../../src/util/logger';
+import { newTestRun, removeTestContainers } from '../support/cleanup';
+import { waitFor } from '../support/poll';
+import { startShim, type ShimProcess } from '../support/shim';
+import { busybox, removeTestPod, runContainer, SLEEP_FOREVER, startTestPod, type TestPod } from './container-pod';
+import { parseStatus, spdyConnect } from './streaming-clients';
+
+/** An HTTP upgrade to SPDY/3.1 that hands back the raw socket. */
+function upgrade(url: string, protocol: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocol } });
+    req.once('upgrade', (_res, socket: Socket, head: Buffer) => {
+      if (head.length > 0) socket.unshift(head);
+      resolve(socket);
+    });
+    req.once('response', (res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** SYN_STREAM as spdystream sends it: only the caller's headers, no :method or :path. */
+async function synStream(codec: HeaderCodec, streamId: number, headers: Record<string, string>, fin: boolean): Promise<Buffer> {
+  const head = Buffer.alloc(10);
+  head.writeUInt32BE(streamId, 0);
+  const block = await codec.deflate(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])));
+  return encodeControl(ControlType.SynStream, fin ? FLAG_FIN : 0, Buffer.concat([head, block]));
+}
+
+/** Reads data frames per stream until every stream in `ids` has ended; never grants window. */
+function readStreams(socket: Socket, ids: number[]): Promise<Map<number, Buffer>> {
+  return new Promise((resolve, reject) => {
+    const data = new Map<number, Buffer[]>(ids.map((id) => [id, []]));
+    const open = new Set(ids);
+    let buffered: Buffer = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      const { frames, rest } = decodeFrames(Buffer.concat([buffered, chunk]));
+      buffered = rest;
+      for (const f of frames) {
+        if (f.kind !== 'data' || !data.has(f.streamId)) continue;
+        data.get(f.streamId)!.push(f.data);
+        if ((f.flags & FLAG_FIN) !== 0) open.delete(f.streamId);
+      }
+      if (open.size === 0) resolve(new Map([...data].map(([id, parts]) => [id, Buffer.concat(parts)])));
+    });
+    socket.once('error', reject);
+    socket.once('close', () => reject(new Error(`connection closed with streams ${[...open].join(', ')} open`)));
+  });
+}
+
+describe('streaming server with a spdystream-style client', () => {
+  const run = newTestRun();
+  let shim: ShimProcess;
+  let pod: TestPod;
+  let sleeper: string;
+
+  before(async () => {
+    shim = await startShim();
+    pod = await startTestPod(shim.client, run, 'rawspdy');
+    sleeper = await runContainer(shim.client, pod, busybox(run, 'sleeper', SLEEP_FOREVER));
+  });
+  after(async () => {
+    if (pod) await removeTestPod(shim.client, pod);
+    await shim?.stop();
+    await removeTestContainers({ run });
+  });
+
+  it('delivers 300 kB of output without any window update from the client', async () => {
+    const size = 300_000;
+    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['head', '-c', String(size), '/dev/zero'], stdout: true });
+    const socket = await upgrade(url, 'v4.channel.k8s.io');
+    const codec = new HeaderCodec();
+    try {
+      const streams = readStreams(socket, [1, 3]);
+      socket.write(await synStream(codec, 1, { streamType: 'error' }, true));
+      socket.write(await synStream(codec, 3, { streamType: 'stdout' }, true));
+      const got = await streams;
+      assert.equal(got.get(3)!.length, size);
+      assert.equal(parseStatus(got.get(1)!).status, 'Success');
+    } finally {
+      codec.close();
+      socket.destroy();
+    }
+  });
+});
+
+describe('streaming tokens expire', () => {
+  const docker = new DockerodeClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
+  const server = new StreamingServer({ bindAddress: '127.0.0.1:0', docker, log: createLogger('fatal', 'json'), tokenTtlMs: 200 });
+  before(() => server.listen());
+  after(() => server.close());
+
+  it('answers 404 once a token has outlived its lifetime, and runs nothing', async () => {
+    assert.match(server.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const url = server.urlFor({ kind: 'exec', containerId: 'ffffffffffff', cmd: ['true'], stdin: false, stdout: true, stderr: false, tty: false });
+    await waitFor('the token to expire', () => server.pendingTokens === 0, { timeoutMs: 10_000 });
+    await assert.rejects(spdyConnect(url, ['v4.channel.k8s.io']), { status: 404 });
+  });
+});

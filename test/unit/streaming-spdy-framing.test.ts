@@ -1,0 +1,61 @@
+// SPDY/3 framing: frame layout, name/value blocks, and the dictionary-primed zlib streams.
+import assert from 'node:assert/strict';
+import * as zlib from 'node:zlib';
+import { describe, it } from 'node:test';
+import spdyDictionaries from 'spdy-transport/lib/spdy-transport/protocol/spdy/dictionary';
+import {
+  ControlType,
+  decodeFrames,
+  decodeHeaderBlock,
+  encodeControl,
+  encodeData,
+  encodeHeaderBlock,
+  FLAG_FIN,
+  HeaderCodec,
+  parseSynStream,
+} from '../../src/streaming/spdy/framing';
+
+describe('SPDY/3 framing', () => {
+  it('encodes control and data frames as the spec lays them out', () => {
+    const ping = encodeControl(ControlType.Ping, 0, Buffer.from([0, 0, 0, 7]));
+    assert.deepEqual([...ping], [0x80, 0x03, 0x00, 0x06, 0x00, 0x00, 0x00, 0x04, 0, 0, 0, 7]);
+    const data = encodeData(5, FLAG_FIN, Buffer.from('ab'));
+    assert.deepEqual([...data], [0, 0, 0, 5, 0x01, 0, 0, 2, 0x61, 0x62]);
+  });
+
+  it('decodes whole frames and keeps a partial one for later', () => {
+    const bytes = Buffer.concat([encodeData(1, 0, Buffer.from('xyz')), encodeControl(ControlType.Ping, 0, Buffer.from([0, 0, 0, 1]))]);
+    const { frames, rest } = decodeFrames(bytes.subarray(0, bytes.length - 2));
+    assert.deepEqual(frames, [{ kind: 'data', streamId: 1, flags: 0, data: Buffer.from('xyz') }]);
+    assert.equal(rest.length, 10);
+    const more = decodeFrames(Buffer.concat([rest, bytes.subarray(bytes.length - 2)]));
+    assert.equal(more.frames.length, 1);
+    assert.deepEqual(more.frames[0], { kind: 'control', type: ControlType.Ping, flags: 0, payload: Buffer.from([0, 0, 0, 1]) });
+    assert.throws(() => decodeFrames(Buffer.from([0x80, 0x02, 0, 6, 0, 0, 0, 0])), /SPDY version 2/);
+  });
+
+  it('round-trips name/value blocks, lower-casing names and keeping repeated values', () => {
+    const block = encodeHeaderBlock({ streamType: ['error'], 'x-multi': ['a', 'b'] });
+    assert.deepEqual(decodeHeaderBlock(block), { streamtype: ['error'], 'x-multi': ['a', 'b'] });
+    assert.throws(() => decodeHeaderBlock(block.subarray(0, block.length - 1)), /truncated/);
+  });
+
+  it('compresses header blocks with the SPDY dictionary, one zlib stream per direction', async () => {
+    const sender = new HeaderCodec();
+    const receiver = new HeaderCodec();
+    const first = await sender.deflate({ streamtype: ['stdin'] });
+    const second = await sender.deflate({ streamtype: ['stdout'], port: ['80'] });
+    // The first block is a standalone zlib stream start that names the dictionary.
+    assert.deepEqual(decodeHeaderBlock(zlib.inflateSync(first, { dictionary: spdyDictionaries[3], finishFlush: zlib.constants.Z_SYNC_FLUSH })), { streamtype: ['stdin'] });
+    assert.deepEqual(await receiver.inflate(first), { streamtype: ['stdin'] });
+    assert.deepEqual(await receiver.inflate(second), { streamtype: ['stdout'], port: ['80'] });
+    sender.close();
+    receiver.close();
+  });
+
+  it('reads the stream ID and header block of SYN_STREAM', () => {
+    const payload = Buffer.concat([Buffer.from([0, 0, 0, 3, 0, 0, 0, 0, 0, 0]), Buffer.from('hdr')]);
+    assert.deepEqual(parseSynStream(payload), { streamId: 3, compressedHeaders: Buffer.from('hdr') });
+    assert.throws(() => parseSynStream(Buffer.alloc(4)), /too short/);
+  });
+});
