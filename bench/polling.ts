@@ -6,6 +6,8 @@ import type Dockerode from 'dockerode';
 import { CONTAINER_TYPE_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../src/shim/labels';
 import type { CriClient } from '../test/support/client';
 import type { PopulatedPod } from './reads';
+import { cpuMs } from './procfs';
+import { percentile } from './stats';
 import { timed } from './workload';
 
 /** Objects whose status each tick asks for (pods; each gives a sandbox and a container). */
@@ -31,25 +33,73 @@ export async function rawTick(docker: Dockerode, pods: readonly PopulatedPod[]):
   }
 }
 
+export interface Side {
+  name: string;
+  /** One tick's calls; for the idle side, nothing. */
+  tick: () => Promise<void>;
+}
+
+export interface SideTotals {
+  /** CPU milliseconds each watched process used during this side's slots. */
+  cpuMs: number[];
+  /** The same slot by slot: slotCpuMs[pid index][slot]. */
+  slotCpuMs: number[][];
+  /** Wall milliseconds of this side's slots together. */
+  wallMs: number;
+  /** How long each tick's calls took. */
+  tickMs: number[];
+}
+
 /**
- * Runs `tick` once a second for `seconds` seconds (a tick that overruns delays the next one,
- * as a kubelet's ticker would drop it) and returns how long each tick took. The loop always
- * lasts the full `seconds`, so the CPU figures of different loops cover the same wall time.
+ * `seconds` one-second slots per side, the sides taking turns slot by slot (the order
+ * rotating each round), with the CPU time of `pids` read around every slot. Taking turns
+ * matters on a shared machine: other work on dockerd (other test runs) then falls on every
+ * side alike instead of on whichever loop happened to run during it, and subtracting the idle
+ * side leaves what each loop itself cost. A tick that overruns its second makes its slot
+ * longer; the wall time is recorded so the idle rate can be scaled to it.
  */
-export async function pollFor(seconds: number, tick: () => Promise<void>): Promise<number[]> {
-  const start = Date.now();
-  const tickMs: number[] = [];
-  for (let i = 0; i < seconds; i++) {
-    await pace(start + i * 1000);
-    if (Date.now() >= start + seconds * 1000) break;
-    tickMs.push((await timed(tick)).ms);
+export async function pollInTurns(seconds: number, sides: readonly Side[], pids: readonly number[]): Promise<SideTotals[]> {
+  const totals: SideTotals[] = sides.map(() => ({ cpuMs: pids.map(() => 0), slotCpuMs: pids.map(() => []), wallMs: 0, tickMs: [] }));
+  for (let round = 0; round < seconds; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const index = (round + k) % sides.length;
+      const side = sides[index]!;
+      const total = totals[index]!;
+      const slotStart = Date.now();
+      const before = pids.map(cpuMs);
+      total.tickMs.push((await timed(side.tick)).ms);
+      await pace(slotStart + 1000);
+      const after = pids.map(cpuMs);
+      after.forEach((a, i) => {
+        total.cpuMs[i]! += a - before[i]!;
+        total.slotCpuMs[i]!.push(a - before[i]!);
+      });
+      total.wallMs += Date.now() - slotStart;
+    }
   }
-  await pace(start + seconds * 1000);
-  return tickMs;
+  for (const t of totals) t.cpuMs = t.cpuMs.map((c) => Math.round(c));
+  return totals;
 }
 
 /** Waits until the wall clock reaches `at` (pacing the loop; nothing is being waited for). */
 function pace(at: number): Promise<void> {
   const ms = at - Date.now();
   return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
+}
+
+/** CPU used beyond the idle rate over the same wall time; never below 0. */
+export function netOfIdle(cpuMs: number, wallMs: number, idleCpuMs: number, idleWallMs: number): number {
+  if (idleWallMs <= 0) return cpuMs;
+  return Math.max(0, Math.round(cpuMs - (idleCpuMs * wallMs) / idleWallMs));
+}
+
+/**
+ * The same estimate from the median slot of each side: a burst of someone else's work on the
+ * shared daemon lands in a few slots and moves a median far less than a sum. Scaled back to
+ * `slots` slots; never below 0.
+ */
+export function medianNetOfIdle(sideSlots: readonly number[], idleSlots: readonly number[], slots: number): number {
+  if (sideSlots.length === 0) return 0;
+  const idle = idleSlots.length > 0 ? percentile(idleSlots, 0.5) : 0;
+  return Math.max(0, Math.round((percentile(sideSlots, 0.5) - idle) * slots));
 }

@@ -71,11 +71,3 @@ export function dockerdPid(): number {
   }
   throw new Error('cannot find dockerd (no /var/run/docker.pid, and pidof dockerd found nothing): the CPU figures need it');
 }
-
-/** CPU milliseconds each of `pids` used while `work` ran. */
-export async function cpuDuring<T>(pids: readonly number[], work: () => Promise<T>): Promise<{ result: T; cpuMs: number[] }> {
-  const before = pids.map(cpuMs);
-  const result = await work();
-  const after = pids.map(cpuMs);
-  return { result, cpuMs: after.map((a, i) => Math.round(a - before[i]!)) };
-}

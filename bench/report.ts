@@ -1,6 +1,6 @@
 // The benchmark's result (the JSON written to bench/results/), the targets of issue 6 checked
 // against it, and the Markdown table. Pure.
-import type { LatencySummary } from './stats';
+import { type LatencySummary, ratio } from './stats';
 
 export interface LatencyRow {
   /** The CRI call. */
@@ -26,12 +26,19 @@ export interface PollingResult {
   containers: number;
   /** Calls per tick, on each side. */
   tick: string;
+  /** dockerd CPU during each side's slots, gross (everyone's work on the shared daemon). */
   dockerdCpuMs: { shim: number; raw: number; idle: number };
-  /** Minus the idle figure: what the loop itself cost dockerd (never below 0). */
+  /** Wall time of each side's slots together (a slot is 1 s unless its tick overran). */
+  wallMs: { shim: number; raw: number; idle: number };
+  /** Minus the idle rate over the same wall time: what the loop itself cost dockerd (never below 0). */
   dockerdCpuNetMs: { shim: number; raw: number };
-  /** dockerd CPU of the shim loop / of the raw loop, net of idle. */
+  /** The same from each side's median slot (robust to bursts of others' work), scaled to `seconds`. */
+  dockerdCpuMedianNetMs: { shim: number; raw: number };
+  /** dockerd CPU of the shim loop / of the raw loop, median estimate net of idle. */
   ratio: number | null;
+  /** The shim's own CPU in its slots, and in the idle slots (its background work). */
   shimCpuMs: number;
+  shimIdleCpuMs: number;
   tickMs: { shim: LatencySummary; raw: LatencySummary };
 }
 
@@ -89,9 +96,9 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
       pass: row.ratioP50 !== null && row.ratioP50 < TARGETS.readRatioP50,
     });
   }
-  const cpu = r.polling.dockerdCpuNetMs;
+  const cpu = r.polling.dockerdCpuMedianNetMs;
   checks.push({
-    target: 'dockerd CPU in the polling loop: shim <= 1/3 of raw (net of idle)',
+    target: 'dockerd CPU in the polling loop: shim <= 1/3 of raw (median slot, net of idle)',
     value: `${cpu.shim} / ${cpu.raw} ms = ${r.polling.ratio}`,
     pass: r.polling.ratio !== null && r.polling.ratio <= TARGETS.dockerdCpuShare,
   });
@@ -138,8 +145,9 @@ export function renderTable(r: BenchResult): string {
       '',
       '',
     ]),
-    row([`polling ${p.seconds} s @${p.containers}`, 'dockerd CPU ms (net of idle)', '', String(p.dockerdCpuNetMs.shim), '', String(p.dockerdCpuNetMs.raw), '', ratioText(p.ratio)]),
-    row([`polling ${p.seconds} s @${p.containers}`, 'shim CPU ms', '', String(p.shimCpuMs), '', '', '', '']),
+    row([`polling ${p.seconds} s @${p.containers}`, 'dockerd CPU ms (sum net of idle)', '', String(p.dockerdCpuNetMs.shim), '', String(p.dockerdCpuNetMs.raw), '', ratioText(ratio(p.dockerdCpuNetMs.shim, p.dockerdCpuNetMs.raw))]),
+    row([`polling ${p.seconds} s @${p.containers}`, 'dockerd CPU ms (median slot net of idle)', '', String(p.dockerdCpuMedianNetMs.shim), '', String(p.dockerdCpuMedianNetMs.raw), '', ratioText(p.ratio)]),
+    row([`polling ${p.seconds} s @${p.containers}`, `shim CPU ms (idle slots: ${p.shimIdleCpuMs})`, '', String(p.shimCpuMs), '', '', '', '']),
     row([`polling ${p.seconds} s @${p.containers}`, 'tick ms', '', ms(p.tickMs.shim.p50), ms(p.tickMs.shim.p95), ms(p.tickMs.raw.p50), ms(p.tickMs.raw.p95), ratioText(p.tickMs.raw.p50 > 0 ? Math.round((p.tickMs.shim.p50 / p.tickMs.raw.p50) * 1000) / 1000 : null)]),
     row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
   );

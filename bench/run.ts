@@ -10,8 +10,8 @@ import { newTestRun, removePaths, removeTestContainers } from '../test/support/c
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
-import { pollFor, rawTick, shimTick, STATUS_PODS_PER_TICK } from './polling';
-import { cpuDuring, dockerdPid, memoryBytes } from './procfs';
+import { medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
+import { dockerdPid, memoryBytes } from './procfs';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
 import { type BenchResult, checkTargets, type LatencyRow, type PollingResult, type ReadLevel, renderHeader, renderTable, renderTargets } from './report';
 import { ratio, summarize } from './stats';
@@ -77,20 +77,36 @@ async function measure(plan: BenchPlan, bench: BenchRun, shim: ShimProcess, shim
     reads.push({ containers: pods.length * 2, docker: counts, rows: samples.map((s) => latencyRow(s.call.name, s.call.rawCall, s.shim, s.raw)) });
   }
 
-  log(`polling: ${plan.pollSeconds} s raw, ${plan.pollSeconds} s idle, ${plan.pollSeconds} s shim`);
-  const raw = await cpuDuring([dockerd], () => pollFor(plan.pollSeconds, () => rawTick(docker, pods)));
-  const idle = await cpuDuring([dockerd], () => pollFor(plan.pollSeconds, async () => undefined));
-  const viaShim = await cpuDuring([dockerd, shimPid], () => pollFor(plan.pollSeconds, () => shimTick(client, pods)));
-  const net = { shim: Math.max(0, viaShim.cpuMs[0]! - idle.cpuMs[0]!), raw: Math.max(0, raw.cpuMs[0]! - idle.cpuMs[0]!) };
+  log(`polling: ${plan.pollSeconds} one-second slots each for raw, idle and shim, taking turns`);
+  const [raw, idle, viaShim] = (await pollInTurns(
+    plan.pollSeconds,
+    [
+      { name: 'raw', tick: () => rawTick(docker, pods) },
+      { name: 'idle', tick: async () => undefined },
+      { name: 'shim', tick: () => shimTick(client, pods) },
+    ],
+    [dockerd, shimPid],
+  )) as [SideTotals, SideTotals, SideTotals];
+  const net = {
+    shim: netOfIdle(viaShim.cpuMs[0]!, viaShim.wallMs, idle.cpuMs[0]!, idle.wallMs),
+    raw: netOfIdle(raw.cpuMs[0]!, raw.wallMs, idle.cpuMs[0]!, idle.wallMs),
+  };
+  const medianNet = {
+    shim: medianNetOfIdle(viaShim.slotCpuMs[0]!, idle.slotCpuMs[0]!, plan.pollSeconds),
+    raw: medianNetOfIdle(raw.slotCpuMs[0]!, idle.slotCpuMs[0]!, plan.pollSeconds),
+  };
   const polling: PollingResult = {
     seconds: plan.pollSeconds,
     containers: pods.length * 2,
     tick: `List sandboxes, containers, images; status of ${STATUS_PODS_PER_TICK} sandboxes + ${STATUS_PODS_PER_TICK} containers`,
     dockerdCpuMs: { shim: viaShim.cpuMs[0]!, raw: raw.cpuMs[0]!, idle: idle.cpuMs[0]! },
+    wallMs: { shim: viaShim.wallMs, raw: raw.wallMs, idle: idle.wallMs },
     dockerdCpuNetMs: net,
-    ratio: ratio(net.shim, net.raw),
+    dockerdCpuMedianNetMs: medianNet,
+    ratio: ratio(medianNet.shim, medianNet.raw),
     shimCpuMs: viaShim.cpuMs[1]!,
-    tickMs: { shim: summarize(viaShim.result), raw: summarize(raw.result) },
+    shimIdleCpuMs: idle.cpuMs[1]!,
+    tickMs: { shim: summarize(viaShim.tickMs), raw: summarize(raw.tickMs) },
   };
 
   const rss = { idleBytes: idleRss, afterBytes: memoryBytes(shimPid), peakBytes: memoryBytes(shimPid, 'VmHWM') };
