@@ -7,6 +7,7 @@ import { CONTAINER_TYPE_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../src/shim/
 import type { CriClient } from '../test/support/client';
 import type { PopulatedPod } from './reads';
 import { cpuMs } from './procfs';
+import type { RequestCounter } from './request-counter';
 import { percentile } from './stats';
 import { timed } from './workload';
 
@@ -102,4 +103,28 @@ export function medianNetOfIdle(sideSlots: readonly number[], idleSlots: readonl
   if (sideSlots.length === 0) return 0;
   const idle = idleSlots.length > 0 ? percentile(idleSlots, 0.5) : 0;
   return Math.max(0, Math.round((percentile(sideSlots, 0.5) - idle) * slots));
+}
+
+export interface RequestCount {
+  /** Docker API requests per tick (over whole one-second slots, so background requests count). */
+  perTick: number;
+  byEndpoint: Record<string, number>;
+}
+
+/**
+ * Counts the Docker requests of `ticks` paced ticks after `warmup` uncounted ones (a shim
+ * that fills a cache on its first calls is judged on its steady state).
+ */
+export async function countRequests(counter: RequestCounter, tick: () => Promise<void>, ticks: number, warmup: number): Promise<RequestCount> {
+  for (let i = 0; i < warmup; i++) await tick();
+  counter.reset();
+  const start = Date.now();
+  for (let i = 0; i < ticks; i++) {
+    await pace(start + i * 1000);
+    await tick();
+  }
+  await pace(start + ticks * 1000);
+  const byEndpoint = counter.snapshot();
+  const total = Object.values(byEndpoint).reduce((a, b) => a + b, 0);
+  return { perTick: Math.round((total / ticks) * 10) / 10, byEndpoint };
 }

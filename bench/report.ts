@@ -40,6 +40,13 @@ export interface PollingResult {
   shimCpuMs: number;
   shimIdleCpuMs: number;
   tickMs: { shim: LatencySummary; raw: LatencySummary };
+  /** Docker API requests per tick, counted by a pass-through in front of the socket. */
+  dockerRequests: { ticks: number; shim: RequestCountResult; raw: RequestCountResult };
+}
+
+export interface RequestCountResult {
+  perTick: number;
+  byEndpoint: Record<string, number>;
 }
 
 export interface BenchResult {
@@ -149,6 +156,16 @@ export function renderTable(r: BenchResult): string {
     row([`polling ${p.seconds} s @${p.containers}`, 'dockerd CPU ms (median slot net of idle)', '', String(p.dockerdCpuMedianNetMs.shim), '', String(p.dockerdCpuMedianNetMs.raw), '', ratioText(p.ratio)]),
     row([`polling ${p.seconds} s @${p.containers}`, `shim CPU ms (idle slots: ${p.shimIdleCpuMs})`, '', String(p.shimCpuMs), '', '', '', '']),
     row([`polling ${p.seconds} s @${p.containers}`, 'tick ms', '', ms(p.tickMs.shim.p50), ms(p.tickMs.shim.p95), ms(p.tickMs.raw.p50), ms(p.tickMs.raw.p95), ratioText(p.tickMs.raw.p50 > 0 ? Math.round((p.tickMs.shim.p50 / p.tickMs.raw.p50) * 1000) / 1000 : null)]),
+    row([
+      `polling @${p.containers}`,
+      `Docker API requests per tick (counted over ${p.dockerRequests.ticks} ticks)`,
+      '',
+      String(p.dockerRequests.shim.perTick),
+      '',
+      String(p.dockerRequests.raw.perTick),
+      '',
+      ratioText(ratio(p.dockerRequests.shim.perTick, p.dockerRequests.raw.perTick)),
+    ]),
     row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
   );
   return lines.join('\n');

@@ -6,12 +6,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import Dockerode from 'dockerode';
 import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
-import { medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
+import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { dockerdPid, memoryBytes } from './procfs';
+import { RequestCounter } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
 import { type BenchResult, checkTargets, type LatencyRow, type PollingResult, type ReadLevel, renderHeader, renderTable, renderTargets } from './report';
 import { ratio, summarize } from './stats';
@@ -25,6 +27,8 @@ interface BenchPlan {
   readIterations: number;
   readWarmup: number;
   pollSeconds: number;
+  /** Ticks per side whose Docker requests are counted. */
+  countTicks: number;
   /** Pods created through the shim at once while populating. */
   concurrency: number;
   /** How long the fresh shim sits without calls before its idle RSS is read. */
@@ -43,8 +47,8 @@ export function planFrom(argv: readonly string[]): BenchPlan {
   if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: run.js [--quick] [--out=DIR]`);
   const outDir = path.resolve(out ?? path.join(REPO, 'bench', 'results', quick ? 'quick' : ''));
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, concurrency: 4, idleSettleMs: 1000, outDir }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, concurrency: 4, idleSettleMs: 5000, outDir };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, outDir }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, outDir };
 }
 
 function log(message: string): void {
@@ -95,7 +99,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, shim: ShimProcess, shim
     shim: medianNetOfIdle(viaShim.slotCpuMs[0]!, idle.slotCpuMs[0]!, plan.pollSeconds),
     raw: medianNetOfIdle(raw.slotCpuMs[0]!, idle.slotCpuMs[0]!, plan.pollSeconds),
   };
-  const polling: PollingResult = {
+  const pollingCpu: Omit<PollingResult, 'dockerRequests'> = {
     seconds: plan.pollSeconds,
     containers: pods.length * 2,
     tick: `List sandboxes, containers, images; status of ${STATUS_PODS_PER_TICK} sandboxes + ${STATUS_PODS_PER_TICK} containers`,
@@ -110,7 +114,31 @@ async function measure(plan: BenchPlan, bench: BenchRun, shim: ShimProcess, shim
   };
 
   const rss = { idleBytes: idleRss, afterBytes: memoryBytes(shimPid), peakBytes: memoryBytes(shimPid, 'VmHWM') };
-  return { lifecycle, reads, polling, rss };
+
+  // The timed shim is done; a second one, behind the request counter, answers the same ticks.
+  await shim.stop();
+  log(`counting Docker requests over ${plan.countTicks} ticks per side`);
+  const dockerRequests = await countDockerRequests(plan, pods);
+  return { lifecycle, reads, polling: { ...pollingCpu, dockerRequests }, rss };
+}
+
+async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[]): Promise<PollingResult['dockerRequests']> {
+  const dir = tempDir('bench-counter');
+  const counter = new RequestCounter(path.join(dir, 'docker.sock'));
+  await counter.up();
+  let counted: ShimProcess | undefined;
+  try {
+    counted = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`, `--docker-endpoint=unix://${counter.socketPath}`] });
+    const client = counted.client;
+    const shim = await countRequests(counter, () => shimTick(client, pods), plan.countTicks, 2);
+    const docker = new Dockerode({ socketPath: counter.socketPath });
+    const raw = await countRequests(counter, () => rawTick(docker, pods), plan.countTicks, 2);
+    return { ticks: plan.countTicks, shim, raw };
+  } finally {
+    await counted?.stop();
+    await counter.down();
+    removePaths(dir);
+  }
 }
 
 async function meta(plan: BenchPlan, run: string, started: number): Promise<BenchResult['meta']> {

@@ -116,6 +116,10 @@ describe('the benchmark (--quick)', () => {
     for (const [k, v] of Object.entries(p.dockerdCpuNetMs)) assertNumber(v, `dockerdCpuNetMs.${k}`);
     assertNumber(p.shimCpuMs, 'shimCpuMs');
     assert.ok(p.tickMs.shim.n > 0 && p.tickMs.raw.n > 0, 'the loop ticked on both sides');
+    // The raw tick is 2 lists + images/json + 10 inspects, seen through the counter.
+    assert.equal(p.dockerRequests.raw.perTick, 13);
+    assert.equal(p.dockerRequests.raw.byEndpoint['GET /containers/<id>/json'], 10 * p.dockerRequests.ticks);
+    assertNumber(p.dockerRequests.shim.perTick, 'shim requests per tick');
     assert.ok(result.rss.idleBytes > 0 && result.rss.afterBytes > 0 && result.rss.peakBytes >= result.rss.afterBytes);
   });
 

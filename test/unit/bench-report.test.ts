@@ -3,6 +3,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { medianNetOfIdle, netOfIdle } from '../../bench/polling';
 import { cpuTicksFromStat, memoryFieldFromStatus } from '../../bench/procfs';
+import { endpointOf, requestsIn } from '../../bench/request-counter';
 import { type BenchResult, checkTargets, renderTable, renderTargets } from '../../bench/report';
 import { percentile, ratio, summarize } from '../../bench/stats';
 
@@ -79,6 +80,7 @@ function sample(overrides: { lifeRatio: number; readRatio: number; cpu: { shim: 
       shimCpuMs: 100,
       shimIdleCpuMs: 5,
       tickMs: { shim: lat, raw: lat },
+      dockerRequests: { ticks: 2, shim: { perTick: 1.5, byEndpoint: { 'GET /events': 1, 'GET /containers/json': 2 } }, raw: { perTick: 13, byEndpoint: {} } },
     },
     rss: { idleBytes: overrides.idleRss, afterBytes: overrides.idleRss, peakBytes: overrides.idleRss },
   };
@@ -98,6 +100,23 @@ describe('bench polling arithmetic', () => {
     assert.equal(medianNetOfIdle([40, 40, 50, 30, 40], [10, 900, 10, 20, 0], 5), 150);
     assert.equal(medianNetOfIdle([10, 10, 10], [20, 20, 20], 3), 0);
     assert.equal(medianNetOfIdle([], [20], 3), 0);
+  });
+});
+
+describe('bench request counting', () => {
+  it('names endpoints without versions, IDs or image names', () => {
+    assert.equal(endpointOf('GET', '/v1.41/containers/json'), 'GET /containers/json');
+    assert.equal(endpointOf('GET', '/v1.41/containers/4f2a9c/json'), 'GET /containers/<id>/json');
+    assert.equal(endpointOf('POST', '/v1.41/containers/create'), 'POST /containers/create');
+    assert.equal(endpointOf('GET', '/v1.41/images/json'), 'GET /images/json');
+    assert.equal(endpointOf('GET', '/v1.41/images/cri-docker-shim-test/busybox:1/json'), 'GET /images/<name>/json');
+    assert.equal(endpointOf('POST', '/v1.41/exec/9e/start'), 'POST /exec/<id>/start');
+  });
+
+  it('finds every request line in a chunk, with or without a query', () => {
+    const chunk = 'GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: docker\r\n\r\nGET /v1.41/containers/ab/json HTTP/1.1\r\nHost: docker\r\n\r\n';
+    assert.deepEqual(requestsIn(chunk), ['GET /containers/json', 'GET /containers/<id>/json']);
+    assert.deepEqual(requestsIn('{"Cmd":["sleep"]}'), []);
   });
 });
 
@@ -129,6 +148,7 @@ describe('bench targets', () => {
     assert.match(table, /\| reads @10 \| ListContainers \|/);
     assert.match(table, /dockerd CPU ms \(median slot net of idle\) \|  \| 1 \|  \| 30 \|  \| 0\.03 \|/);
     assert.match(table, /dockerd CPU ms \(sum net of idle\) \|  \| 2 \|  \| 31 \|  \| 0\.07 \|/);
+    assert.match(table, /Docker API requests per tick \(counted over 2 ticks\) \|  \| 1\.5 \|  \| 13 \|  \| 0\.12 \|/);
     assert.match(table, /RSS MiB: idle \/ after the run \/ peak \|  \| 50\.0 \/ 50\.0 \/ 50\.0 \|/);
   });
 });
