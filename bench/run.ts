@@ -131,6 +131,9 @@ async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[
     counted = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`, `--docker-endpoint=unix://${counter.socketPath}`] });
     const client = counted.client;
     const shim = await countRequests(counter, () => shimTick(client, pods), plan.countTicks, 2);
+    // Stopped first, so none of its background requests count against the raw side.
+    await counted.stop();
+    counted = undefined;
     const docker = new Dockerode({ socketPath: counter.socketPath });
     const raw = await countRequests(counter, () => rawTick(docker, pods), plan.countTicks, 2);
     return { ticks: plan.countTicks, shim, raw };
