@@ -1,0 +1,113 @@
+// Part 1: the lifecycle of one pod with one container, through the shim and through the raw
+// Docker API, round after round (the two sides alternate, so a noisy moment on this shared
+// machine lands on both).
+import type Dockerode from 'dockerode';
+import type { CriClient } from '../test/support/client';
+import {
+  type BenchRun,
+  containerConfig,
+  EXEC_COMMAND,
+  LIFECYCLE_COMMAND,
+  podConfig,
+  rawContainerSpec,
+  rawExec,
+  rawPauseSpec,
+  STOP_TIMEOUT_SECONDS,
+  timed,
+} from './workload';
+
+/** The CRI calls measured, in the order a pod's life makes them. */
+export const LIFECYCLE_CALLS = [
+  'RunPodSandbox',
+  'CreateContainer',
+  'StartContainer',
+  'ExecSync',
+  'StopContainer',
+  'RemoveContainer',
+  'StopPodSandbox',
+  'RemovePodSandbox',
+] as const;
+export type LifecycleCall = (typeof LIFECYCLE_CALLS)[number];
+
+/** The Docker calls that do each CRI call's work on the raw side. */
+export const RAW_LIFECYCLE_CALLS: Record<LifecycleCall, string> = {
+  RunPodSandbox: 'create + start pause',
+  CreateContainer: 'create busybox (container:<pause> net+ipc)',
+  StartContainer: 'start',
+  ExecSync: 'exec create + start + inspect',
+  StopContainer: `stop t=${STOP_TIMEOUT_SECONDS}`,
+  RemoveContainer: 'remove force',
+  StopPodSandbox: `stop pause t=${STOP_TIMEOUT_SECONDS}`,
+  RemovePodSandbox: 'remove pause force',
+};
+
+export type LifecycleSamples = Record<LifecycleCall, { shim: number[]; raw: number[] }>;
+
+function emptySamples(): LifecycleSamples {
+  const s = {} as LifecycleSamples;
+  for (const call of LIFECYCLE_CALLS) s[call] = { shim: [], raw: [] };
+  return s;
+}
+
+async function shimRound(client: CriClient, bench: BenchRun, name: string, record: (call: LifecycleCall, ms: number) => void): Promise<void> {
+  const step = async <T>(call: LifecycleCall, fn: () => Promise<T>): Promise<T> => {
+    const { ms, value } = await timed(fn);
+    record(call, ms);
+    return value;
+  };
+  const config = podConfig(bench, name);
+  const { podSandboxId } = await step('RunPodSandbox', () => client.runtime.RunPodSandbox({ config }));
+  const { containerId } = await step('CreateContainer', () =>
+    client.runtime.CreateContainer({ podSandboxId, config: containerConfig(bench, 'main', LIFECYCLE_COMMAND), sandboxConfig: config }),
+  );
+  await step('StartContainer', () => client.runtime.StartContainer({ containerId }));
+  const exec = await step('ExecSync', () => client.runtime.ExecSync({ containerId, cmd: EXEC_COMMAND, timeout: 10 }));
+  if (exec.exitCode !== 0) throw new Error(`ExecSync ${EXEC_COMMAND.join(' ')} exited ${exec.exitCode}: ${exec.stderr.toString()}`);
+  await step('StopContainer', () => client.runtime.StopContainer({ containerId, timeout: STOP_TIMEOUT_SECONDS }));
+  await step('RemoveContainer', () => client.runtime.RemoveContainer({ containerId }));
+  await step('StopPodSandbox', () => client.runtime.StopPodSandbox({ podSandboxId }));
+  await step('RemovePodSandbox', () => client.runtime.RemovePodSandbox({ podSandboxId }));
+}
+
+async function rawRound(docker: Dockerode, bench: BenchRun, name: string, record: (call: LifecycleCall, ms: number) => void): Promise<void> {
+  const step = async <T>(call: LifecycleCall, fn: () => Promise<T>): Promise<T> => {
+    const { ms, value } = await timed(fn);
+    record(call, ms);
+    return value;
+  };
+  const pause = await step('RunPodSandbox', async () => {
+    const c = await docker.createContainer(rawPauseSpec(bench, name));
+    await c.start();
+    return c;
+  });
+  const app = await step('CreateContainer', () => docker.createContainer(rawContainerSpec(bench, name, pause.id, LIFECYCLE_COMMAND)));
+  await step('StartContainer', () => app.start());
+  await step('ExecSync', () => rawExec(docker, app.id, EXEC_COMMAND));
+  await step('StopContainer', () => app.stop({ t: STOP_TIMEOUT_SECONDS }));
+  await step('RemoveContainer', () => app.remove({ force: true, v: true }));
+  await step('StopPodSandbox', () => pause.stop({ t: STOP_TIMEOUT_SECONDS }));
+  await step('RemovePodSandbox', () => pause.remove({ force: true, v: true }));
+}
+
+/**
+ * `rounds` measured rounds per side after `warmup` unmeasured ones; which side goes first
+ * alternates from round to round.
+ */
+export async function runLifecycle(client: CriClient, docker: Dockerode, bench: BenchRun, rounds: number, warmup: number): Promise<LifecycleSamples> {
+  const samples = emptySamples();
+  const ignore = (): void => undefined;
+  for (let i = 0; i < warmup + rounds; i++) {
+    const measured = i >= warmup;
+    const name = `life${i}`;
+    const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => samples[c].shim.push(ms) : ignore);
+    const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => samples[c].raw.push(ms) : ignore);
+    if (i % 2 === 0) {
+      await shim();
+      await raw();
+    } else {
+      await raw();
+      await shim();
+    }
+  }
+  return samples;
+}

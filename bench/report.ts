@@ -1,0 +1,186 @@
+// The benchmark's result (the JSON written to bench/results/), the targets of issue 6 checked
+// against it, and the Markdown table. Pure.
+import { type LatencySummary, ratio } from './stats';
+
+export interface LatencyRow {
+  /** The CRI call. */
+  call: string;
+  /** The raw Docker call(s) doing the same work. */
+  rawCall: string;
+  shim: LatencySummary;
+  raw: LatencySummary;
+  /** shim p50 / raw p50. */
+  ratioP50: number | null;
+}
+
+export interface ReadLevel {
+  /** Running Docker containers this run made (pause + app containers). */
+  containers: number;
+  /** What Docker held at the time, this run's and everyone else's (the daemon is shared). */
+  docker: { all: number; shimLabelled: number; running: number };
+  rows: LatencyRow[];
+}
+
+export interface PollingResult {
+  seconds: number;
+  containers: number;
+  /** Calls per tick, on each side. */
+  tick: string;
+  /** dockerd CPU during each side's slots, gross (everyone's work on the shared daemon). */
+  dockerdCpuMs: { shim: number; raw: number; idle: number };
+  /** Wall time of each side's slots together (a slot is 1 s unless its tick overran). */
+  wallMs: { shim: number; raw: number; idle: number };
+  /** Minus the idle rate over the same wall time: what the loop itself cost dockerd (never below 0). */
+  dockerdCpuNetMs: { shim: number; raw: number };
+  /** The same from each side's median slot (robust to bursts of others' work), scaled to `seconds`. */
+  dockerdCpuMedianNetMs: { shim: number; raw: number };
+  /** dockerd CPU of the shim loop / of the raw loop, median estimate net of idle. */
+  ratio: number | null;
+  /** The shim's own CPU in its slots, and in the idle slots (its background work). */
+  shimCpuMs: number;
+  shimIdleCpuMs: number;
+  tickMs: { shim: LatencySummary; raw: LatencySummary };
+  /** Docker API requests per tick, counted by a pass-through in front of the socket. */
+  dockerRequests: { ticks: number; shim: RequestCountResult; raw: RequestCountResult };
+}
+
+export interface RequestCountResult {
+  perTick: number;
+  byEndpoint: Record<string, number>;
+}
+
+export interface BenchResult {
+  meta: {
+    date: string;
+    mode: 'full' | 'quick';
+    run: string;
+    node: string;
+    docker: { version: string; apiVersion: string; kernel: string; storageDriver: string; cgroupDriver: string };
+    machine: { cpuModel: string; cores: number; memoryBytes: number; os: string };
+    shimLogLevel: string;
+    lifecycleRounds: number;
+    readIterations: number;
+    durationSeconds: number;
+  };
+  lifecycle: LatencyRow[];
+  reads: ReadLevel[];
+  polling: PollingResult;
+  rss: { idleBytes: number; afterBytes: number; peakBytes: number };
+  targets: TargetCheck[];
+}
+
+export interface TargetCheck {
+  target: string;
+  /** The measured value the target is about, as shown. */
+  value: string;
+  pass: boolean;
+}
+
+export const TARGETS = {
+  lifecycleRatioP50: 1.1,
+  readRatioP50: 1.0,
+  dockerdCpuShare: 1 / 3,
+  rssIdleMiB: 70,
+} as const;
+
+const MiB = 1024 * 1024;
+
+/** Issue 6's targets against a result; reads are judged at the largest level measured. */
+export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  for (const row of r.lifecycle) {
+    checks.push({
+      target: `${row.call}: shim/raw p50 <= ${TARGETS.lifecycleRatioP50}`,
+      value: String(row.ratioP50),
+      pass: row.ratioP50 !== null && row.ratioP50 <= TARGETS.lifecycleRatioP50,
+    });
+  }
+  const top = [...r.reads].sort((a, b) => b.containers - a.containers)[0];
+  for (const row of top?.rows ?? []) {
+    checks.push({
+      target: `${row.call} at ${top!.containers} containers: shim/raw p50 < ${TARGETS.readRatioP50}`,
+      value: String(row.ratioP50),
+      pass: row.ratioP50 !== null && row.ratioP50 < TARGETS.readRatioP50,
+    });
+  }
+  const cpu = r.polling.dockerdCpuMedianNetMs;
+  checks.push({
+    target: 'dockerd CPU in the polling loop: shim <= 1/3 of raw (median slot, net of idle)',
+    value: `${cpu.shim} / ${cpu.raw} ms = ${r.polling.ratio}`,
+    pass: r.polling.ratio !== null && r.polling.ratio <= TARGETS.dockerdCpuShare,
+  });
+  checks.push({
+    target: `shim RSS idle <= ${TARGETS.rssIdleMiB} MiB`,
+    value: `${(r.rss.idleBytes / MiB).toFixed(1)} MiB`,
+    pass: r.rss.idleBytes <= TARGETS.rssIdleMiB * MiB,
+  });
+  return checks;
+}
+
+const ms = (n: number): string => n.toFixed(2);
+const ratioText = (n: number | null): string => (n === null ? 'n/a' : n.toFixed(2));
+
+function row(cells: Array<string | number>): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** The one table: latencies in ms (p50 / p95), then the polling loop's CPU and the RSS. */
+export function renderTable(r: BenchResult): string {
+  const lines = [
+    row(['part', 'call', 'raw Docker call', 'shim p50', 'shim p95', 'raw p50', 'raw p95', 'shim/raw p50']),
+    row(['---', '---', '---', '---:', '---:', '---:', '---:', '---:']),
+  ];
+  for (const l of r.lifecycle) {
+    lines.push(row(['lifecycle', l.call, l.rawCall, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]));
+  }
+  for (const level of r.reads) {
+    for (const l of level.rows) {
+      lines.push(
+        row([`reads @${level.containers}`, l.call, l.rawCall, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]),
+      );
+    }
+  }
+  const p = r.polling;
+  lines.push(
+    row([
+      `polling ${p.seconds} s @${p.containers}`,
+      'dockerd CPU ms (gross; idle ' + p.dockerdCpuMs.idle + ')',
+      p.tick,
+      String(p.dockerdCpuMs.shim),
+      '',
+      String(p.dockerdCpuMs.raw),
+      '',
+      '',
+    ]),
+    row([`polling ${p.seconds} s @${p.containers}`, 'dockerd CPU ms (sum net of idle)', '', String(p.dockerdCpuNetMs.shim), '', String(p.dockerdCpuNetMs.raw), '', ratioText(ratio(p.dockerdCpuNetMs.shim, p.dockerdCpuNetMs.raw))]),
+    row([`polling ${p.seconds} s @${p.containers}`, 'dockerd CPU ms (median slot net of idle)', '', String(p.dockerdCpuMedianNetMs.shim), '', String(p.dockerdCpuMedianNetMs.raw), '', ratioText(p.ratio)]),
+    row([`polling ${p.seconds} s @${p.containers}`, `shim CPU ms (idle slots: ${p.shimIdleCpuMs})`, '', String(p.shimCpuMs), '', '', '', '']),
+    row([`polling ${p.seconds} s @${p.containers}`, 'tick ms', '', ms(p.tickMs.shim.p50), ms(p.tickMs.shim.p95), ms(p.tickMs.raw.p50), ms(p.tickMs.raw.p95), ratioText(p.tickMs.raw.p50 > 0 ? Math.round((p.tickMs.shim.p50 / p.tickMs.raw.p50) * 1000) / 1000 : null)]),
+    row([
+      `polling @${p.containers}`,
+      `Docker API requests per tick (counted over ${p.dockerRequests.ticks} ticks)`,
+      '',
+      String(p.dockerRequests.shim.perTick),
+      '',
+      String(p.dockerRequests.raw.perTick),
+      '',
+      ratioText(ratio(p.dockerRequests.shim.perTick, p.dockerRequests.raw.perTick)),
+    ]),
+    row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
+  );
+  return lines.join('\n');
+}
+
+export function renderTargets(checks: readonly TargetCheck[]): string {
+  return checks.map((c) => `${c.pass ? 'PASS' : 'MISS'}  ${c.target}: ${c.value}`).join('\n');
+}
+
+export function renderHeader(r: BenchResult): string {
+  const m = r.meta;
+  return [
+    `cri-docker-shim benchmark (${m.mode}), ${m.date}`,
+    `Docker ${m.docker.version} (API ${m.docker.apiVersion}, ${m.docker.storageDriver}, cgroup ${m.docker.cgroupDriver}), kernel ${m.docker.kernel}`,
+    `${m.machine.cpuModel}, ${m.machine.cores} cores, ${(m.machine.memoryBytes / 2 ** 30).toFixed(1)} GiB, ${m.machine.os}; node ${m.node}; shim log level ${m.shimLogLevel}`,
+    `${m.lifecycleRounds} lifecycle rounds, ${m.readIterations} samples per read call and level; took ${m.durationSeconds} s`,
+  ].join('\n');
+}

@@ -1,0 +1,231 @@
+// `npm run bench`: issue 6's benchmark. Starts a fresh shim, measures the lifecycle calls, the
+// read calls at growing numbers of containers and a kubelet-like polling loop, each next to
+// the raw Docker calls doing the same work on the same engine, then prints one Markdown table
+// with the targets and writes the same as JSON. Everything it makes is removed at the end.
+//   node dist/bench/run.js [--quick] [--out=DIR]
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Dockerode from 'dockerode';
+import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
+import { dockerApi, ensureTestImages } from '../test/support/images';
+import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
+import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
+import { dockerdPid, memoryBytes } from './procfs';
+import { RequestCounter } from './request-counter';
+import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
+import { type BenchResult, checkTargets, type LatencyRow, type PollingResult, type ReadLevel, renderHeader, renderTable, renderTargets } from './report';
+import { ratio, summarize } from './stats';
+import type { BenchRun } from './workload';
+
+interface BenchPlan {
+  mode: 'full' | 'quick';
+  lifecycleRounds: number;
+  lifecycleWarmup: number;
+  levels: number[];
+  readIterations: number;
+  readWarmup: number;
+  pollSeconds: number;
+  /** Ticks per side whose Docker requests are counted. */
+  countTicks: number;
+  /** Pods created through the shim at once while populating. */
+  concurrency: number;
+  /** How long the fresh shim sits without calls before its idle RSS is read. */
+  idleSettleMs: number;
+  outDir: string;
+}
+
+const REPO = path.resolve(__dirname, '../..');
+/** kubelet's usual setting; the tests' debug logging would be a cost no node pays. */
+const SHIM_LOG_LEVEL = 'info';
+
+export function planFrom(argv: readonly string[]): BenchPlan {
+  const quick = argv.includes('--quick');
+  const out = argv.find((a) => a.startsWith('--out='))?.slice('--out='.length);
+  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--out='));
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: run.js [--quick] [--out=DIR]`);
+  const outDir = path.resolve(out ?? path.join(REPO, 'bench', 'results', quick ? 'quick' : ''));
+  return quick
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, outDir }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, outDir };
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+function latencyRow(call: string, rawCall: string, shim: number[], raw: number[]): LatencyRow {
+  const s = summarize(shim);
+  const r = summarize(raw);
+  return { call, rawCall, shim: s, raw: r, ratioP50: ratio(s.p50, r.p50) };
+}
+
+async function measure(plan: BenchPlan, bench: BenchRun, shim: ShimProcess, shimPid: number, idleRss: number): Promise<Omit<BenchResult, 'targets' | 'meta'>> {
+  const docker = dockerApi();
+  const dockerd = dockerdPid();
+  const client = shim.client;
+
+  log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up)`);
+  const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup);
+  const lifecycle = LIFECYCLE_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].shim, life[call].raw));
+
+  const pods: PopulatedPod[] = [];
+  const reads: ReadLevel[] = [];
+  for (const level of plan.levels) {
+    log(`reads: populating to ${level} containers`);
+    await populate(client, bench, pods, level, plan.concurrency);
+    const counts = await dockerCounts(docker);
+    log(`reads at ${level} (Docker holds ${counts.all} containers, ${counts.running} running)`);
+    const samples = await measureReads({ client, docker, bench, pods }, plan.readIterations, plan.readWarmup);
+    reads.push({ containers: pods.length * 2, docker: counts, rows: samples.map((s) => latencyRow(s.call.name, s.call.rawCall, s.shim, s.raw)) });
+  }
+
+  log(`polling: ${plan.pollSeconds} one-second slots each for raw, idle and shim, taking turns`);
+  const [raw, idle, viaShim] = (await pollInTurns(
+    plan.pollSeconds,
+    [
+      { name: 'raw', tick: () => rawTick(docker, pods) },
+      { name: 'idle', tick: async () => undefined },
+      { name: 'shim', tick: () => shimTick(client, pods) },
+    ],
+    [dockerd, shimPid],
+  )) as [SideTotals, SideTotals, SideTotals];
+  const net = {
+    shim: netOfIdle(viaShim.cpuMs[0]!, viaShim.wallMs, idle.cpuMs[0]!, idle.wallMs),
+    raw: netOfIdle(raw.cpuMs[0]!, raw.wallMs, idle.cpuMs[0]!, idle.wallMs),
+  };
+  const medianNet = {
+    shim: medianNetOfIdle(viaShim.slotCpuMs[0]!, idle.slotCpuMs[0]!, plan.pollSeconds),
+    raw: medianNetOfIdle(raw.slotCpuMs[0]!, idle.slotCpuMs[0]!, plan.pollSeconds),
+  };
+  const pollingCpu: Omit<PollingResult, 'dockerRequests'> = {
+    seconds: plan.pollSeconds,
+    containers: pods.length * 2,
+    tick: `List sandboxes, containers, images; status of ${STATUS_PODS_PER_TICK} sandboxes + ${STATUS_PODS_PER_TICK} containers`,
+    dockerdCpuMs: { shim: viaShim.cpuMs[0]!, raw: raw.cpuMs[0]!, idle: idle.cpuMs[0]! },
+    wallMs: { shim: viaShim.wallMs, raw: raw.wallMs, idle: idle.wallMs },
+    dockerdCpuNetMs: net,
+    dockerdCpuMedianNetMs: medianNet,
+    ratio: ratio(medianNet.shim, medianNet.raw),
+    shimCpuMs: viaShim.cpuMs[1]!,
+    shimIdleCpuMs: idle.cpuMs[1]!,
+    tickMs: { shim: summarize(viaShim.tickMs), raw: summarize(raw.tickMs) },
+  };
+
+  const rss = { idleBytes: idleRss, afterBytes: memoryBytes(shimPid), peakBytes: memoryBytes(shimPid, 'VmHWM') };
+
+  // The timed shim is done; a second one, behind the request counter, answers the same ticks.
+  await shim.stop();
+  log(`counting Docker requests over ${plan.countTicks} ticks per side`);
+  const dockerRequests = await countDockerRequests(plan, pods);
+  return { lifecycle, reads, polling: { ...pollingCpu, dockerRequests }, rss };
+}
+
+async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[]): Promise<PollingResult['dockerRequests']> {
+  const dir = tempDir('bench-counter');
+  const counter = new RequestCounter(path.join(dir, 'docker.sock'));
+  await counter.up();
+  let counted: ShimProcess | undefined;
+  try {
+    counted = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`, `--docker-endpoint=unix://${counter.socketPath}`] });
+    const client = counted.client;
+    const shim = await countRequests(counter, () => shimTick(client, pods), plan.countTicks, 2);
+    // Stopped first, so none of its background requests count against the raw side.
+    await counted.stop();
+    counted = undefined;
+    const docker = new Dockerode({ socketPath: counter.socketPath });
+    const raw = await countRequests(counter, () => rawTick(docker, pods), plan.countTicks, 2);
+    return { ticks: plan.countTicks, shim, raw };
+  } finally {
+    await counted?.stop();
+    await counter.down();
+    removePaths(dir);
+  }
+}
+
+async function meta(plan: BenchPlan, run: string, started: number): Promise<BenchResult['meta']> {
+  const docker = dockerApi();
+  const [version, info] = await Promise.all([docker.version(), docker.info() as Promise<{ Driver?: string; CgroupDriver?: string }>]);
+  const cpus = os.cpus();
+  return {
+    date: new Date().toISOString(),
+    mode: plan.mode,
+    run,
+    node: process.version,
+    docker: {
+      version: version.Version,
+      apiVersion: version.ApiVersion,
+      kernel: version.KernelVersion ?? os.release(),
+      storageDriver: info.Driver ?? 'unknown',
+      cgroupDriver: info.CgroupDriver ?? 'unknown',
+    },
+    machine: { cpuModel: cpus[0]?.model.trim() ?? 'unknown', cores: cpus.length, memoryBytes: os.totalmem(), os: `${os.type()} ${os.release()}` },
+    shimLogLevel: SHIM_LOG_LEVEL,
+    lifecycleRounds: plan.lifecycleRounds,
+    readIterations: plan.readIterations,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+  };
+}
+
+function writeResults(plan: BenchPlan, result: BenchResult): string {
+  fs.mkdirSync(plan.outDir, { recursive: true });
+  const json = `${JSON.stringify(result, null, 2)}\n`;
+  const latest = path.join(plan.outDir, 'latest.json');
+  fs.writeFileSync(latest, json);
+  fs.writeFileSync(path.join(plan.outDir, `${result.meta.date.replace(/[:.]/g, '-')}.json`), json);
+  return latest;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const plan = planFrom(argv);
+  const started = Date.now();
+  const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('bench-logs') };
+  let shim: ShimProcess | undefined;
+  let cleanedUp = false;
+  const cleanUp = async (): Promise<void> => {
+    if (cleanedUp) return;
+    cleanedUp = true;
+    log('cleaning up');
+    await shim?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
+    const removed = await removeTestContainers({ run: bench.run });
+    removePaths(bench.logRoot);
+    log(`removed ${removed} container(s)`);
+  };
+  // An interrupted run still removes what it made.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    log(`${signal}: stopping`);
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+
+  try {
+    await ensureTestImages();
+    log(`run ${bench.run}: starting the shim`);
+    shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`] });
+    const shimPid = shim.child.pid;
+    if (shimPid === undefined) throw new Error('the shim has no PID');
+    // Idle means settled: start-up's garbage is still in the heap the moment Version answers.
+    await new Promise((r) => setTimeout(r, plan.idleSettleMs));
+    const idleRss = memoryBytes(shimPid);
+    const measured = await measure(plan, bench, shim, shimPid, idleRss);
+    const partial = { meta: await meta(plan, bench.run, started), ...measured };
+    const result: BenchResult = { ...partial, targets: checkTargets(partial) };
+    const file = writeResults(plan, result);
+    process.stdout.write(`${renderHeader(result)}\n\n${renderTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);
+    return 0;
+  } finally {
+    await cleanUp();
+    process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`benchmark failed: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}

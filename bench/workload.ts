@@ -1,0 +1,135 @@
+// The pods and containers the benchmark makes, in both forms: the CRI configs sent to the
+// shim, and the Docker create requests the raw side sends for the same work. Everything
+// carries the run's test labels so cleanup removes exactly what this run made.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type Dockerode from 'dockerode';
+import type { ContainerConfig, PodSandboxConfig } from '../src/cri/types';
+import type { CriClient } from '../test/support/client';
+import { testLabels } from '../test/support/cleanup';
+import { TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../test/support/images';
+
+export const BENCH_NAMESPACE = 'cds-bench';
+/** Seconds a stop waits for SIGTERM before SIGKILL, on both sides. */
+export const STOP_TIMEOUT_SECONDS = 10;
+/** Ends at once on SIGTERM, so a stop measures a graceful stop, not the kill timeout. */
+export const LIFECYCLE_COMMAND = ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"];
+/** The long-running containers that populate the node for the read benchmarks. */
+export const POPULATION_COMMAND = ['sleep', '3600'];
+/** What ExecSync runs: the cheapest command there is, so the call's own cost shows. */
+export const EXEC_COMMAND = ['true'];
+/** Docker's label key that marks a raw container as the bench's (never the shim's type label). */
+const RAW_ROLE_LABEL = 'cds-bench/raw-role';
+
+export interface BenchRun {
+  /** The value of the test run label on everything this run makes. */
+  run: string;
+  /** Pod log directories live under here; removed at the end. */
+  logRoot: string;
+}
+
+export interface ShimPod {
+  id: string;
+  config: PodSandboxConfig;
+}
+
+export function podConfig(bench: BenchRun, name: string): PodSandboxConfig {
+  const logDirectory = path.join(bench.logRoot, name);
+  fs.mkdirSync(logDirectory, { recursive: true });
+  return {
+    metadata: { name, namespace: BENCH_NAMESPACE, uid: `${bench.run}-${name}`, attempt: 0 },
+    hostname: name,
+    logDirectory,
+    labels: { ...testLabels(bench.run), app: name },
+  };
+}
+
+export function containerConfig(bench: BenchRun, name: string, command: string[]): ContainerConfig {
+  return {
+    metadata: { name, attempt: 0 },
+    image: { image: TEST_BUSYBOX_IMAGE },
+    command,
+    logPath: `${name}/0.log`,
+    labels: testLabels(bench.run),
+  };
+}
+
+/** RunPodSandbox + CreateContainer + StartContainer: one pod with one running container. */
+export async function startShimPod(client: CriClient, bench: BenchRun, name: string, command: string[]): Promise<{ pod: ShimPod; containerId: string }> {
+  const config = podConfig(bench, name);
+  const { podSandboxId } = await client.runtime.RunPodSandbox({ config });
+  const { containerId } = await client.runtime.CreateContainer({
+    podSandboxId,
+    config: containerConfig(bench, 'main', command),
+    sandboxConfig: config,
+  });
+  await client.runtime.StartContainer({ containerId });
+  return { pod: { id: podSandboxId, config }, containerId };
+}
+
+/**
+ * The pause container as the shim creates it for a plain pod: shareable IPC, a 64 MiB
+ * /dev/shm, the pause container's OOM score, the pod's hostname.
+ */
+export function rawPauseSpec(bench: BenchRun, name: string): Dockerode.ContainerCreateOptions {
+  return {
+    name: `cds-bench-raw_POD_${name}_${bench.run}`,
+    Image: TEST_PAUSE_IMAGE,
+    Hostname: name,
+    Labels: { ...testLabels(bench.run), [RAW_ROLE_LABEL]: 'pause', app: name },
+    HostConfig: { IpcMode: 'shareable', ShmSize: 64 * 1024 * 1024, OomScoreAdj: -998 },
+  };
+}
+
+/** The app container joined to the pause container's network and IPC, as the shim makes it. */
+export function rawContainerSpec(bench: BenchRun, name: string, pauseId: string, command: string[]): Dockerode.ContainerCreateOptions {
+  return {
+    name: `cds-bench-raw_main_${name}_${bench.run}`,
+    Image: TEST_BUSYBOX_IMAGE,
+    Cmd: command,
+    Labels: { ...testLabels(bench.run), [RAW_ROLE_LABEL]: 'container' },
+    HostConfig: { NetworkMode: `container:${pauseId}`, IpcMode: `container:${pauseId}` },
+  };
+}
+
+/** Runs an exec to its end through the raw API, as ExecSync must: create, start attached, inspect. */
+export async function rawExec(docker: Dockerode, containerId: string, cmd: string[]): Promise<number> {
+  const exec = await docker.getContainer(containerId).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  await new Promise<void>((resolve, reject) => {
+    stream.on('end', resolve).on('close', resolve).on('error', reject);
+    stream.resume();
+  });
+  // Docker may record the exit code a moment after the output ends; the shim waits the same way.
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const info = await exec.inspect();
+    if (!info.Running && info.ExitCode !== null) {
+      if (info.ExitCode !== 0) throw new Error(`raw exec ${cmd.join(' ')} exited ${info.ExitCode}`);
+      return info.ExitCode;
+    }
+    if (Date.now() > deadline) throw new Error(`raw exec ${cmd.join(' ')}: Docker did not report an exit code`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Milliseconds `fn` took, with its result. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = process.hrtime.bigint();
+  const value = await fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
+}
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; rejects on the first failure. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,140 @@
+// The benchmark runs: `node dist/bench/run.js --quick` against the real Docker finishes, writes
+// a JSON result with every section filled with numbers, and leaves nothing behind. It asserts
+// no timings: the figures are the benchmark's business, not a test's.
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BenchResult, LatencyRow } from '../../bench/report';
+import { LIFECYCLE_CALLS } from '../../bench/lifecycle';
+import { READ_CALLS } from '../../bench/reads';
+import { removePaths, removeTestContainers, TEST_LABEL } from '../support/cleanup';
+import { dockerApi, ensureTestImages } from '../support/images';
+import { tempDir } from '../support/shim';
+
+const RUN_JS = path.resolve(__dirname, '../../bench/run.js');
+
+function runBench(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGINT');
+      reject(new Error(`the quick benchmark did not finish within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function assertNumber(value: unknown, what: string): void {
+  assert.equal(typeof value, 'number', `${what} is not a number: ${JSON.stringify(value)}`);
+  assert.ok(Number.isFinite(value as number) && (value as number) >= 0, `${what} is ${value}`);
+}
+
+function assertLatencyRow(row: LatencyRow, where: string): void {
+  for (const side of ['shim', 'raw'] as const) {
+    assert.ok(row[side].n > 0, `${where} ${row.call}: no ${side} samples`);
+    for (const key of ['p50', 'p95', 'mean'] as const) assertNumber(row[side][key], `${where} ${row.call} ${side}.${key}`);
+  }
+  assertNumber(row.ratioP50, `${where} ${row.call} ratio`);
+  assert.ok(row.rawCall.length > 0, `${where} ${row.call}: the raw call is not named`);
+}
+
+describe('the benchmark (--quick)', () => {
+  const out = tempDir('bench-out');
+  let result: BenchResult;
+  let stdout: string;
+
+  before(async () => {
+    await ensureTestImages();
+    const ran = await runBench(['--quick', `--out=${out}`], 300_000);
+    assert.equal(ran.code, 0, `the benchmark failed:\n${ran.stderr}`);
+    stdout = ran.stdout;
+    result = JSON.parse(fs.readFileSync(path.join(out, 'latest.json'), 'utf8')) as BenchResult;
+  });
+  after(async () => {
+    // The benchmark removes what it made; this only matters if it was killed half-way.
+    if (result) await removeTestContainers({ run: result.meta.run });
+    removePaths(out);
+  });
+
+  it('describes the engine and the machine', () => {
+    assert.equal(result.meta.mode, 'quick');
+    assert.match(result.meta.docker.version, /^\d+\.\d+/);
+    assert.match(result.meta.docker.apiVersion, /^1\.\d+$/);
+    assert.ok(result.meta.machine.cores > 0);
+    assertNumber(result.meta.machine.memoryBytes, 'memory');
+    assert.match(result.meta.node, /^v\d+/);
+    assert.ok(!Number.isNaN(Date.parse(result.meta.date)));
+    const dated = fs.readdirSync(out).filter((f) => f !== 'latest.json' && f.endsWith('.json'));
+    assert.equal(dated.length, 1, 'a dated copy is written next to latest.json');
+  });
+
+  it('times every lifecycle call on both sides', () => {
+    assert.deepEqual(
+      result.lifecycle.map((r) => r.call),
+      [...LIFECYCLE_CALLS],
+    );
+    for (const row of result.lifecycle) {
+      assertLatencyRow(row, 'lifecycle');
+      assert.equal(row.shim.n, result.meta.lifecycleRounds);
+    }
+  });
+
+  it('times every read call at 0 and 10 containers', () => {
+    assert.deepEqual(
+      result.reads.map((l) => l.containers),
+      [0, 10],
+    );
+    const [empty, ten] = result.reads as [BenchResult['reads'][0], BenchResult['reads'][0]];
+    // With no pod there is nothing to ask the status of; everything else is measured.
+    assert.deepEqual(
+      empty.rows.map((r) => r.call),
+      READ_CALLS.filter((c) => !c.needsPod).map((c) => c.name),
+    );
+    assert.deepEqual(
+      ten.rows.map((r) => r.call),
+      READ_CALLS.map((c) => c.name),
+    );
+    for (const level of result.reads) {
+      for (const row of level.rows) assertLatencyRow(row, `reads @${level.containers}`);
+      assert.ok(level.docker.running >= level.containers, `Docker ran ${level.docker.running} containers at level ${level.containers}`);
+    }
+  });
+
+  it('measures CPU in the polling loop and the shim RSS', () => {
+    const p = result.polling;
+    assert.equal(p.containers, 10);
+    for (const [k, v] of Object.entries(p.dockerdCpuMs)) assertNumber(v, `dockerdCpuMs.${k}`);
+    for (const [k, v] of Object.entries(p.dockerdCpuNetMs)) assertNumber(v, `dockerdCpuNetMs.${k}`);
+    assertNumber(p.shimCpuMs, 'shimCpuMs');
+    assert.ok(p.tickMs.shim.n > 0 && p.tickMs.raw.n > 0, 'the loop ticked on both sides');
+    // The raw tick is 2 lists + images/json + 10 inspects, seen through the counter.
+    assert.equal(p.dockerRequests.raw.perTick, 13);
+    assert.equal(p.dockerRequests.raw.byEndpoint['GET /containers/<id>/json'], 10 * p.dockerRequests.ticks);
+    assertNumber(p.dockerRequests.shim.perTick, 'shim requests per tick');
+    assert.ok(result.rss.idleBytes > 0 && result.rss.afterBytes > 0 && result.rss.peakBytes >= result.rss.afterBytes);
+  });
+
+  it('checks every target and prints the table with PASS or MISS for each', () => {
+    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2);
+    for (const t of result.targets) assert.equal(typeof t.pass, 'boolean', t.target);
+    assert.match(stdout, /^\| part \| call \|/m);
+    assert.equal((stdout.match(/^(PASS|MISS) {2}/gm) ?? []).length, result.targets.length);
+  });
+
+  it('leaves no container behind', async () => {
+    const left = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${result.meta.run}`] } });
+    assert.deepEqual(
+      left.map((c) => c.Names),
+      [],
+    );
+  });
+});

@@ -1,0 +1,154 @@
+// The benchmark's pure parts: percentiles, the /proc parsers, the target checks and the table.
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { medianNetOfIdle, netOfIdle } from '../../bench/polling';
+import { cpuTicksFromStat, memoryFieldFromStatus } from '../../bench/procfs';
+import { endpointOf, requestsIn } from '../../bench/request-counter';
+import { type BenchResult, checkTargets, renderTable, renderTargets } from '../../bench/report';
+import { percentile, ratio, summarize } from '../../bench/stats';
+
+describe('bench statistics', () => {
+  it('interpolates percentiles between the closest ranks', () => {
+    assert.equal(percentile([3, 1, 2], 0.5), 2);
+    assert.equal(percentile([4, 1, 3, 2], 0.5), 2.5);
+    assert.equal(percentile([10, 20], 0.95), 19.5);
+    assert.equal(percentile([7], 0.95), 7);
+    assert.equal(percentile([1, 2, 3, 4, 5], 0), 1);
+    assert.equal(percentile([1, 2, 3, 4, 5], 1), 5);
+  });
+
+  it('refuses no samples and a quantile outside 0..1', () => {
+    assert.throws(() => percentile([], 0.5), /no samples/);
+    assert.throws(() => percentile([1], 1.5), /not within/);
+  });
+
+  it('summarizes to microseconds and gives no ratio against zero', () => {
+    assert.deepEqual(summarize([1.00049, 2, 3]), { n: 3, p50: 2, p95: 2.9, mean: 2 });
+    assert.equal(ratio(3, 2), 1.5);
+    assert.equal(ratio(1, 3), 0.333);
+    assert.equal(ratio(5, 0), null);
+  });
+});
+
+describe('bench /proc parsers', () => {
+  it('adds utime and stime, counting fields after the command name', () => {
+    const stat = '2584 (dockerd) S 1 1799 1070 0 -1 4194560 125982 4889200 41 132 2595 4704 1898 1914 20 0 45 0 6466';
+    assert.equal(cpuTicksFromStat(stat), 2595 + 4704);
+    // A command name with spaces and a ')' must not shift the fields.
+    const odd = '77 (a) b (c) R 1 1 1 0 -1 0 0 0 0 0 10 20 0 0 20 0 1 0 5';
+    assert.equal(cpuTicksFromStat(odd), 30);
+    assert.throws(() => cpuTicksFromStat('garbage'), /no command name/);
+  });
+
+  it('reads VmRSS and VmHWM in bytes', () => {
+    const status = 'Name:\tnode\nVmHWM:\t   88000 kB\nVmRSS:\t   71234 kB\nThreads:\t11\n';
+    assert.equal(memoryFieldFromStatus(status, 'VmRSS'), 71234 * 1024);
+    assert.equal(memoryFieldFromStatus(status, 'VmHWM'), 88000 * 1024);
+    assert.throws(() => memoryFieldFromStatus('Name:\tx\n', 'VmRSS'), /no VmRSS/);
+  });
+});
+
+function sample(overrides: { lifeRatio: number; readRatio: number; cpu: { shim: number; raw: number }; idleRss: number }): Omit<BenchResult, 'targets'> {
+  const lat = { n: 3, p50: 1, p95: 2, mean: 1 };
+  return {
+    meta: {
+      date: '2026-11-22T00:00:00.000Z',
+      mode: 'quick',
+      run: 'tx',
+      node: 'v20',
+      docker: { version: '20.10', apiVersion: '1.41', kernel: 'k', storageDriver: 'overlay2', cgroupDriver: 'cgroupfs' },
+      machine: { cpuModel: 'cpu', cores: 2, memoryBytes: 2 ** 30, os: 'Linux' },
+      shimLogLevel: 'info',
+      lifecycleRounds: 3,
+      readIterations: 5,
+      durationSeconds: 1,
+    },
+    lifecycle: [{ call: 'RunPodSandbox', rawCall: 'create + start', shim: lat, raw: lat, ratioP50: overrides.lifeRatio }],
+    reads: [
+      { containers: 0, docker: { all: 0, shimLabelled: 0, running: 0 }, rows: [{ call: 'ListContainers', rawCall: 'containers/json', shim: lat, raw: lat, ratioP50: 5 }] },
+      { containers: 10, docker: { all: 10, shimLabelled: 10, running: 10 }, rows: [{ call: 'ListContainers', rawCall: 'containers/json', shim: lat, raw: lat, ratioP50: overrides.readRatio }] },
+    ],
+    polling: {
+      seconds: 3,
+      containers: 10,
+      tick: 'lists',
+      dockerdCpuMs: { shim: overrides.cpu.shim + 10, raw: overrides.cpu.raw + 10, idle: 10 },
+      wallMs: { shim: 3000, raw: 3000, idle: 3000 },
+      dockerdCpuNetMs: { shim: overrides.cpu.shim + 1, raw: overrides.cpu.raw + 1 },
+      dockerdCpuMedianNetMs: overrides.cpu,
+      ratio: ratio(overrides.cpu.shim, overrides.cpu.raw),
+      shimCpuMs: 100,
+      shimIdleCpuMs: 5,
+      tickMs: { shim: lat, raw: lat },
+      dockerRequests: { ticks: 2, shim: { perTick: 1.5, byEndpoint: { 'GET /events': 1, 'GET /containers/json': 2 } }, raw: { perTick: 13, byEndpoint: {} } },
+    },
+    rss: { idleBytes: overrides.idleRss, afterBytes: overrides.idleRss, peakBytes: overrides.idleRss },
+  };
+}
+
+describe('bench polling arithmetic', () => {
+  it('subtracts the idle rate scaled to the same wall time, never going below 0', () => {
+    assert.equal(netOfIdle(500, 30_000, 300, 30_000), 200);
+    // The side's slots ran twice as long (overrunning ticks): twice the idle share comes off.
+    assert.equal(netOfIdle(900, 60_000, 300, 30_000), 300);
+    assert.equal(netOfIdle(100, 30_000, 300, 30_000), 0);
+    assert.equal(netOfIdle(100, 30_000, 0, 0), 100);
+  });
+
+  it('estimates from median slots, so one burst on the shared daemon does not count', () => {
+    // Idle slots mostly 10 ms with one 900 ms burst; the side's slots mostly 40 ms.
+    assert.equal(medianNetOfIdle([40, 40, 50, 30, 40], [10, 900, 10, 20, 0], 5), 150);
+    assert.equal(medianNetOfIdle([10, 10, 10], [20, 20, 20], 3), 0);
+    assert.equal(medianNetOfIdle([], [20], 3), 0);
+  });
+});
+
+describe('bench request counting', () => {
+  it('names endpoints without versions, IDs or image names', () => {
+    assert.equal(endpointOf('GET', '/v1.41/containers/json'), 'GET /containers/json');
+    assert.equal(endpointOf('GET', '/v1.41/containers/4f2a9c/json'), 'GET /containers/<id>/json');
+    assert.equal(endpointOf('POST', '/v1.41/containers/create'), 'POST /containers/create');
+    assert.equal(endpointOf('GET', '/v1.41/images/json'), 'GET /images/json');
+    assert.equal(endpointOf('GET', '/v1.41/images/cri-docker-shim-test/busybox:1/json'), 'GET /images/<name>/json');
+    assert.equal(endpointOf('POST', '/v1.41/exec/9e/start'), 'POST /exec/<id>/start');
+  });
+
+  it('finds every request line in a chunk, with or without a query', () => {
+    const chunk = 'GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: docker\r\n\r\nGET /v1.41/containers/ab/json HTTP/1.1\r\nHost: docker\r\n\r\n';
+    assert.deepEqual(requestsIn(chunk), ['GET /containers/json', 'GET /containers/<id>/json']);
+    assert.deepEqual(requestsIn('{"Cmd":["sleep"]}'), []);
+  });
+});
+
+describe('bench targets', () => {
+  it('passes at the limits of issue 6', () => {
+    const checks = checkTargets(sample({ lifeRatio: 1.1, readRatio: 0.99, cpu: { shim: 10, raw: 30 }, idleRss: 70 * 1024 * 1024 }));
+    assert.equal(checks.length, 4);
+    assert.ok(checks.every((c) => c.pass), renderTargets(checks));
+  });
+
+  it('misses just past them, and judges reads at the largest level only', () => {
+    const checks = checkTargets(sample({ lifeRatio: 1.11, readRatio: 1.0, cpu: { shim: 11, raw: 30 }, idleRss: 70 * 1024 * 1024 + 1 }));
+    assert.deepEqual(
+      checks.map((c) => c.pass),
+      [false, false, false, false],
+    );
+    assert.match(checks[1]!.target, /ListContainers at 10 containers/);
+    assert.match(renderTargets(checks), /^MISS {2}RunPodSandbox/);
+  });
+
+  it('renders one Markdown table with every part', () => {
+    const partial = sample({ lifeRatio: 1, readRatio: 0.5, cpu: { shim: 1, raw: 30 }, idleRss: 50 * 1024 * 1024 });
+    const table = renderTable({ ...partial, targets: checkTargets(partial) });
+    const lines = table.split('\n');
+    assert.ok(lines.every((l) => l.startsWith('| ') && l.endsWith(' |')));
+    const columns = lines.map((l) => l.split(' | ').length);
+    assert.ok(columns.every((n) => n === columns[0]), 'every row has the same number of cells');
+    assert.match(table, /\| lifecycle \| RunPodSandbox \|/);
+    assert.match(table, /\| reads @10 \| ListContainers \|/);
+    assert.match(table, /dockerd CPU ms \(median slot net of idle\) \|  \| 1 \|  \| 30 \|  \| 0\.03 \|/);
+    assert.match(table, /dockerd CPU ms \(sum net of idle\) \|  \| 2 \|  \| 31 \|  \| 0\.07 \|/);
+    assert.match(table, /Docker API requests per tick \(counted over 2 ticks\) \|  \| 1\.5 \|  \| 13 \|  \| 0\.12 \|/);
+    assert.match(table, /RSS MiB: idle \/ after the run \/ peak \|  \| 50\.0 \/ 50\.0 \/ 50\.0 \|/);
+  });
+});
