@@ -14,9 +14,11 @@ import { ImageStore } from './image-store';
 export interface ReconnectBackoff {
   initialMs: number;
   maxMs: number;
+  /** How long Docker may take to accept the subscription before the attempt is given up. */
+  subscribeTimeoutMs: number;
 }
 
-const DEFAULT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000 };
+const DEFAULT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000, subscribeTimeoutMs: 10_000 };
 
 export class DockerStateCache {
   readonly containers: ContainerStore;
@@ -80,7 +82,7 @@ export class DockerStateCache {
       this.stream = stream;
       let reason = 'Docker closed the event stream';
       try {
-        await this.follow(stream.signal, () => {
+        await this.follow(stream, () => {
           failures = 0;
           firstAttemptDone();
         });
@@ -94,21 +96,29 @@ export class DockerStateCache {
       if (this.stopped) break;
       const delayMs = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** failures);
       failures++;
-      this.log.warn({ reason, retryInMs: delayMs }, 'lost Docker event stream; reads go to Docker until resynced');
+      // One warning per outage; the retries while Docker stays away are debug noise.
+      const level = failures === 1 ? 'warn' : 'debug';
+      this.log[level]({ reason, retryInMs: delayMs }, 'no Docker event stream; reads go to Docker until resynced');
       await sleep(delayMs, this.stopSignal.signal);
     }
   }
 
   /** One connection: subscribe, resync, then apply events until the stream ends. */
-  private async follow(signal: AbortSignal, onSynced: () => void): Promise<void> {
+  private async follow(stream: AbortController, onSynced: () => void): Promise<void> {
+    const signal = stream.signal;
     let subscribed = false;
     let onSubscribed: () => void = () => undefined;
     const subscription = new Promise<void>((resolve) => (onSubscribed = resolve));
     const events = this.docker.events({ filters: EVENT_FILTERS }, { signal, onSubscribed: () => ((subscribed = true), onSubscribed()) });
     const consumed = this.consume(events);
     consumed.catch(() => undefined);
-    await Promise.race([subscription, consumed]);
-    if (!subscribed) throw new Error('the event stream ended before Docker accepted it');
+    const giveUp = setTimeout(() => stream.abort(), this.backoff.subscribeTimeoutMs);
+    try {
+      await Promise.race([subscription, consumed]);
+    } finally {
+      clearTimeout(giveUp);
+    }
+    if (!subscribed) throw new Error('Docker did not accept the event subscription');
 
     this.images.invalidate();
     const started = Date.now();
