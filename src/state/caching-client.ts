@@ -47,7 +47,13 @@ export class CachingDockerClient implements DockerClient {
     for (const c of this.cache.containers.values()) {
       if (matchesListQuery({ id: c.Id, running: c.State.Running, labels: c.Config.Labels }, q)) matched.push(c);
     }
-    const images = await this.listedImageNames(matched, opts);
+    let images: Map<string, string>;
+    try {
+      images = await this.listedImageNames(matched, opts);
+    } catch {
+      // Only Docker knows what an image reference it cannot resolve for us shows as.
+      return this.docker.listContainers(query, opts);
+    }
     const now = Date.now();
     // Docker lists the newest first.
     return matched.map((c) => summaryFromInspect(c, images.get(c.Id) ?? c.Image, now)).sort((a, b) => b.Created - a.Created);
@@ -196,7 +202,7 @@ export class CachingDockerClient implements DockerClient {
   /** What Docker shows as each container's Image: its reference while that still names its image. */
   private async listedImageNames(containers: readonly ContainerInspect[], opts?: CallOptions): Promise<Map<string, string>> {
     const refs = new Map<string, string | undefined>();
-    for (const c of containers) refs.set(c.Config.Image, undefined);
+    for (const c of containers) if (c.Config.Image) refs.set(c.Config.Image, undefined);
     await Promise.all(
       [...refs.keys()].map(async (ref) => {
         try {
