@@ -18,6 +18,12 @@ const CONTAINER_ACTIONS = [
   'restart',
 ] as const;
 
+/**
+ * Docker reports a health check's verdict changing as "health_status: <status>"; asking for
+ * it makes dockerd match every `event` value as a prefix, which none of the others mind.
+ */
+const HEALTH_STATUS = 'health_status';
+
 /** Network actions that change a container's NetworkSettings; Attributes.container names it. */
 const NETWORK_ACTIONS = ['connect', 'disconnect'] as const;
 
@@ -33,7 +39,7 @@ const COMMIT = 'commit';
  */
 export const EVENT_FILTERS: DockerFilters = {
   type: ['container', 'network', 'image'],
-  event: [...new Set<string>([...CONTAINER_ACTIONS, ...NETWORK_ACTIONS, ...IMAGE_ACTIONS, COMMIT])],
+  event: [...new Set<string>([...CONTAINER_ACTIONS, HEALTH_STATUS, ...NETWORK_ACTIONS, ...IMAGE_ACTIONS, COMMIT])],
 };
 
 export type EventAction =
@@ -56,7 +62,8 @@ export function actionForEvent(ev: DockerEvent, isKnown: (id: string) => boolean
     case 'container': {
       const id = ev.Actor?.ID ?? '';
       if (ev.Action === COMMIT) return { kind: 'images-changed' };
-      if (!containerActions.has(ev.Action) || id === '') return { kind: 'ignore' };
+      const relevant = containerActions.has(ev.Action) || ev.Action.startsWith(`${HEALTH_STATUS}:`);
+      if (!relevant || id === '') return { kind: 'ignore' };
       // Container events carry the container's labels among their attributes.
       if (!isTracked(attrs) && !isKnown(id)) return { kind: 'ignore' };
       return ev.Action === 'destroy' ? { kind: 'forget', id } : { kind: 'refresh', id };

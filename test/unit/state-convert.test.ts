@@ -142,6 +142,7 @@ describe('what each Docker event does to the cache', () => {
       assert.deepEqual(actionForEvent(ev('container', action, ours), unknown), { kind: 'refresh', id: ID }, action);
     }
     assert.deepEqual(actionForEvent(ev('container', 'destroy', ours), unknown), { kind: 'forget', id: ID });
+    assert.deepEqual(actionForEvent(ev('container', 'health_status: unhealthy', ours), unknown), { kind: 'refresh', id: ID });
   });
 
   it('ignores containers that are not the shim’s, and exec and other chatter', () => {
@@ -171,6 +172,9 @@ describe('what each Docker event does to the cache', () => {
   it('subscribes to exactly the actions it acts on, so dockerd filters exec events out', () => {
     assert.deepEqual(EVENT_FILTERS.type, ['container', 'network', 'image']);
     assert.ok(!EVENT_FILTERS.event!.some((a) => a.startsWith('exec')));
-    for (const a of ['create', 'destroy', 'connect', 'pull', 'untag', 'commit']) assert.ok(EVENT_FILTERS.event!.includes(a), a);
+    for (const a of ['create', 'destroy', 'connect', 'pull', 'untag', 'commit', 'health_status']) assert.ok(EVENT_FILTERS.event!.includes(a), a);
+    // With health_status among them dockerd matches each value as a prefix: none may be a
+    // prefix of an exec action.
+    for (const a of EVENT_FILTERS.event!) for (const exec of ['exec_create: sh', 'exec_start: sh', 'exec_die']) assert.ok(!exec.startsWith(a), a);
   });
 });
