@@ -18,6 +18,9 @@ import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
+import { sandboxState } from './shim/sandbox/state';
+import { CachingDockerClient } from './state/caching-client';
+import { DockerStateCache } from './state/state-cache';
 import { StreamingServer } from './streaming/server';
 import type { Logger } from './util/logger';
 
@@ -48,7 +51,10 @@ async function waitForDocker(docker: DockerClient, log: Logger): Promise<DockerV
 }
 
 export async function startShim(config: Config, log: Logger): Promise<RunningShim> {
-  const docker = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
+  const rawDocker = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
+  // Handlers read through the state cache; it starts following Docker once Docker answers.
+  const state = new DockerStateCache(rawDocker, log);
+  const docker = new CachingDockerClient(rawDocker, state);
   const network = wrap(() => createNetworkPlugin(config, docker));
   const credentials = wrap(() => credentialProviders(config, log));
 
@@ -64,17 +70,22 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
 
   const dockerFacts = new DockerFacts(docker);
-  const logs = new ContainerLogManager(docker, log, config.rootDirectory);
+  // Log followers ask whether a container stopped the moment its log stream ends, which can be
+  // before the cache has heard of it: they go to Docker directly.
+  const logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
   const resumed = logs.resumeAll();
   if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
   const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
   const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming };
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
+    await sandboxState(context).checkpoints.load();
+    await state.start();
     await streaming.listen();
     await server.listen(config.containerRuntimeEndpoint);
   } catch (err) {
     await streaming.close();
+    await state.stop();
     dockerFacts.close();
     await logs.close();
     throw new StartupError(errorMessage(err));
@@ -89,6 +100,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     async stop() {
       await server.stop(config.shutdownGraceMs);
       await streaming.close();
+      await state.stop();
       await logs.close();
       dockerFacts.close();
     },

@@ -41,6 +41,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of the event stream: `onSubscribed` runs once Docker has accepted the subscription. */
+export interface EventsOptions extends CallOptions {
+  onSubscribed?: () => void;
+}
+
 export interface LogsOptions extends CallOptions {
   follow: boolean;
   stdout: boolean;
@@ -89,8 +94,11 @@ export interface DockerClient {
   removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]>;
   systemDataUsage(opts?: CallOptions): Promise<SystemDataUsage>;
 
-  /** Docker's event stream, until the signal aborts or the daemon closes it. */
-  events(query: { since?: number; filters?: DockerFilters }, opts?: CallOptions): AsyncIterable<DockerEvent>;
+  /**
+   * Docker's event stream, until the signal aborts or the daemon closes it. Events that happen
+   * after `opts.onSubscribed` has run are all delivered (Docker sends its headers on subscribing).
+   */
+  events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent>;
 
   /** Splits a multiplexed (non-TTY) stream into stdout and stderr. */
   demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void;
@@ -525,13 +533,14 @@ export class DockerodeClient implements DockerClient {
     return this.dial({ path: '/system/df', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, what: 'system df' }, opts);
   }
 
-  async *events(query: { since?: number; filters?: DockerFilters }, opts?: CallOptions): AsyncIterable<DockerEvent> {
+  async *events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent> {
     const q: Record<string, string | number> = { filters: JSON.stringify(query.filters ?? {}) };
     if (query.since !== undefined) q.since = query.since;
     const stream = await this.dial<Readable>(
       { path: '/events', method: 'GET', query: q, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' }, stream: true, what: 'events' },
       opts,
     );
+    opts?.onSubscribed?.();
     const queue: DockerEvent[] = [];
     let wake: (() => void) | undefined;
     let finished: { err?: unknown } | undefined;

@@ -11,7 +11,7 @@ import { rejectsWith } from '../support/client';
 import { newTestRun, removeTestContainers } from '../support/cleanup';
 import { dockerApi, ensureTestImages, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShim, type ShimProcess } from '../support/shim';
+import { startShim, tempDir, type ShimProcess } from '../support/shim';
 import { podConfig, startBeside } from './sandbox-fixtures';
 
 const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
@@ -183,24 +183,36 @@ describe('pod sandbox lifecycle', () => {
     await shim.client.runtime.RemovePodSandbox({ podSandboxId: second });
   });
 
-  it('treats a corrupt checkpoint as absent and removes it', async () => {
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
-    await dockerApi().getContainer(id).remove({ force: true });
-    const file = checkpointFile(id);
-    const text = fs.readFileSync(file, 'utf8');
-    fs.writeFileSync(file, text.replace('"hostNetwork": false', '"hostNetwork": true'));
+  it('treats a corrupt checkpoint as absent and removes it when it loads them', async () => {
+    // Checkpoints are read from disk once, at start-up (and kept in memory after), so the
+    // files are corrupted between two runs of the shim on the same state directory.
+    const rootDir = tempDir('corrupt-checkpoint');
+    const file = (id: string): string => path.join(rootDir, 'sandbox', `${id}.json`);
+    let first: ShimProcess | undefined = await startShim({ rootDir });
+    let second: ShimProcess | undefined;
+    try {
+      const { podSandboxId: id } = await first.client.runtime.RunPodSandbox({ config: podConfig(run) });
+      const other = await first.client.runtime.RunPodSandbox({ config: podConfig(run) });
+      await first.stop();
+      first = undefined;
+      await dockerApi().getContainer(id).remove({ force: true });
+      await dockerApi().getContainer(other.podSandboxId).remove({ force: true });
+      fs.writeFileSync(file(id), fs.readFileSync(file(id), 'utf8').replace('"hostNetwork": false', '"hostNetwork": true'));
+      // not JSON at all: same treatment
+      fs.writeFileSync(file(other.podSandboxId), '{"version": "v1", trunc');
 
-    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
-    assert.equal(fs.existsSync(file), false, 'corrupt checkpoint removed');
-    assert.match(shim.output(), /removing corrupt sandbox checkpoint/);
-    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND));
-
-    // not JSON at all: same treatment, and the shim keeps answering
-    const other = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
-    await dockerApi().getContainer(other.podSandboxId).remove({ force: true });
-    fs.writeFileSync(checkpointFile(other.podSandboxId), '{"version": "v1", trunc');
-    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id: other.podSandboxId } })).items.length, 0);
-    assert.equal(fs.existsSync(checkpointFile(other.podSandboxId)), false);
+      second = await startShim({ rootDir });
+      assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+      assert.equal(fs.existsSync(file(id)), false, 'corrupt checkpoint removed');
+      assert.match(second.output(), /removing corrupt sandbox checkpoint/);
+      await assert.rejects(second.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND));
+      assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id: other.podSandboxId } })).items.length, 0);
+      assert.equal(fs.existsSync(file(other.podSandboxId)), false);
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      fs.rmSync(rootDir, { recursive: true, force: true });
+    }
   });
 
   it('runs with a named runtime handler (a Docker runtime) and reports it back', async () => {

@@ -11,6 +11,8 @@ export class DockerProxy {
   delayMs = 0;
   /** Chunks of request data received from clients so far (connections are kept alive and reused). */
   received = 0;
+  /** "METHOD path" of each request seen so far (a request's head arrives at the start of a chunk). */
+  readonly requests: string[] = [];
 
   constructor(
     readonly socketPath: string,
@@ -33,6 +35,8 @@ export class DockerProxy {
       upstream.pipe(client);
       client.on('data', (chunk: Buffer) => {
         this.received++;
+        const head = /^(GET|POST|PUT|DELETE|HEAD) (\S+) HTTP\//.exec(chunk.toString('latin1', 0, 512));
+        if (head) this.requests.push(`${head[1]} ${head[2]}`);
         if (this.delayMs === 0) upstream.write(chunk);
         else setTimeout(() => upstream.writable && upstream.write(chunk), this.delayMs).unref();
       });

@@ -1,0 +1,98 @@
+// The inspect documents of every tracked container (see list-query.ts), keyed by full ID.
+// Every change goes through `refresh` or `forget`, which run one at a time per container in
+// the order they were asked for; each refresh takes a fresh inspect from Docker, so whatever
+// ran last for a container holds the newest truth about it.
+import type { DockerClient } from '../docker/client';
+import type { ContainerInspect } from '../docker/types';
+import { DockerNotFoundError } from '../errors';
+import { isTracked, TRACKED_LABELS } from './list-query';
+
+/** Inspects at a time during a full resync: quick, without flooding dockerd. */
+const RESYNC_CONCURRENCY = 8;
+
+export class ContainerStore {
+  private readonly docs = new Map<string, ContainerInspect>();
+  /** The tail of each container's queue of changes. */
+  private readonly queues = new Map<string, Promise<void>>();
+
+  constructor(private readonly docker: DockerClient) {}
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  get(id: string): ContainerInspect | undefined {
+    return this.docs.get(id);
+  }
+
+  values(): IterableIterator<ContainerInspect> {
+    return this.docs.values();
+  }
+
+  /** Held, or with a change under way (a container whose create event is being handled). */
+  isKnown(id: string): boolean {
+    return this.docs.has(id) || this.queues.has(id);
+  }
+
+  /** Reads the container from Docker again; drops it when it is gone or not tracked. */
+  refresh(id: string): Promise<void> {
+    return this.enqueue(id, async () => {
+      let doc: ContainerInspect;
+      try {
+        doc = await this.docker.inspectContainer(id);
+      } catch (err) {
+        if (err instanceof DockerNotFoundError) {
+          this.docs.delete(id);
+          return;
+        }
+        throw err;
+      }
+      if (isTracked(doc.Config?.Labels)) this.docs.set(doc.Id, doc);
+      else this.docs.delete(doc.Id);
+    });
+  }
+
+  /** The container was destroyed: an ID never comes back, so no need to ask Docker. */
+  forget(id: string): Promise<void> {
+    return this.enqueue(id, () => {
+      this.docs.delete(id);
+      return Promise.resolve();
+    });
+  }
+
+  /**
+   * Brings every container up to date: each tracked container Docker lists, and each held one
+   * it does not (those are re-inspected, hence dropped when gone). Rejects if any step failed.
+   */
+  async resync(): Promise<void> {
+    const listed = await Promise.all(
+      TRACKED_LABELS.map((label) => this.docker.listContainers({ all: true, filters: { label: [label] } })),
+    );
+    const ids = new Set<string>(listed.flat().map((c) => c.Id));
+    for (const id of this.docs.keys()) ids.add(id);
+    const pending = [...ids];
+    const worker = async (): Promise<void> => {
+      for (let id = pending.pop(); id !== undefined; id = pending.pop()) await this.refresh(id);
+    };
+    await Promise.all(Array.from({ length: Math.min(RESYNC_CONCURRENCY, pending.length) }, worker));
+  }
+
+  clear(): void {
+    this.docs.clear();
+  }
+
+  private enqueue(id: string, step: () => Promise<void>): Promise<void> {
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const run = previous.then(step);
+    // The queue continues whether this step failed or not; the caller sees its own failure.
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(id, tail);
+    void tail.then(() => {
+      if (this.queues.get(id) === tail) this.queues.delete(id);
+    });
+    return run;
+  }
+}

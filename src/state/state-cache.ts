@@ -1,0 +1,166 @@
+// Keeps the container and image stores in step with Docker through its event stream.
+// Each (re)connection subscribes first, then reads everything again (a full resync), while
+// the events that arrive meanwhile are applied as they come; only then is the cache "synced".
+// A stream that fails or ends, or a re-inspect that fails, makes it unsynced at once (reads go
+// to Docker) and starts over after a bounded backoff, so a restarted daemon heals by itself.
+import type { DockerClient } from '../docker/client';
+import type { DockerEvent } from '../docker/types';
+import { errorMessage } from '../errors';
+import type { Logger } from '../util/logger';
+import { ContainerStore } from './container-store';
+import { actionForEvent, EVENT_FILTERS } from './events';
+import { ImageStore } from './image-store';
+
+export interface ReconnectBackoff {
+  initialMs: number;
+  maxMs: number;
+  /** How long Docker may take to accept the subscription before the attempt is given up. */
+  subscribeTimeoutMs: number;
+}
+
+const DEFAULT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000, subscribeTimeoutMs: 10_000 };
+
+export class DockerStateCache {
+  readonly containers: ContainerStore;
+  readonly images: ImageStore;
+  private isSynced = false;
+  private stopped = false;
+  private stream: AbortController | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly stopSignal = new AbortController();
+
+  constructor(
+    private readonly docker: DockerClient,
+    private readonly log: Logger,
+    private readonly backoff: ReconnectBackoff = DEFAULT_BACKOFF,
+  ) {
+    this.containers = new ContainerStore(docker);
+    this.images = new ImageStore(docker);
+  }
+
+  /** True while every event since the last full resync has been applied. */
+  get synced(): boolean {
+    return this.isSynced && !this.stopped;
+  }
+
+  /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */
+  start(): Promise<void> {
+    if (this.loop) throw new Error('state cache already started');
+    return new Promise<void>((resolve) => {
+      this.loop = this.run(resolve);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.isSynced = false;
+    this.stopSignal.abort();
+    this.stream?.abort();
+    await this.loop;
+  }
+
+  /** The cache may have missed something: stop answering from it and resync. */
+  desync(reason: string): void {
+    if (this.isSynced) this.log.warn({ reason }, 'state cache out of step with Docker; resyncing');
+    this.isSynced = false;
+    this.stream?.abort();
+  }
+
+  /** Reads a container again; if that fails the cache cannot vouch for it, so it resyncs. */
+  async refreshContainer(id: string): Promise<void> {
+    try {
+      await this.containers.refresh(id);
+    } catch (err) {
+      this.desync(`re-inspecting container ${id}: ${errorMessage(err)}`);
+    }
+  }
+
+  private async run(firstAttemptDone: () => void): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      const stream = new AbortController();
+      this.stream = stream;
+      let reason = 'Docker closed the event stream';
+      try {
+        await this.follow(stream, () => {
+          failures = 0;
+          firstAttemptDone();
+        });
+      } catch (err) {
+        reason = errorMessage(err);
+      }
+      stream.abort();
+      this.isSynced = false;
+      this.images.invalidate();
+      firstAttemptDone();
+      if (this.stopped) break;
+      const delayMs = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** failures);
+      failures++;
+      // One warning per outage; the retries while Docker stays away are debug noise.
+      const level = failures === 1 ? 'warn' : 'debug';
+      this.log[level]({ reason, retryInMs: delayMs }, 'no Docker event stream; reads go to Docker until resynced');
+      await sleep(delayMs, this.stopSignal.signal);
+    }
+  }
+
+  /** One connection: subscribe, resync, then apply events until the stream ends. */
+  private async follow(stream: AbortController, onSynced: () => void): Promise<void> {
+    const signal = stream.signal;
+    let subscribed = false;
+    let onSubscribed: () => void = () => undefined;
+    const subscription = new Promise<void>((resolve) => (onSubscribed = resolve));
+    const events = this.docker.events({ filters: EVENT_FILTERS }, { signal, onSubscribed: () => ((subscribed = true), onSubscribed()) });
+    const consumed = this.consume(events);
+    consumed.catch(() => undefined);
+    const giveUp = setTimeout(() => stream.abort(), this.backoff.subscribeTimeoutMs);
+    try {
+      await Promise.race([subscription, consumed]);
+    } finally {
+      clearTimeout(giveUp);
+    }
+    if (!subscribed) throw new Error('Docker did not accept the event subscription');
+
+    this.images.invalidate();
+    const started = Date.now();
+    await this.containers.resync();
+    if (signal.aborted) return consumed;
+    this.isSynced = true;
+    this.log.info({ containers: this.containers.size, ms: Date.now() - started }, 'state cache synced with Docker');
+    onSynced();
+    return consumed;
+  }
+
+  private async consume(events: AsyncIterable<DockerEvent>): Promise<void> {
+    for await (const ev of events) this.apply(ev);
+  }
+
+  private apply(ev: DockerEvent): void {
+    const action = actionForEvent(ev, (id) => this.containers.isKnown(id));
+    switch (action.kind) {
+      case 'refresh':
+        void this.refreshContainer(action.id);
+        return;
+      case 'forget':
+        void this.containers.forget(action.id);
+        return;
+      case 'images-changed':
+        this.images.invalidate();
+        return;
+      case 'ignore':
+        return;
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
