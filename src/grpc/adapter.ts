@@ -15,25 +15,32 @@ type AnyStream = ServerStreamImpl<unknown, unknown>;
  */
 const DEADLINE_SLACK_MS = 250;
 
+/** A call's context, and `finish` to call once the handler has settled. */
 function callContext(
   method: string,
   call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
-): CallContext {
+): { ctx: CallContext; finish: () => void } {
   const controller = new AbortController();
   const raw = call.getDeadline();
   const deadline = raw instanceof Date ? raw : Number.isFinite(raw) && raw > 0 ? new Date(raw) : undefined;
   const deadlinePassed = (): DeadlineExceededError => new DeadlineExceededError(`${method}: the request's deadline passed`);
+  let finished = false;
+  let timer: NodeJS.Timeout | undefined;
+  // grpc-js may report a cancel for a call we already answered; that one means nothing.
   call.on('cancelled', () => {
+    if (finished) return;
     const nearDeadline = deadline !== undefined && Date.now() >= deadline.getTime() - DEADLINE_SLACK_MS;
     controller.abort(nearDeadline ? deadlinePassed() : new CancelledError(`${method}: cancelled by the client`));
   });
   if (deadline) {
-    const ms = deadline.getTime() - Date.now();
-    const timer = setTimeout(() => controller.abort(deadlinePassed()), Math.max(ms, 0));
+    timer = setTimeout(() => controller.abort(deadlinePassed()), Math.max(deadline.getTime() - Date.now(), 0));
     timer.unref();
-    controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   }
-  return { method, signal: controller.signal, deadline };
+  const finish = (): void => {
+    finished = true;
+    if (timer) clearTimeout(timer);
+  };
+  return { ctx: { method, signal: controller.signal, deadline }, finish };
 }
 
 function toServiceError(err: unknown): Partial<grpc.ServiceError> {
@@ -82,9 +89,9 @@ function unaryHandler(
   return (call, callback) => {
     const started = process.hrtime.bigint();
     const done = inFlight.begin();
-    const ctx = callContext(fullName, call);
+    const { ctx, finish } = callContext(fullName, call);
     const run = fn ? fn(call.request, ctx) : Promise.reject(notBuilt(fullName));
-    run.then(
+    run.finally(finish).then(
       (res) => {
         logCall(log, fullName, started, undefined);
         done();
@@ -108,12 +115,12 @@ function streamHandler(
   return (call) => {
     const started = process.hrtime.bigint();
     const done = inFlight.begin();
-    const ctx = callContext(fullName, call);
+    const { ctx, finish } = callContext(fullName, call);
     const send = (res: unknown): void => {
       if (!call.cancelled) call.write(res);
     };
     const run = fn ? fn(call.request, send, ctx) : Promise.reject(notBuilt(fullName));
-    run.then(
+    run.finally(finish).then(
       () => {
         logCall(log, fullName, started, undefined);
         done();

@@ -31,6 +31,8 @@ export class CriServer {
     this.server = new grpc.Server({
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      // Channelz keeps per-call statistics nobody reads here; off, a call costs less.
+      'grpc.enable_channelz': 0,
     });
     const contract = criContract().runtime.v1;
     const tracker = { begin: () => this.begin() };

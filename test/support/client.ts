@@ -47,8 +47,9 @@ function promised<T>(client: grpc.Client, definition: grpc.ServiceDefinition): T
 export function criClient(address: string): CriClient {
   const v1 = criContract().runtime.v1;
   const creds = grpc.credentials.createInsecure();
-  const runtime = new v1.RuntimeService(address, creds);
-  const images = new v1.ImageService(address, creds);
+  const options = { 'grpc.enable_channelz': 0, 'grpc.enable_retries': 0 };
+  const runtime = new v1.RuntimeService(address, creds, options);
+  const images = new v1.ImageService(address, creds, options);
   return {
     runtime: promised<RuntimeApi>(runtime, v1.RuntimeService.service),
     images: promised<ImageApi>(images, v1.ImageService.service),
