@@ -96,7 +96,15 @@ export class CachingDockerClient implements DockerClient {
   }
 
   async removeContainer(id: string, query: { force: boolean; removeVolumes: boolean }, opts?: CallOptions): Promise<void> {
-    await this.afterwards(id, this.docker.removeContainer(id, query, opts));
+    try {
+      await this.docker.removeContainer(id, query, opts);
+    } catch (err) {
+      await this.afterwards(id, Promise.resolve());
+      throw err;
+    }
+    // Removed: an ID never comes back, so there is nothing to inspect.
+    const held = this.heldIdOf(id);
+    if (held !== undefined) await this.cache.forgetContainer(held);
   }
 
   async updateContainer(id: string, spec: ContainerUpdateSpec, opts?: CallOptions): Promise<void> {

@@ -14,6 +14,8 @@ export class ContainerStore {
   private readonly docs = new Map<string, ContainerInspect>();
   /** The tail of each container's queue of changes. */
   private readonly queues = new Map<string, Promise<void>>();
+  /** Refreshes queued but not started yet: a later request can share one (see `refresh`). */
+  private readonly waiting = new Map<string, Promise<void>>();
 
   constructor(private readonly docker: DockerClient) {}
 
@@ -34,9 +36,16 @@ export class ContainerStore {
     return this.docs.has(id) || this.queues.has(id);
   }
 
-  /** Reads the container from Docker again; drops it when it is gone or not tracked. */
+  /**
+   * Reads the container from Docker again; drops it when it is gone or not tracked. One change
+   * makes several events (kill, die, stop): a refresh asked for while another is still waiting
+   * to start shares it, since that one's inspect will run after both requests anyway.
+   */
   refresh(id: string): Promise<void> {
-    return this.enqueue(id, async () => {
+    const queued = this.waiting.get(id);
+    if (queued) return queued;
+    const run = this.enqueue(id, async () => {
+      if (this.waiting.get(id) === run) this.waiting.delete(id);
       let doc: ContainerInspect;
       try {
         doc = await this.docker.inspectContainer(id);
@@ -50,6 +59,13 @@ export class ContainerStore {
       if (isTracked(doc.Config?.Labels)) this.docs.set(doc.Id, doc);
       else this.docs.delete(doc.Id);
     });
+    this.waiting.set(id, run);
+    // A step that never starts (the store was cleared) must not leave its entry behind.
+    void run.then(
+      () => this.waiting.get(id) === run && this.waiting.delete(id),
+      () => this.waiting.get(id) === run && this.waiting.delete(id),
+    );
+    return run;
   }
 
   /** The container was destroyed: an ID never comes back, so no need to ask Docker. */
@@ -79,6 +95,7 @@ export class ContainerStore {
 
   clear(): void {
     this.docs.clear();
+    this.waiting.clear();
   }
 
   private enqueue(id: string, step: () => Promise<void>): Promise<void> {

@@ -66,6 +66,11 @@ export class DockerStateCache {
     this.stream?.abort();
   }
 
+  /** Docker removed the container (our own call said so): drop it without asking again. */
+  forgetContainer(id: string): Promise<void> {
+    return this.containers.forget(id);
+  }
+
   /** Reads a container again; if that fails the cache cannot vouch for it, so it resyncs. */
   async refreshContainer(id: string): Promise<void> {
     try {

@@ -234,6 +234,28 @@ describe('container store', () => {
     assert.equal(store.get(ID_A)?.State.Running, false);
   });
 
+  it('lets refreshes asked for while one waits to start share it (one change, several events)', async () => {
+    const docker = new ScriptedDocker();
+    const store = new ContainerStore(docker as unknown as DockerClient);
+    docker.containers.set(ID_A, doc(ID_A, { [TYPE]: 'container' }, true));
+    let open: () => void = () => undefined;
+    docker.gate = { id: ID_A, open: new Promise<void>((r) => (open = r)) };
+    const running = store.refresh(ID_A); // under way, held at the gate
+    await waitFor('the first inspect', () => docker.calls.length === 1);
+    docker.containers.set(ID_A, doc(ID_A, { [TYPE]: 'container' }, false));
+    // kill, die and stop arrive while the first inspect is still out
+    const afterKill = store.refresh(ID_A);
+    const afterDie = store.refresh(ID_A);
+    const afterStop = store.refresh(ID_A);
+    docker.gate = undefined;
+    open();
+    await Promise.all([running, afterKill, afterDie, afterStop]);
+    assert.equal(docker.calls.filter((c) => c.startsWith('inspect')).length, 2, 'one inspect under way, one shared by the three waiting');
+    assert.equal(store.get(ID_A)?.State.Running, false, 'the shared inspect ran after the change');
+    await store.refresh(ID_A);
+    assert.equal(docker.calls.filter((c) => c.startsWith('inspect')).length, 3, 'a request after all settled inspects again');
+  });
+
   it('drops a container that is gone or not the shim’s', async () => {
     const docker = new ScriptedDocker();
     const store = new ContainerStore(docker as unknown as DockerClient);
