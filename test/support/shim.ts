@@ -8,6 +8,7 @@ import { criClient, type CriClient } from './client';
 import { waitFor } from './poll';
 import { TEST_PAUSE_IMAGE } from './images';
 
+/** The built command, run as users run it (its shebang carries the Node flags it needs). */
 export const MAIN_JS = path.resolve(__dirname, '../../src/main.js');
 
 export interface ShimProcess {
@@ -36,7 +37,7 @@ export function tempDir(prefix: string): string {
 /** Runs the shim with args and waits for it to exit (for start-up failures and flag errors). */
 export function runShimToExit(args: string[], env?: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(MAIN_JS, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -66,7 +67,7 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     '--log-format=json',
     ...(opts.args ?? []),
   ];
-  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+  const child = spawn(MAIN_JS, args, {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
