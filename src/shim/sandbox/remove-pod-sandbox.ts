@@ -18,8 +18,12 @@ export async function removePodSandbox(
   const { locks, checkpoints } = sandboxState(shim);
   await locks.run(found.id, async () => {
     if (found.container?.State === 'running' && !isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
-    await removePodContainers(shim, found.id, opts);
-    if (found.container) await removeContainerIfPresent(shim.docker, found.id, opts);
+    // Everything goes, so no order is needed: the pod's containers (kubelet normally removed
+    // them already) and the pause container are removed side by side.
+    await Promise.all([
+      removePodContainers(shim, found.id, opts),
+      found.container ? removeContainerIfPresent(shim.docker, found.id, opts) : Promise.resolve(),
+    ]);
     await checkpoints.remove(found.id);
   });
   return {};
