@@ -4,6 +4,17 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 
+const REQUEST_LINE = /(GET|POST|PUT|DELETE|HEAD) (\/\S*) HTTP\/1\.[01]\r\n/g;
+
+/**
+ * Every HTTP request line in a chunk of client-to-daemon bytes, as "METHOD path?query". A
+ * kept-alive connection carries many requests; request heads are written whole. (A body that
+ * happened to hold a request line would count too; the calls watched here are small.) Pure.
+ */
+export function requestLinesIn(chunk: string): string[] {
+  return [...chunk.matchAll(REQUEST_LINE)].map((m) => `${m[1]} ${m[2]}`);
+}
+
 export class DockerProxy {
   private server: net.Server | undefined;
   private readonly open = new Set<net.Socket>();
@@ -11,7 +22,7 @@ export class DockerProxy {
   delayMs = 0;
   /** Chunks of request data received from clients so far (connections are kept alive and reused). */
   received = 0;
-  /** "METHOD path" of each request seen so far (a request's head arrives at the start of a chunk). */
+  /** "METHOD path?query" of every request seen so far, in order. */
   readonly requests: string[] = [];
 
   constructor(
@@ -35,8 +46,7 @@ export class DockerProxy {
       upstream.pipe(client);
       client.on('data', (chunk: Buffer) => {
         this.received++;
-        const head = /^(GET|POST|PUT|DELETE|HEAD) (\S+) HTTP\//.exec(chunk.toString('latin1', 0, 512));
-        if (head) this.requests.push(`${head[1]} ${head[2]}`);
+        this.requests.push(...requestLinesIn(chunk.toString('latin1')));
         if (this.delayMs === 0) upstream.write(chunk);
         else setTimeout(() => upstream.writable && upstream.write(chunk), this.delayMs).unref();
       });
