@@ -18,6 +18,7 @@ import type { ShimContext } from '../shim/context';
 import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../shim/labels';
 import { resolveShimObject } from '../shim/resolve';
 import { statsCollector } from './collector';
+import { sendInBatches } from '../shim/stream-batches';
 
 /** Stats per StreamContainerStats message: far below gRPC's 4 MiB default. */
 export const STATS_STREAM_BATCH = 200;
@@ -65,5 +66,5 @@ export async function streamContainerStats(
   ctx: CallContext,
 ): Promise<void> {
   const all = await collectContainerStats(shim, req.filter, ctx.signal);
-  for (let i = 0; i < all.length; i += STATS_STREAM_BATCH) send({ containerStats: all.slice(i, i + STATS_STREAM_BATCH) });
+  sendInBatches(all, STATS_STREAM_BATCH, (containerStats) => send({ containerStats }));
 }

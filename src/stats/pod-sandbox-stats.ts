@@ -22,6 +22,7 @@ import { sandboxFromSummary } from '../shim/sandbox/convert';
 import { nowNanos } from '../util/time';
 import type { CgroupSample } from './cgroup-sample';
 import { statsCollector } from './collector';
+import { sendInBatches } from '../shim/stream-batches';
 import { cpuUsage, memoryUsage, sumSamples, u64 } from './convert';
 
 export const POD_STATS_STREAM_BATCH = 100;
@@ -102,6 +103,6 @@ export async function streamPodSandboxStats(
   ctx: CallContext,
 ): Promise<void> {
   const all = await collectPodStats(shim, req.filter, ctx.signal);
-  for (let i = 0; i < all.length; i += POD_STATS_STREAM_BATCH) send({ podSandboxStats: all.slice(i, i + POD_STATS_STREAM_BATCH) });
+  sendInBatches(all, POD_STATS_STREAM_BATCH, (podSandboxStats) => send({ podSandboxStats }));
 }
 

@@ -14,6 +14,7 @@ import type { DockerFilters } from '../../docker/types';
 import type { ShimContext } from '../context';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../labels';
 import { containerFromSummary, matchesContainerFilter } from './status-convert';
+import { sendInBatches } from '../stream-batches';
 
 /** Containers per StreamContainers message. */
 const STREAM_BATCH = 500;
@@ -41,5 +42,5 @@ export async function streamContainers(
   ctx: CallContext,
 ): Promise<void> {
   const containers = await findContainers(shim, req.filter, ctx.signal);
-  for (let i = 0; i < containers.length; i += STREAM_BATCH) send({ containers: containers.slice(i, i + STREAM_BATCH) });
+  sendInBatches(containers, STREAM_BATCH, (batch) => send({ containers: batch }));
 }

@@ -13,6 +13,7 @@ import type {
 import { imageFromSummary } from './convert';
 import { imageMatchesFilter } from './image-filter';
 import { sandboxImageId } from './pinned';
+import { sendInBatches } from '../stream-batches';
 
 /** How many images one StreamImages message carries. */
 export const STREAM_IMAGES_BATCH = 100;
@@ -37,5 +38,5 @@ export async function streamImages(
   ctx: CallContext,
 ): Promise<void> {
   const all = await images(shim, req.filter, ctx);
-  for (let i = 0; i < all.length; i += STREAM_IMAGES_BATCH) send({ images: all.slice(i, i + STREAM_IMAGES_BATCH) });
+  sendInBatches(all, STREAM_IMAGES_BATCH, (images) => send({ images }));
 }

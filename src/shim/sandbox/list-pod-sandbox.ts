@@ -15,6 +15,7 @@ import type { ShimContext } from '../context';
 import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../labels';
 import { matchesSandboxFilter, sandboxFromCheckpoint, sandboxFromSummary } from './convert';
 import { sandboxState } from './state';
+import { sendInBatches } from '../stream-batches';
 
 /** Sandboxes per StreamPodSandboxes message: well under gRPC's default 4 MiB message limit. */
 export const STREAM_BATCH_SIZE = 200;
@@ -44,5 +45,5 @@ export async function streamPodSandboxes(
   ctx: CallContext,
 ): Promise<void> {
   const all = await listSandboxes(shim, req.filter, ctx.signal);
-  for (let i = 0; i < all.length; i += STREAM_BATCH_SIZE) send({ podSandboxes: all.slice(i, i + STREAM_BATCH_SIZE) });
+  sendInBatches(all, STREAM_BATCH_SIZE, (podSandboxes) => send({ podSandboxes }));
 }
