@@ -8,10 +8,9 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
-import { DockerProxy } from '../support/docker-proxy';
 import { dockerApi, ensureTestImages } from '../support/images';
 import { waitFor } from '../support/poll';
-import { runShimToExit, startShim, tempDir, type ShimProcess } from '../support/shim';
+import { runShimToExit, startShim, startShimBehindProxy, tempDir, type ShimProcess } from '../support/shim';
 import { removePaths } from '../support/cleanup';
 
 function condition(res: { status: { conditions: Array<{ type: string; status: boolean; reason: string; message: string }> } | null }, type: string) {
@@ -153,11 +152,8 @@ describe('socket handling and shutdown', () => {
   }
 
   it('lets an in-flight call finish before exiting on SIGTERM', async () => {
-    const dir = tempDir('drain');
-    dirs.push(dir);
-    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
-    await proxy.up();
-    const shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, '--shutdown-grace-period=20s'] });
+    const behind = await startShimBehindProxy(['--shutdown-grace-period=20s']);
+    const { shim, proxy } = behind;
     try {
       proxy.delayMs = 1500;
       const before = proxy.received;
@@ -167,17 +163,13 @@ describe('socket handling and shutdown', () => {
       const res = await inFlight;
       assert.equal(condition(res, 'RuntimeReady').status, true);
     } finally {
-      assert.equal(await shim.stop(), 0);
-      await proxy.down();
+      assert.equal(await behind.stop(), 0);
     }
   });
 
   it('cuts off calls still running after the grace period, and still exits 0', async () => {
-    const dir = tempDir('cut');
-    dirs.push(dir);
-    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
-    await proxy.up();
-    const shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, '--shutdown-grace-period=200ms'] });
+    const behind = await startShimBehindProxy(['--shutdown-grace-period=200ms']);
+    const { shim, proxy } = behind;
     try {
       proxy.delayMs = 60_000;
       const before = proxy.received;
@@ -186,21 +178,18 @@ describe('socket handling and shutdown', () => {
         (err: { code: number }) => err.code,
       );
       await waitFor('Status to reach Docker', () => proxy.received > before);
-      assert.equal(await shim.stop('SIGTERM'), 0);
+      assert.equal(await behind.stop('SIGTERM'), 0);
       assert.notEqual(await inFlight, 'answered');
     } finally {
-      await shim.stop();
-      await proxy.down();
+      await behind.stop();
     }
   });
 });
 
 describe('Docker going away and coming back', () => {
   it('turns RuntimeReady false with DockerDaemonNotReady, then true again without a restart', async () => {
-    const dir = tempDir('proxy');
-    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
-    await proxy.up();
-    const shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, '--runtime-request-timeout=2s'] });
+    const behind = await startShimBehindProxy(['--runtime-request-timeout=2s']);
+    const { shim, proxy } = behind;
     try {
       assert.equal(condition(await shim.client.runtime.Status({}), 'RuntimeReady').status, true);
       await proxy.down();
@@ -211,9 +200,7 @@ describe('Docker going away and coming back', () => {
       await proxy.up();
       await waitFor('RuntimeReady to come back', async () => condition(await shim.client.runtime.Status({}), 'RuntimeReady').status);
     } finally {
-      await shim.stop();
-      await proxy.down();
-      removePaths(dir);
+      await behind.stop();
     }
   });
 });

@@ -3,18 +3,16 @@
 // right when the event stream is lost (through a proxy in front of Docker that can be cut)
 // until it is resynced; and the hot reads are answered without asking Docker.
 import { strict as assert } from 'node:assert';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { CriClient } from '../support/client';
 import { rejectsWith } from '../support/client';
 import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
-import { DockerProxy } from '../support/docker-proxy';
+import type { DockerProxy } from '../support/docker-proxy';
 import { dockerApi, ensureTestImages, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShim, tempDir, type ShimProcess } from '../support/shim';
+import { startShimBehindProxy, type ProxiedShim } from '../support/shim';
 import { busybox, removeTestPod, SLEEP_FOREVER, startTestPod, type TestPod } from './container-pod';
-import { removePaths } from '../support/cleanup';
 
 const TYPE_LABEL = 'io.kubernetes.docker.type';
 const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
@@ -45,21 +43,18 @@ async function createBehindTheBack(run: string, pod: TestPod, name: string): Pro
 
 describe('state cache: reads after the shim’s own changes and changes behind its back', () => {
   const run = newTestRun();
-  const dir = tempDir('state-cache');
-  const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
-  let shim: ShimProcess;
+  let behind: ProxiedShim;
+  let proxy: DockerProxy;
   let client: CriClient;
   before(async () => {
     await ensureTestImages();
-    await proxy.up();
-    shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`] });
-    client = shim.client;
+    behind = await startShimBehindProxy();
+    proxy = behind.proxy;
+    client = behind.shim.client;
   });
   after(async () => {
-    await shim.stop();
-    await proxy.down();
+    await behind?.stop();
     await removeTestContainers({ run });
-    removePaths(dir);
   });
 
   it('reflects every mutating RPC in List* and *Status as soon as it returns', async () => {
@@ -216,21 +211,18 @@ describe('state cache: reads after the shim’s own changes and changes behind i
 
 describe('state cache: a lost event stream', () => {
   const run = newTestRun();
-  const dir = tempDir('state-cache-lost');
-  const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
-  let shim: ShimProcess;
+  let behind: ProxiedShim;
+  let proxy: DockerProxy;
   let client: CriClient;
   before(async () => {
     await ensureTestImages();
-    await proxy.up();
-    shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`] });
-    client = shim.client;
+    behind = await startShimBehindProxy();
+    proxy = behind.proxy;
+    client = behind.shim.client;
   });
   after(async () => {
-    await shim.stop();
-    await proxy.down();
+    await behind?.stop();
     await removeTestContainers({ run });
-    removePaths(dir);
   });
 
   it('is detected: reads go to Docker (and fail while it is unreachable), never to a stale cache', async () => {

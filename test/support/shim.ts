@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { criClient, type CriClient } from './client';
+import { DockerProxy } from './docker-proxy';
 import { waitFor } from './poll';
 import { TEST_PAUSE_IMAGE } from './images';
 
@@ -108,6 +109,41 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
       const code = await exited;
       clearTimeout(killer);
       fs.rmSync(work, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+export interface ProxiedShim {
+  readonly shim: ShimProcess;
+  /** Between the shim and Docker: slow it down (delayMs) or cut it off (down/up). */
+  readonly proxy: DockerProxy;
+  /** Stops the shim (resolving with its exit code), then the proxy; safe to call again. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A shim that reaches Docker through a DockerProxy the test controls. */
+export async function startShimBehindProxy(args: string[] = []): Promise<ProxiedShim> {
+  const dir = tempDir('proxy');
+  const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
+  const cleanUp = async (): Promise<void> => {
+    await proxy.down();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  await proxy.up();
+  let shim: ShimProcess;
+  try {
+    shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`, ...args] });
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+  return {
+    shim,
+    proxy,
+    async stop(signal?: NodeJS.Signals) {
+      const code = await shim.stop(signal);
+      await cleanUp();
       return code;
     },
   };
