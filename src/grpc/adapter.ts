@@ -129,7 +129,9 @@ function streamHandler(
       (err: unknown) => {
         logCall(log, fullName, started, err);
         done();
-        call.destroy(Object.assign(new Error(toGrpcStatus(err).details), toServiceError(err)));
+        // grpc-js turns an 'error' on a server stream into the call's status, sent after the
+        // messages already written; destroy() would drop the status and leave the client waiting.
+        call.emit('error', Object.assign(new Error(toGrpcStatus(err).details), toServiceError(err)));
       },
     );
   };
