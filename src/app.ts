@@ -103,6 +103,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     context,
     address: server.boundAddress,
     async stop() {
+      containerEvents.close('the shim is shutting down');
       await server.stop(config.shutdownGraceMs);
       await streaming.close();
       await state.stop();

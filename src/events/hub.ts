@@ -32,6 +32,7 @@ export class EventHub<C, T> {
   private unwatch: (() => void) | undefined;
   /** The tail of the chain of changes being turned into messages. */
   private building: Promise<void> = Promise.resolve();
+  private closedReason: string | undefined;
 
   constructor(
     private readonly source: ChangeSource<C>,
@@ -46,6 +47,7 @@ export class EventHub<C, T> {
 
   /** A new listener; UNAVAILABLE when the cache is not in step with Docker right now. */
   listen(): EventListener<T> {
+    if (this.closedReason !== undefined) throw new UnavailableError(`container events: ${this.closedReason}`);
     if (!this.unwatch) {
       try {
         this.unwatch = this.source.watch({
@@ -59,6 +61,17 @@ export class EventHub<C, T> {
     const listener = new EventListener<T>(this.options.queueLimit, (l) => this.remove(l));
     this.listeners.add(listener);
     return listener;
+  }
+
+  /**
+   * Ends every stream with UNAVAILABLE and refuses new ones for good: a shutdown must not wait
+   * out its grace period for streams that never end by themselves.
+   */
+  close(reason: string): void {
+    this.closedReason = reason;
+    this.failAll(new UnavailableError(`container events: ${reason}`));
+    this.unwatch?.();
+    this.unwatch = undefined;
   }
 
   private changed(change: C): void {

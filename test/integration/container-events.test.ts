@@ -245,4 +245,19 @@ describe('GetContainerEvents', () => {
       removePaths(accepted.pod.logDir);
     }
   });
+
+  it('a shutdown ends the streams with UNAVAILABLE instead of waiting them out', async () => {
+    const own = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`] });
+    const stream = new EventStream(own.address);
+    // An event shows the stream was accepted before the shutdown began.
+    const ownPod = await startTestPod(own.client, run, 'events-shutdown');
+    await stream.nth(ownPod.id, 1);
+    assert.equal(await own.stop(), 0);
+    const ended = await waitFor('the stream to end', () => stream.ended);
+    stream.close();
+    rejectsWith(grpc.status.UNAVAILABLE, /shutting down/)(ended);
+    assert.doesNotMatch(own.output(), /cutting them off/);
+    await client.runtime.RemovePodSandbox({ podSandboxId: ownPod.id });
+    removePaths(ownPod.logDir);
+  });
 });

@@ -259,6 +259,16 @@ describe('EventHub', () => {
     await assert.rejects(a.next(new AbortController().signal), (err: unknown) => err instanceof UnavailableError && /Docker went away/.test(err.message));
   });
 
+  it('close: every stream ends with UNAVAILABLE and no new one is accepted', async () => {
+    const source = new FakeSource();
+    const hub = hubOver(source);
+    const a = hub.listen();
+    hub.close('the shim is shutting down');
+    await assert.rejects(a.next(new AbortController().signal), (err: unknown) => err instanceof UnavailableError && /shutting down/.test(err.message));
+    assert.throws(() => hub.listen(), (err: unknown) => err instanceof UnavailableError && /shutting down/.test(err.message));
+    assert.equal(source.watcher, undefined);
+  });
+
   it('stops watching when the last listener leaves; a cancelled wait answers undefined', async () => {
     const source = new FakeSource();
     const hub = hubOver(source);
