@@ -21,6 +21,9 @@ import { runtimeService } from './shim/runtime-service';
 import { sandboxState } from './shim/sandbox/state';
 import { CachingDockerClient } from './state/caching-client';
 import { DockerStateCache } from './state/state-cache';
+import type { ContainerChange } from './state/container-store';
+import { containerEventBuilder } from './events/container-event-builder';
+import { EventHub } from './events/hub';
 import { StreamingServer } from './streaming/server';
 import type { Logger } from './util/logger';
 
@@ -76,7 +79,9 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const resumed = logs.resumeAll();
   if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
   const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
-  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming };
+  const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
+  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
+  const buildEvent = containerEventBuilder(context, state.containers);
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
     await sandboxState(context).checkpoints.load();
@@ -98,6 +103,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     context,
     address: server.boundAddress,
     async stop() {
+      containerEvents.close('the shim is shutting down');
       await server.stop(config.shutdownGraceMs);
       await streaming.close();
       await state.stop();

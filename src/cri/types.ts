@@ -17,7 +17,14 @@ export interface CallContext {
 }
 
 export type UnaryImpl<Req, Res> = (req: Req, ctx: CallContext) => Promise<Res>;
-export type ServerStreamImpl<Req, Res> = (req: Req, send: (res: Res) => void, ctx: CallContext) => Promise<void>;
+/** Writes one message of a server stream. */
+export interface StreamSend<Res> {
+  /** False when the client is behind and the message waits in the transport's buffer. */
+  (res: Res): boolean;
+  /** Settles once the client has taken what was buffered, or the call ended. */
+  drained(): Promise<void>;
+}
+export type ServerStreamImpl<Req, Res> = (req: Req, send: StreamSend<Res>, ctx: CallContext) => Promise<void>;
 
 type ImplOf<H> =
   H extends grpc.handleServerStreamingCall<infer Req, infer Res>

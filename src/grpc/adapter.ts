@@ -116,9 +116,9 @@ function streamHandler(
     const started = process.hrtime.bigint();
     const done = inFlight.begin();
     const { ctx, finish } = callContext(fullName, call);
-    const send = (res: unknown): void => {
-      if (!call.cancelled) call.write(res);
-    };
+    const send = Object.assign((res: unknown): boolean => !call.cancelled && call.write(res), {
+      drained: (): Promise<void> => waitForDrain(call, ctx.signal),
+    });
     const run = fn ? fn(call.request, send, ctx) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       () => {
@@ -129,10 +129,28 @@ function streamHandler(
       (err: unknown) => {
         logCall(log, fullName, started, err);
         done();
-        call.destroy(Object.assign(new Error(toGrpcStatus(err).details), toServiceError(err)));
+        // grpc-js turns an 'error' on a server stream into the call's status, sent after the
+        // messages already written; destroy() would drop the status and leave the client waiting.
+        call.emit('error', Object.assign(new Error(toGrpcStatus(err).details), toServiceError(err)));
       },
     );
   };
+}
+
+/** Settles when the call's write buffer has emptied, or the call ended or was cancelled. */
+function waitForDrain(call: grpc.ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
+  if (!call.writableNeedDrain || call.cancelled || signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      call.off('drain', done);
+      call.off('close', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('close', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function logCall(log: Logger, method: string, started: bigint, err: unknown): void {

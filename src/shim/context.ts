@@ -5,6 +5,9 @@ import type { Config } from '../config/flags';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { DockerFacts } from '../docker/version';
+import type { EventHub } from '../events/hub';
+import type { ContainerEventResponse } from '../cri/types';
+import type { ContainerChange } from '../state/container-store';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkPlugin } from '../network/plugin';
 import type { StreamingServer } from '../streaming/server';
@@ -23,6 +26,8 @@ export interface ShimContext {
   readonly logs: ContainerLogManager;
   /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */
   readonly streaming: StreamingServer;
+  /** The container and sandbox transitions GetContainerEvents streams (see ../events). */
+  readonly containerEvents: EventHub<ContainerChange, ContainerEventResponse>;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */

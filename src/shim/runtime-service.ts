@@ -1,6 +1,7 @@
 // The RuntimeService as the shim serves it: each RPC name mapped to the module that implements
 // it. An RPC missing from this table answers UNIMPLEMENTED (see ../grpc/adapter.ts).
 import type { RuntimeServiceImpl } from '../cri/types';
+import { getContainerEvents } from './container/container-events';
 import { containerStatus } from './container/container-status';
 import { createContainer } from './container/create-container';
 import { execSync } from './container/exec-sync';
@@ -50,6 +51,7 @@ export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
     UpdateContainerResources: (req, ctx) => updateContainerResources(shim, req, ctx),
     ExecSync: (req, ctx) => execSync(shim, req, ctx),
     ReopenContainerLog: (req, ctx) => reopenContainerLog(shim, req, ctx),
+    GetContainerEvents: (req, send, ctx) => getContainerEvents(shim, req, send, ctx),
     // Stats (src/stats): read from cgroup files, not Docker's stats endpoint
     ContainerStats: (req, ctx) => containerStats(shim, req, ctx),
     ListContainerStats: (req, ctx) => listContainerStats(shim, req, ctx),

@@ -10,6 +10,13 @@ import { isTracked, TRACKED_LABELS } from './list-query';
 /** Inspects at a time during a full resync: quick, without flooding dockerd. */
 const RESYNC_CONCURRENCY = 8;
 
+/** One container's document before and after a refresh or removal (undefined: not held). */
+export interface ContainerChange {
+  id: string;
+  before: ContainerInspect | undefined;
+  after: ContainerInspect | undefined;
+}
+
 export class ContainerStore {
   private readonly docs = new Map<string, ContainerInspect>();
   /** The tail of each container's queue of changes. */
@@ -17,7 +24,11 @@ export class ContainerStore {
   /** Refreshes queued but not started yet: a later request can share one (see `refresh`). */
   private readonly waiting = new Map<string, Promise<void>>();
 
-  constructor(private readonly docker: DockerClient) {}
+  /** `onChange` hears every document stored or dropped, in the order the store applied them. */
+  constructor(
+    private readonly docker: DockerClient,
+    private readonly onChange: (change: ContainerChange) => void = () => undefined,
+  ) {}
 
   get size(): number {
     return this.docs.size;
@@ -51,13 +62,13 @@ export class ContainerStore {
         doc = await this.docker.inspectContainer(id);
       } catch (err) {
         if (err instanceof DockerNotFoundError) {
-          this.docs.delete(id);
+          this.drop(id);
           return;
         }
         throw err;
       }
-      if (isTracked(doc.Config?.Labels)) this.docs.set(doc.Id, doc);
-      else this.docs.delete(doc.Id);
+      if (isTracked(doc.Config?.Labels)) this.put(doc);
+      else this.drop(doc.Id);
     });
     this.waiting.set(id, run);
     // A step that never starts (the store was cleared) must not leave its entry behind.
@@ -71,9 +82,22 @@ export class ContainerStore {
   /** The container was destroyed: an ID never comes back, so no need to ask Docker. */
   forget(id: string): Promise<void> {
     return this.enqueue(id, () => {
-      this.docs.delete(id);
+      this.drop(id);
       return Promise.resolve();
     });
+  }
+
+  private put(doc: ContainerInspect): void {
+    const before = this.docs.get(doc.Id);
+    this.docs.set(doc.Id, doc);
+    this.onChange({ id: doc.Id, before, after: doc });
+  }
+
+  private drop(id: string): void {
+    const before = this.docs.get(id);
+    if (!before) return;
+    this.docs.delete(id);
+    this.onChange({ id, before, after: undefined });
   }
 
   /**

@@ -7,7 +7,7 @@ import type { DockerClient } from '../docker/client';
 import type { DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
-import { ContainerStore } from './container-store';
+import { ContainerStore, type ContainerChange } from './container-store';
 import { actionForEvent, EVENT_FILTERS } from './events';
 import { ImageStore } from './image-store';
 
@@ -16,6 +16,14 @@ export interface ReconnectBackoff {
   maxMs: number;
   /** How long Docker may take to accept the subscription before the attempt is given up. */
   subscribeTimeoutMs: number;
+}
+
+/** Told of the cache's changes while it is synced (see `DockerStateCache.watch`). */
+export interface StateWatcher {
+  /** A container's document was stored or dropped; called in the order the cache applied them. */
+  containerChanged(change: ContainerChange): void;
+  /** The cache stopped vouching for its contents (Docker lost, or shut down): it said its last. */
+  unsynced(reason: string): void;
 }
 
 const DEFAULT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000, subscribeTimeoutMs: 10_000 };
@@ -28,13 +36,14 @@ export class DockerStateCache {
   private stream: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private readonly stopSignal = new AbortController();
+  private readonly watchers = new Set<StateWatcher>();
 
   constructor(
     private readonly docker: DockerClient,
     private readonly log: Logger,
     private readonly backoff: ReconnectBackoff = DEFAULT_BACKOFF,
   ) {
-    this.containers = new ContainerStore(docker);
+    this.containers = new ContainerStore(docker, (change) => this.announce(change));
     this.images = new ImageStore(docker);
   }
 
@@ -51,9 +60,20 @@ export class DockerStateCache {
     });
   }
 
+  /**
+   * Follows the container changes the cache applies from now on, while it stays synced; when it
+   * goes unsynced each watcher hears `unsynced` once and is dropped (a watcher that wants more
+   * must call again once the cache is synced). Refused while unsynced. Returns the unwatch.
+   */
+  watch(watcher: StateWatcher): () => void {
+    if (!this.synced) throw new Error('state cache is not synced with Docker');
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
-    this.isSynced = false;
+    this.markUnsynced('the shim is stopping');
     this.stopSignal.abort();
     this.stream?.abort();
     await this.loop;
@@ -62,7 +82,7 @@ export class DockerStateCache {
   /** The cache may have missed something: stop answering from it and resync. */
   desync(reason: string): void {
     if (this.isSynced) this.log.warn({ reason }, 'state cache out of step with Docker; resyncing');
-    this.isSynced = false;
+    this.markUnsynced(reason);
     this.stream?.abort();
   }
 
@@ -80,6 +100,18 @@ export class DockerStateCache {
     }
   }
 
+  private markUnsynced(reason: string): void {
+    this.isSynced = false;
+    const watchers = [...this.watchers];
+    this.watchers.clear();
+    for (const w of watchers) w.unsynced(reason);
+  }
+
+  private announce(change: ContainerChange): void {
+    // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
+    for (const w of this.watchers) w.containerChanged(change);
+  }
+
   private async run(firstAttemptDone: () => void): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
@@ -95,7 +127,7 @@ export class DockerStateCache {
         reason = errorMessage(err);
       }
       stream.abort();
-      this.isSynced = false;
+      this.markUnsynced(reason);
       this.images.invalidate();
       firstAttemptDone();
       if (this.stopped) break;

@@ -12,7 +12,7 @@ import { resolveShimObject } from '../resolve';
 import { containerStatusFromInspect, userFromProcStatus, type ImageIdentity } from './status-convert';
 
 /** How long a status call waits for a stopped container's last output to reach its file. */
-const LOG_DRAIN_WAIT_MS = 5_000;
+export const LOG_DRAIN_WAIT_MS = 5_000;
 
 export async function containerStatus(
   shim: ShimContext,
@@ -41,7 +41,7 @@ export async function containerStatus(
   return response;
 }
 
-async function imageIdentity(docker: DockerClient, inspect: ContainerInspect, opts: CallOptions): Promise<ImageIdentity> {
+export async function imageIdentity(docker: DockerClient, inspect: ContainerInspect, opts: CallOptions): Promise<ImageIdentity> {
   try {
     const image = await docker.inspectImage(inspect.Image, opts);
     return { id: image.Id, ref: image.RepoDigests?.[0] ?? image.Id };
@@ -53,7 +53,7 @@ async function imageIdentity(docker: DockerClient, inspect: ContainerInspect, op
 }
 
 /** Who the container's main process runs as; only knowable while it runs. */
-function processUser(inspect: ContainerInspect): ContainerUser | undefined {
+export function processUser(inspect: ContainerInspect): ContainerUser | undefined {
   if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
   try {
     return userFromProcStatus(fs.readFileSync(`/proc/${inspect.State.Pid}/status`, 'utf8'));
