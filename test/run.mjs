@@ -3,7 +3,7 @@
 // engine), then sweeps any container a failed test left behind.
 // Usage: node test/run.mjs [substring ...]   (only test files whose path contains one of them)
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 
@@ -27,6 +27,11 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+
+// Tests run the built command itself (its shebang carries Node flags); a plain `tsc` build
+// leaves it without the execute bit that `npm run build` gives it.
+const mainJs = join(root, 'dist', 'src', 'main.js');
+if (existsSync(mainJs)) chmodSync(mainJs, 0o755);
 
 const needsDocker = files.some((f) => !relative(dist, f).startsWith('unit'));
 if (needsDocker) {
