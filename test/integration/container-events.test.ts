@@ -185,6 +185,7 @@ describe('GetContainerEvents', () => {
     assert.equal(stoppedEv.podSandboxStatus?.state, 'SANDBOX_NOTREADY');
     await assertStatusesCurrent(stoppedEv, pod.id, []);
     await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
+    removePaths(pod.logDir);
     const deletedEv = await first.nth(pod.id, 4);
     assert.equal(deletedEv.containerEventType, 'CONTAINER_DELETED_EVENT');
     // kubelet drops the pod from its cache by the sandbox's metadata: the event still names it.
