@@ -7,6 +7,7 @@ import { PAUSE_OOM_SCORE_ADJ, portSpec, SANDBOX_SHM_SIZE_BYTES, sandboxCreateSpe
 import { planSandbox, type SandboxPlan } from '../../src/shim/sandbox/plan';
 import { checkResources } from '../../src/shim/resources';
 import type { HostFiles } from '../../src/shim/security-options';
+import { linuxResources } from './fixtures-cri';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<NonNullable<T[K]>> | null : T[K] };
 
@@ -27,19 +28,6 @@ function request(over: DeepPartial<PodSandboxConfig__Output> = {}, runtimeHandle
   return { config, runtimeHandler };
 }
 
-const resources = (over: Record<string, unknown> = {}) => ({
-  cpuPeriod: '0',
-  cpuQuota: '0',
-  cpuShares: '0',
-  memoryLimitInBytes: '0',
-  oomScoreAdj: '0',
-  cpusetCpus: '',
-  cpusetMems: '',
-  hugepageLimits: [],
-  unified: {},
-  memorySwapLimitInBytes: '0',
-  ...over,
-});
 
 const nsOptions = (over: Record<string, unknown>) => ({ network: 'POD', pid: 'CONTAINER', ipc: 'POD', targetId: '', usernsOptions: null, ...over });
 
@@ -187,7 +175,7 @@ describe('checkResources', () => {
   it('maps what Docker can carry and lists what it cannot', () => {
     const r = checkResources(
       'r',
-      resources({ cpuShares: '512', cpuQuota: '50000', cpuPeriod: '100000', memoryLimitInBytes: '134217728', cpusetCpus: '0-1', unified: { 'memory.high': '1' } }),
+      linuxResources({ cpuShares: '512', cpuQuota: '50000', cpuPeriod: '100000', memoryLimitInBytes: '134217728', cpusetCpus: '0-1', unified: { 'memory.high': '1' } }),
     );
     assert.deepEqual(r.docker, { CpuShares: 512, CpuQuota: 50000, CpuPeriod: 100000, Memory: 134217728, MemorySwap: 134217728, CpusetCpus: '0-1' });
     assert.deepEqual(r.unsupported, ['unified']);
@@ -195,7 +183,7 @@ describe('checkResources', () => {
 
   it('rejects negative and absurd values, naming the field', () => {
     const bad = (over: Record<string, unknown>, pattern: RegExp) =>
-      assert.throws(() => checkResources('config.linux.resources', resources(over)), (e: unknown) => e instanceof InvalidArgumentError && pattern.test(e.message));
+      assert.throws(() => checkResources('config.linux.resources', linuxResources(over)), (e: unknown) => e instanceof InvalidArgumentError && pattern.test(e.message));
     bad({ cpuShares: '-1' }, /cpu_shares: -1 is outside/);
     bad({ cpuPeriod: '10' }, /cpu_period/);
     bad({ cpuQuota: '-5' }, /cpu_quota/);
@@ -273,7 +261,7 @@ describe('sandboxCreateSpec', () => {
           linux: linux({
             cgroupParent: '/kubepods/burstable/pod123',
             sysctls: { 'net.ipv4.ip_forward': '1' },
-            resources: resources({ cpuShares: '100' }),
+            resources: linuxResources({ cpuShares: '100' }),
             securityContext: securityContext({
               runAsUser: { value: '1000' },
               runAsGroup: { value: '2000' },
