@@ -76,15 +76,26 @@ const CODE_BY_CLASS: ReadonlyArray<[abstract new (...args: never[]) => Error, Gr
   [DockerServerError, GrpcCode.UNKNOWN],
 ];
 
+/**
+ * The longest status message a client receives. Messages quote callers' values only in short
+ * prefixes; this cut is the backstop, since a status travels in a trailer and many clients
+ * refuse trailers over 8 KiB (grpc-js then waits for its deadline instead of failing).
+ */
+export const MAX_STATUS_DETAILS = 1024;
+
+function capped(details: string): string {
+  return details.length <= MAX_STATUS_DETAILS ? details : `${details.slice(0, MAX_STATUS_DETAILS - 1)}…`;
+}
+
 /** The one mapping from a thrown value to the status a CRI client receives. */
 export function toGrpcStatus(err: unknown): GrpcStatus {
   if (err instanceof Error) {
     for (const [cls, code] of CODE_BY_CLASS) {
-      if (err instanceof cls) return { code, details: err.message };
+      if (err instanceof cls) return { code, details: capped(err.message) };
     }
-    return { code: GrpcCode.INTERNAL, details: `internal error: ${err.message}` };
+    return { code: GrpcCode.INTERNAL, details: capped(`internal error: ${err.message}`) };
   }
-  return { code: GrpcCode.INTERNAL, details: `internal error: ${String(err)}` };
+  return { code: GrpcCode.INTERNAL, details: capped(`internal error: ${String(err)}`) };
 }
 
 export function errorMessage(err: unknown): string {

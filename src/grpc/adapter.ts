@@ -2,6 +2,7 @@
 // per call with its duration, errors mapped through toGrpcStatus, cancellation surfaced as an
 // AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method we have not built.
 import * as grpc from '@grpc/grpc-js';
+import { checkRequestBounds } from '../cri/bounds';
 import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';
 import { CancelledError, DeadlineExceededError, toGrpcStatus, UnimplementedError } from '../errors';
 import type { Logger } from '../util/logger';
@@ -76,6 +77,16 @@ export function buildServiceHandlers(
   return handlers;
 }
 
+/** The request, once its fields are within their size bounds (see ../cri/bounds.ts). */
+function checkedRequest(request: unknown): Promise<unknown> {
+  try {
+    checkRequestBounds(request);
+    return Promise.resolve(request);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 function notBuilt(fullName: string): UnimplementedError {
   return new UnimplementedError(`${fullName} is not implemented by cri-docker-shim`);
 }
@@ -90,7 +101,7 @@ function unaryHandler(
     const started = process.hrtime.bigint();
     const done = inFlight.begin();
     const { ctx, finish } = callContext(fullName, call);
-    const run = fn ? fn(call.request, ctx) : Promise.reject(notBuilt(fullName));
+    const run = fn ? checkedRequest(call.request).then((req) => fn(req, ctx)) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       (res) => {
         logCall(log, fullName, started, undefined);
@@ -119,7 +130,7 @@ function streamHandler(
     const send = Object.assign((res: unknown): boolean => !call.cancelled && call.write(res), {
       drained: (): Promise<void> => waitForDrain(call, ctx.signal),
     });
-    const run = fn ? fn(call.request, send, ctx) : Promise.reject(notBuilt(fullName));
+    const run = fn ? checkedRequest(call.request).then((req) => fn(req, send, ctx)) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       () => {
         logCall(log, fullName, started, undefined);

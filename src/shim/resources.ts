@@ -5,6 +5,7 @@
 import type { LinuxContainerResources__Output } from '../cri/types';
 import type { ContainerUpdateSpec } from '../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../errors';
+import { quote } from '../util/quote';
 
 /** Docker refuses memory limits below this (its own minimum, 6 MiB). */
 export const DOCKER_MIN_MEMORY_BYTES = 6 * 1024 * 1024;
@@ -37,7 +38,7 @@ export interface CheckedResources {
 /** Parses an int64-as-string field; rejects anything JavaScript cannot hold exactly. */
 function int64(field: string, text: string): number {
   if (text === '' || text === '0') return 0;
-  if (!/^-?\d+$/.test(text)) throw new InvalidArgumentError(`${field}: ${JSON.stringify(text)} is not an integer`);
+  if (!/^-?\d+$/.test(text)) throw new InvalidArgumentError(`${field}: ${quote(text)} is not an integer`);
   const n = Number(text);
   if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${field}: ${text} is out of range`);
   return n;
@@ -83,12 +84,12 @@ export function checkResources(field: string, r: LinuxContainerResources__Output
     ['cpuset_mems', r.cpusetMems],
   ] as const) {
     if (value !== '' && !CPUSET.test(value)) {
-      throw new InvalidArgumentError(`${field}.${name}: ${JSON.stringify(value)} is not a list like "0-3,5"`);
+      throw new InvalidArgumentError(`${field}.${name}: ${quote(value)} is not a list like "0-3,5"`);
     }
   }
   for (const [i, h] of r.hugepageLimits.entries()) {
     if (!/^\d+[KMG]B$/.test(h.pageSize)) {
-      throw new InvalidArgumentError(`${field}.hugepage_limits[${i}].page_size: ${JSON.stringify(h.pageSize)} is not like "2MB"`);
+      throw new InvalidArgumentError(`${field}.hugepage_limits[${i}].page_size: ${quote(h.pageSize)} is not like "2MB"`);
     }
     if (!/^\d+$/.test(h.limit)) throw new InvalidArgumentError(`${field}.hugepage_limits[${i}].limit: must be a non-negative integer`);
   }

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SecurityProfile__Output, SELinuxOption__Output } from '../cri/types';
 import { InvalidArgumentError } from '../errors';
+import { quote } from '../util/quote';
 
 /** What the translation may read from the host. */
 export interface HostFiles {
@@ -25,7 +26,7 @@ export const nodeHostFiles: HostFiles = {
 
 function localProfilePath(where: string, p: string): string {
   if (!path.isAbsolute(p) || path.normalize(p) !== p) {
-    throw new InvalidArgumentError(`${where}: ${JSON.stringify(p)} must be an absolute, normalised path`);
+    throw new InvalidArgumentError(`${where}: ${quote(p)} must be an absolute, normalised path`);
   }
   return p;
 }
@@ -50,7 +51,7 @@ export function seccompOption(field: string, profile: SecurityProfile__Output | 
     if (legacyPath === '' || legacyPath === 'unconfined') return 'seccomp=unconfined';
     if (legacyPath === 'runtime/default' || legacyPath === 'docker/default') return undefined;
     if (!legacyPath.startsWith('localhost/')) {
-      throw new InvalidArgumentError(`${where}: ${JSON.stringify(legacyPath)} is not unconfined, runtime/default or localhost/<path>`);
+      throw new InvalidArgumentError(`${where}: ${quote(legacyPath)} is not unconfined, runtime/default or localhost/<path>`);
     }
     file = legacyPath.slice('localhost/'.length);
   }
@@ -59,12 +60,12 @@ export function seccompOption(field: string, profile: SecurityProfile__Output | 
   try {
     text = host.readText(file);
   } catch (err) {
-    throw new InvalidArgumentError(`${where}: cannot read seccomp profile ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new InvalidArgumentError(`${where}: cannot read seccomp profile ${quote(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   try {
     JSON.parse(text);
   } catch {
-    throw new InvalidArgumentError(`${where}: seccomp profile ${JSON.stringify(file)} is not JSON`);
+    throw new InvalidArgumentError(`${where}: seccomp profile ${quote(file)} is not JSON`);
   }
   return `seccomp=${text}`;
 }
@@ -84,9 +85,9 @@ export function apparmorOption(field: string, profile: SecurityProfile__Output |
   } else if (legacy.startsWith('localhost/')) {
     name = legacy.slice('localhost/'.length);
   } else {
-    throw new InvalidArgumentError(`${field}.apparmor_profile: unknown profile ${JSON.stringify(legacy)}`);
+    throw new InvalidArgumentError(`${field}.apparmor_profile: unknown profile ${quote(legacy)}`);
   }
-  if (name === '' || /[\s=,]/.test(name)) throw new InvalidArgumentError(`${field}.apparmor: ${JSON.stringify(name)} is not a profile name`);
+  if (name === '' || /[\s=,]/.test(name)) throw new InvalidArgumentError(`${field}.apparmor: ${quote(name)} is not a profile name`);
   return `apparmor=${name}`;
 }
 
@@ -97,7 +98,7 @@ export function selinuxOptions(field: string, se: SELinuxOption__Output | null):
   for (const key of ['user', 'role', 'type', 'level'] as const) {
     const value = se[key];
     if (value === '') continue;
-    if (/[\s,]/.test(value)) throw new InvalidArgumentError(`${field}.selinux_options.${key}: ${JSON.stringify(value)} contains spaces or commas`);
+    if (/[\s,]/.test(value)) throw new InvalidArgumentError(`${field}.selinux_options.${key}: ${quote(value)} contains spaces or commas`);
     out.push(`label=${key}:${value}`);
   }
   return out;

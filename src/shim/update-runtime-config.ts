@@ -4,6 +4,7 @@ import type { UpdateRuntimeConfigRequest__Output, UpdateRuntimeConfigResponse } 
 import { InvalidArgumentError } from '../errors';
 import type { ShimContext } from './context';
 import { isCidr } from '../util/net';
+import { quote } from '../util/quote';
 
 export async function updateRuntimeConfig(
   shim: ShimContext,
@@ -13,7 +14,7 @@ export async function updateRuntimeConfig(
   if (cidr === '') return {};
   for (const part of cidr.split(',')) {
     if (!isCidr(part.trim())) {
-      throw new InvalidArgumentError(`runtime_config.network_config.pod_cidr: ${JSON.stringify(part)} is not a CIDR`);
+      throw new InvalidArgumentError(`runtime_config.network_config.pod_cidr: ${quote(part)} is not a CIDR`);
     }
   }
   shim.network.setPodCidr(cidr);

@@ -19,6 +19,7 @@ import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_I
 import { resolveShimObject } from '../shim/resolve';
 import { statsCollector } from './collector';
 import { sendInBatches } from '../shim/stream-batches';
+import { quote } from '../util/quote';
 
 /** Stats per StreamContainerStats message: far below gRPC's 4 MiB default. */
 export const STATS_STREAM_BATCH = 200;
@@ -51,7 +52,7 @@ export async function collectContainerStats(shim: ShimContext, filter: Container
 export async function containerStats(shim: ShimContext, req: ContainerStatsRequest__Output, ctx: CallContext): Promise<ContainerStatsResponse> {
   const c = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, { signal: ctx.signal });
   const stats = await statsCollector(shim).containerStats(c, ctx.signal);
-  if (!stats) throw new NotFoundError(`container ${JSON.stringify(req.containerId)} not found`);
+  if (!stats) throw new NotFoundError(`container ${quote(req.containerId)} not found`);
   return { stats };
 }
 

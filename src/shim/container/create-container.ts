@@ -8,6 +8,7 @@ import type { ShimContext } from '../context';
 import { resolveShimObject } from '../resolve';
 import { buildCreatePlan } from './create-spec';
 import { nodeHostView } from './host';
+import { quote } from '../../util/quote';
 
 export async function createContainer(
   shim: ShimContext,
@@ -37,7 +38,7 @@ async function requireLocalImage(docker: DockerClient, image: string, opts: { si
     await docker.inspectImage(image, opts);
   } catch (err) {
     if (err instanceof DockerNotFoundError) {
-      throw new NotFoundError(`config.image.image: image ${JSON.stringify(image)} is not present; pull it first`);
+      throw new NotFoundError(`config.image.image: image ${quote(image)} is not present; pull it first`);
     }
     throw err;
   }

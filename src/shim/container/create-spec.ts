@@ -15,6 +15,7 @@ import { toDockerResources } from './resources';
 import type { HostFiles } from '../security-options';
 import { translateSecurityContext } from './security';
 import { dockerStopSignal } from './signals';
+import { quote } from '../../util/quote';
 
 export interface HostView extends HostFiles {
   /** A host path with symlinks resolved; a path that does not exist comes back unchanged. */
@@ -43,7 +44,7 @@ const DOCKER_LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '50m', 'max
 function namePart(field: string, value: string): string {
   if (value === '') throw new InvalidArgumentError(`${field} is required`);
   if (!/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(value)) {
-    throw new InvalidArgumentError(`${field}: ${JSON.stringify(value)} may only have letters, digits, '.' and '-'`);
+    throw new InvalidArgumentError(`${field}: ${quote(value)} may only have letters, digits, '.' and '-'`);
   }
   return value;
 }
@@ -51,17 +52,17 @@ function namePart(field: string, value: string): string {
 export function logPathOf(logDirectory: string, logPath: string): string {
   if (logPath === '') return '';
   if (logDirectory === '') throw new InvalidArgumentError('sandbox_config.log_directory is required when config.log_path is set');
-  if (!path.isAbsolute(logDirectory)) throw new InvalidArgumentError(`sandbox_config.log_directory: ${JSON.stringify(logDirectory)} must be an absolute path`);
+  if (!path.isAbsolute(logDirectory)) throw new InvalidArgumentError(`sandbox_config.log_directory: ${quote(logDirectory)} must be an absolute path`);
   const full = path.resolve(logDirectory, logPath);
   if (path.isAbsolute(logPath) || !full.startsWith(path.resolve(logDirectory) + path.sep)) {
-    throw new InvalidArgumentError(`config.log_path: ${JSON.stringify(logPath)} must be a path inside the pod's log directory`);
+    throw new InvalidArgumentError(`config.log_path: ${quote(logPath)} must be a path inside the pod's log directory`);
   }
   return full;
 }
 
 function envList(config: ContainerConfig__Output): string[] {
   return config.envs.map((kv, i) => {
-    if (kv.key === '' || kv.key.includes('=')) throw new InvalidArgumentError(`config.envs[${i}].key: ${JSON.stringify(kv.key)} is not a variable name`);
+    if (kv.key === '' || kv.key.includes('=')) throw new InvalidArgumentError(`config.envs[${i}].key: ${quote(kv.key)} is not a variable name`);
     // Values are bytes on the wire; a process environment is text.
     return `${kv.key}=${Buffer.from(kv.value).toString('utf8')}`;
   });

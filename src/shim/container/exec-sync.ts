@@ -9,6 +9,7 @@ import type { ShimContext } from '../context';
 import { resolveShimObject } from '../resolve';
 import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
 import { killProcessTree } from './process-tree';
+import { quote } from '../../util/quote';
 
 /** After the output ends, Docker may need a moment to record the exit code. */
 const EXIT_CODE_WAIT_MS = 5_000;
@@ -36,7 +37,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
     connection.destroy();
     shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
     if (outcome === 'cancelled') throw new CancelledError('ExecSync: cancelled by the client');
-    throw new DeadlineExceededError(`command ${JSON.stringify(req.cmd)} timed out after ${timeoutSeconds}s`);
+    throw new DeadlineExceededError(`command ${quote(req.cmd.join(" "))} timed out after ${timeoutSeconds}s`);
   }
 
   const exitCode = await exitCodeOf(shim, execId);

@@ -4,6 +4,7 @@
 import type { Device__Output, Mount, Mount__Output, MountPropagation__Output } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
+import { quote } from '../../util/quote';
 
 export interface DockerDevice {
   PathOnHost: string;
@@ -19,9 +20,9 @@ const PROPAGATION_OPTION: Record<MountPropagation__Output, string | undefined> =
 
 function checkPath(field: string, p: string): void {
   if (p === '') throw new InvalidArgumentError(`${field} is required`);
-  if (!p.startsWith('/')) throw new InvalidArgumentError(`${field}: ${JSON.stringify(p)} must be an absolute path`);
+  if (!p.startsWith('/')) throw new InvalidArgumentError(`${field}: ${quote(p)} must be an absolute path`);
   // ':' separates a bind's parts and ',' its options; Docker could not tell them apart.
-  if (/[:,\0]/.test(p)) throw new InvalidArgumentError(`${field}: ${JSON.stringify(p)} must not contain ':' or ','`);
+  if (/[:,\0]/.test(p)) throw new InvalidArgumentError(`${field}: ${quote(p)} must not contain ':' or ','`);
 }
 
 /**
@@ -53,7 +54,7 @@ export function toDockerDevices(field: string, devices: Device__Output[]): Docke
     checkPath(`${f}.container_path`, d.containerPath);
     const permissions = d.permissions === '' ? 'rwm' : d.permissions;
     if (!/^[rwm]{1,3}$/.test(permissions) || new Set(permissions).size !== permissions.length) {
-      throw new InvalidArgumentError(`${f}.permissions: ${JSON.stringify(d.permissions)} must be letters of "rwm"`);
+      throw new InvalidArgumentError(`${f}.permissions: ${quote(d.permissions)} must be letters of "rwm"`);
     }
     return { PathOnHost: d.hostPath, PathInContainer: d.containerPath, CgroupPermissions: permissions };
   });

@@ -3,9 +3,10 @@
 import type { CallContext, RemoveContainerRequest__Output, RemoveContainerResponse } from '../../cri/types';
 import { DockerNotFoundError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { mayNameShimObject, resolveShimObject } from '../resolve';
 
 export async function removeContainer(shim: ShimContext, req: RemoveContainerRequest__Output, ctx: CallContext): Promise<RemoveContainerResponse> {
+  if (!mayNameShimObject('container_id', req.containerId)) return {};
   const opts = { signal: ctx.signal };
   try {
     const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);

@@ -3,6 +3,7 @@
 import type { Capability__Output, LinuxContainerSecurityContext__Output } from '../../cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { apparmorOption, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
+import { quote } from '../../util/quote';
 
 export interface SecurityTranslation {
   privileged: boolean;
@@ -32,7 +33,7 @@ export function normalizeCapability(field: string, name: string): string {
   const upper = name.trim().toUpperCase();
   if (upper === 'ALL') return 'ALL';
   const bare = upper.startsWith('CAP_') ? upper.slice(4) : upper;
-  if (!KNOWN_CAPABILITIES.has(bare)) throw new InvalidArgumentError(`${field}: unknown capability ${JSON.stringify(name)}`);
+  if (!KNOWN_CAPABILITIES.has(bare)) throw new InvalidArgumentError(`${field}: unknown capability ${quote(name)}`);
   return `CAP_${bare}`;
 }
 
@@ -54,7 +55,7 @@ function user(field: string, sc: LinuxContainerSecurityContext__Output): string 
     if (!/^\d+$/.test(sc.runAsUser.value)) throw new InvalidArgumentError(`${field}.run_as_user must not be negative`);
     who = sc.runAsUser.value;
   } else if (sc.runAsUsername !== '') {
-    if (/[:\s]/.test(sc.runAsUsername)) throw new InvalidArgumentError(`${field}.run_as_username: ${JSON.stringify(sc.runAsUsername)} is not a user name`);
+    if (/[:\s]/.test(sc.runAsUsername)) throw new InvalidArgumentError(`${field}.run_as_username: ${quote(sc.runAsUsername)} is not a user name`);
     who = sc.runAsUsername;
   }
   if (group !== undefined) {
@@ -66,7 +67,7 @@ function user(field: string, sc: LinuxContainerSecurityContext__Output): string 
 }
 
 function absolutePaths(field: string, paths: string[]): string[] | undefined {
-  for (const p of paths) if (!p.startsWith('/')) throw new InvalidArgumentError(`${field}: ${JSON.stringify(p)} must be an absolute path`);
+  for (const p of paths) if (!p.startsWith('/')) throw new InvalidArgumentError(`${field}: ${quote(p)} must be an absolute path`);
   // Empty means "not given" on the wire: Docker then applies its own defaults.
   return paths.length > 0 ? [...paths] : undefined;
 }
@@ -95,7 +96,7 @@ export function translateSecurityContext(
   securityOpt.push(...selinuxOptions(field, sc.selinuxOptions));
   if (sc.noNewPrivs) securityOpt.push('no-new-privileges');
   const groupAdd = sc.supplementalGroups.map((g) => {
-    if (!/^\d+$/.test(g)) throw new InvalidArgumentError(`${field}.supplemental_groups: ${JSON.stringify(g)} is not a group ID`);
+    if (!/^\d+$/.test(g)) throw new InvalidArgumentError(`${field}.supplemental_groups: ${quote(g)} is not a group ID`);
     return g;
   });
   return {

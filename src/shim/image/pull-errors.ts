@@ -14,6 +14,7 @@ import {
   UnavailableError,
   errorMessage,
 } from '../../errors';
+import { quote } from '../../util/quote';
 
 const UNAUTHENTICATED = /no basic auth credentials|authentication required|unauthorized|incorrect username or password|\b401\b/i;
 const DENIED = /\bdenied\b|forbidden|\b403\b/i;
@@ -25,7 +26,7 @@ const UNREACHABLE = /connection refused|no such host|i\/o timeout|network is unr
 export function pullFailure(image: string, err: unknown): Error {
   if (err instanceof DeadlineExceededError || err instanceof CancelledError) return err;
   const detail = errorMessage(err).replace(/^pull [^:]+: (Docker answered \d+: )?/, '');
-  const what = `pulling image ${JSON.stringify(image)}`;
+  const what = `pulling image ${quote(image)}`;
   if (err instanceof DockerNotFoundError || (err instanceof DockerServerError && NOT_FOUND.test(detail) && !UNAUTHENTICATED.test(detail))) {
     return new NotFoundError(`${what}: image not found in its registry: ${detail}`, { cause: err });
   }

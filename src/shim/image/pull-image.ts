@@ -9,6 +9,7 @@ import { pullFailure } from './pull-errors';
 import { PullWatch } from './pull-progress';
 import { parseImageReference, type ImageReference } from './reference';
 import { credentialFromRequest, toDockerRegistryAuth } from './registry-auth';
+import { quote } from '../../util/quote';
 
 export async function pullImage(shim: ShimContext, req: PullImageRequest__Output, ctx: CallContext): Promise<PullImageResponse> {
   if (!req.image) throw new InvalidArgumentError('image is required');
@@ -71,7 +72,7 @@ async function pullOnce(shim: ShimContext, ref: ImageReference, auth: RegistryAu
     await shim.docker.pullImage(ref.pullRef, auth, (p) => watch.onProgress(p), { signal: AbortSignal.any([ctx.signal, watch.signal]) });
   } catch (err) {
     if (ctx.signal.aborted && ctx.signal.reason instanceof DeadlineExceededError) {
-      throw new DeadlineExceededError(`pulling image ${JSON.stringify(ref.normalized)}: the request's deadline passed`, { cause: err });
+      throw new DeadlineExceededError(`pulling image ${quote(ref.normalized)}: the request's deadline passed`, { cause: err });
     }
     throw pullFailure(ref.normalized, err);
   } finally {

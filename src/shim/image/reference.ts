@@ -2,6 +2,7 @@
 // "busybox" is docker.io/library/busybox:latest, a registry host is recognised by a dot, a
 // port or "localhost", and a digest is kept (with or without a tag beside it).
 import { InvalidArgumentError } from '../../errors';
+import { quote } from '../../util/quote';
 
 export const DEFAULT_DOMAIN = 'docker.io';
 const LEGACY_DEFAULT_DOMAIN = 'index.docker.io';
@@ -38,7 +39,7 @@ export interface ImageReference {
 export function parseImageReference(input: string, field = 'image.image'): ImageReference {
   const text = input.trim();
   const bad = (why: string): InvalidArgumentError =>
-    new InvalidArgumentError(`${field} ${JSON.stringify(input)} is not a valid image reference: ${why}`);
+    new InvalidArgumentError(`${field} ${quote(input)} is not a valid image reference: ${why}`);
   if (text === '') throw new InvalidArgumentError(`${field} is required`);
 
   let rest = text;

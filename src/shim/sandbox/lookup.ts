@@ -11,6 +11,7 @@ import { sandboxMetadata } from './convert';
 import { fromDockerLabels } from '../labels';
 import { dockerNameOf } from './sandbox-labels';
 import { sandboxState } from './state';
+import { quote } from '../../util/quote';
 
 export interface FoundSandbox {
   /** The full ID. */
@@ -31,7 +32,7 @@ export async function findSandbox(shim: ShimContext, field: string, id: string, 
     if (!(err instanceof NotFoundError)) throw err;
   }
   const matches = (await checkpoints.ids()).filter((c) => c.startsWith(id));
-  if (matches.length > 1) throw new InvalidArgumentError(`${field}: ${JSON.stringify(id)} matches ${matches.length} sandboxes; give more of the ID`);
+  if (matches.length > 1) throw new InvalidArgumentError(`${field}: ${quote(id)} matches ${matches.length} sandboxes; give more of the ID`);
   if (matches.length === 0) return undefined;
   const checkpoint = await checkpoints.read(matches[0]!);
   return checkpoint ? { id: checkpoint.id, container: undefined, checkpoint } : undefined;

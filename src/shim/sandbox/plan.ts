@@ -16,6 +16,7 @@ import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../labels';
 import { checkResources, type CheckedResources } from '../resources';
 import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
+import { quote } from '../../util/quote';
 
 export interface PodMetadata {
   name: string;
@@ -104,7 +105,7 @@ function metadataOf(config: PodSandboxConfig__Output): PodMetadata {
 function hostnameOf(hostname: string): string {
   if (hostname === '') return '';
   if (hostname.length > HOSTNAME_MAX || !HOSTNAME.test(hostname)) {
-    throw new InvalidArgumentError(`config.hostname: ${JSON.stringify(hostname)} is not a valid host name (RFC 1123, at most ${HOSTNAME_MAX} characters)`);
+    throw new InvalidArgumentError(`config.hostname: ${quote(hostname)} is not a valid host name (RFC 1123, at most ${HOSTNAME_MAX} characters)`);
   }
   return hostname;
 }
@@ -112,19 +113,19 @@ function hostnameOf(hostname: string): string {
 function dnsOf(dns: DNSConfig__Output | null): SandboxPlan['dns'] {
   if (!dns || (dns.servers.length === 0 && dns.searches.length === 0 && dns.options.length === 0)) return undefined;
   dns.servers.forEach((s, i) => {
-    if (isIP(s) === 0) throw new InvalidArgumentError(`config.dns_config.servers[${i}]: ${JSON.stringify(s)} is not an IP address`);
+    if (isIP(s) === 0) throw new InvalidArgumentError(`config.dns_config.servers[${i}]: ${quote(s)} is not an IP address`);
   });
   if (dns.searches.length > MAX_DNS_SEARCHES) {
     throw new InvalidArgumentError(`config.dns_config.searches: ${dns.searches.length} domains, at most ${MAX_DNS_SEARCHES} allowed`);
   }
   dns.searches.forEach((s, i) => {
     if (s === '' || /\s/.test(s) || s.length > DNS_SEARCH_MAX) {
-      throw new InvalidArgumentError(`config.dns_config.searches[${i}]: ${JSON.stringify(s)} is not a domain name`);
+      throw new InvalidArgumentError(`config.dns_config.searches[${i}]: ${quote(s)} is not a domain name`);
     }
   });
   dns.options.forEach((o, i) => {
     if (!DNS_OPTION.test(o)) {
-      throw new InvalidArgumentError(`config.dns_config.options[${i}]: ${JSON.stringify(o)} is not a resolver option ("name" or "name:value")`);
+      throw new InvalidArgumentError(`config.dns_config.options[${i}]: ${quote(o)} is not a resolver option ("name" or "name:value")`);
     }
   });
   return { servers: [...dns.servers], searches: [...dns.searches], options: [...dns.options] };
@@ -132,7 +133,7 @@ function dnsOf(dns: DNSConfig__Output | null): SandboxPlan['dns'] {
 
 function protocolOf(field: string, p: PortMapping__Output['protocol']): PortProtocol {
   if (p === 'TCP' || p === 'UDP' || p === 'SCTP') return p;
-  throw new InvalidArgumentError(`${field}.protocol: ${JSON.stringify(p)} is not TCP, UDP or SCTP`);
+  throw new InvalidArgumentError(`${field}.protocol: ${quote(p)} is not TCP, UDP or SCTP`);
 }
 
 function portMappingsOf(mappings: PortMapping__Output[]): CheckpointPortMapping[] {
@@ -147,7 +148,7 @@ function portMappingsOf(mappings: PortMapping__Output[]): CheckpointPortMapping[
       throw new InvalidArgumentError(`${field}.host_port: ${m.hostPort} is outside 0..65535`);
     }
     if (m.hostIp !== '' && isIP(m.hostIp) === 0) {
-      throw new InvalidArgumentError(`${field}.host_ip: ${JSON.stringify(m.hostIp)} is not an IP address`);
+      throw new InvalidArgumentError(`${field}.host_ip: ${quote(m.hostIp)} is not an IP address`);
     }
     if (m.hostPort !== 0) {
       const key = `${protocol}/${m.hostIp}/${m.hostPort}`;
@@ -164,10 +165,10 @@ function portMappingsOf(mappings: PortMapping__Output[]): CheckpointPortMapping[
 function labelsOf(labels: Record<string, string>): Record<string, string> {
   for (const key of Object.keys(labels)) {
     if (INTERNAL_LABELS.has(key)) {
-      throw new InvalidArgumentError(`config.labels: ${JSON.stringify(key)} is reserved for the runtime`);
+      throw new InvalidArgumentError(`config.labels: ${quote(key)} is reserved for the runtime`);
     }
     if (key.startsWith(ANNOTATION_PREFIX)) {
-      throw new InvalidArgumentError(`config.labels: ${JSON.stringify(key)} starts with ${JSON.stringify(ANNOTATION_PREFIX)}, which the runtime uses for annotations`);
+      throw new InvalidArgumentError(`config.labels: ${quote(key)} starts with ${quote(ANNOTATION_PREFIX)}, which the runtime uses for annotations`);
     }
   }
   return { ...labels };
@@ -217,7 +218,7 @@ function sysctlsOf(sysctls: Record<string, string>, ns: Namespaces): Record<stri
     }
     if (isNet && ns.hostNetwork) throw new InvalidArgumentError(`${field}: a net.* sysctl conflicts with the host network namespace`);
     if (isIpc && ns.hostIpc) throw new InvalidArgumentError(`${field}: an IPC sysctl conflicts with the host IPC namespace`);
-    if (value === '' || /[\n\0]/.test(value)) throw new InvalidArgumentError(`${field}: value ${JSON.stringify(value)} is not a sysctl value`);
+    if (value === '' || /[\n\0]/.test(value)) throw new InvalidArgumentError(`${field}: value ${quote(value)} is not a sysctl value`);
     out[name] = value;
   }
   return out;
@@ -226,7 +227,7 @@ function sysctlsOf(sysctls: Record<string, string>, ns: Namespaces): Record<stri
 function idValue(field: string, v: { value: string } | null): number | undefined {
   if (!v) return undefined;
   if (!/^\d+$/.test(v.value) || Number(v.value) > 0xffffffff) {
-    throw new InvalidArgumentError(`${field}: ${JSON.stringify(v.value)} is not a uid/gid (0..4294967295)`);
+    throw new InvalidArgumentError(`${field}: ${quote(v.value)} is not a uid/gid (0..4294967295)`);
   }
   return Number(v.value);
 }
@@ -262,7 +263,7 @@ function cgroupParentOf(parent: string): string {
   const field = 'config.linux.cgroup_parent';
   if (parent.endsWith('.slice') && /^[a-zA-Z0-9_.:-]+$/.test(parent)) return parent;
   if (path.isAbsolute(parent) && path.normalize(parent) === parent && !/[\s,]/.test(parent)) return parent;
-  throw new InvalidArgumentError(`${field}: ${JSON.stringify(parent)} is neither an absolute cgroup path nor a systemd slice`);
+  throw new InvalidArgumentError(`${field}: ${quote(parent)} is neither an absolute cgroup path nor a systemd slice`);
 }
 
 /** Checks RunPodSandbox's request and decides what the pause container will be. */
@@ -274,7 +275,7 @@ export function planSandbox(req: RunPodSandboxRequest__Output, host: HostFiles =
   const ns = namespacesOf(linux?.securityContext?.namespaceOptions);
   const handler = req.runtimeHandler;
   if (handler !== '' && !RUNTIME_HANDLER.test(handler)) {
-    throw new InvalidArgumentError(`runtime_handler: ${JSON.stringify(handler)} is not a runtime name`);
+    throw new InvalidArgumentError(`runtime_handler: ${quote(handler)} is not a runtime name`);
   }
   return {
     metadata,

@@ -5,8 +5,12 @@ import { DockerNotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
 import { SANDBOX_ID_LABEL } from '../labels';
 
-/** Grace period for what is still running when the pod is stopped (kubelet stopped them already, normally). */
-export const SANDBOX_STOP_GRACE_SECONDS = 10;
+/**
+ * What still runs when the pod is stopped is killed at once: kubelet has already given each
+ * container its grace period through StopContainer (containerd kills at once too). Docker's
+ * stop with no grace sends SIGKILL right away and treats a stopped container as done.
+ */
+const KILL_NOW_SECONDS = 0;
 
 function ignoreGone(err: unknown): void {
   if (!(err instanceof DockerNotFoundError)) throw err;
@@ -18,9 +22,10 @@ async function podContainerIds(docker: DockerClient, sandboxId: string, all: boo
   return found.map((c) => c.Id).filter((id) => id !== sandboxId);
 }
 
-export async function stopPodContainers(docker: DockerClient, sandboxId: string, opts?: CallOptions): Promise<void> {
+/** Kills whatever of the pod still runs (see KILL_NOW_SECONDS). */
+export async function killPodContainers(docker: DockerClient, sandboxId: string, opts?: CallOptions): Promise<void> {
   const ids = await podContainerIds(docker, sandboxId, false, opts);
-  await Promise.all(ids.map((id) => docker.stopContainer(id, SANDBOX_STOP_GRACE_SECONDS, opts).catch(ignoreGone)));
+  await Promise.all(ids.map((id) => docker.stopContainer(id, KILL_NOW_SECONDS, opts).catch(ignoreGone)));
 }
 
 /** Removes the pod's containers, ending their log followers first (as RemoveContainer does). */
@@ -38,8 +43,8 @@ export async function removePodContainers(
   );
 }
 
-export async function stopContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {
-  await docker.stopContainer(id, SANDBOX_STOP_GRACE_SECONDS, opts).catch(ignoreGone);
+export async function killContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {
+  await docker.stopContainer(id, KILL_NOW_SECONDS, opts).catch(ignoreGone);
 }
 
 export async function removeContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {

@@ -8,6 +8,7 @@ import { nowNanos } from '../../util/time';
 import type { ShimContext } from '../context';
 import { statusFromCheckpoint, statusFromInspect } from './convert';
 import { findSandbox, networkTarget, type FoundSandbox } from './lookup';
+import { quote } from '../../util/quote';
 
 export async function podSandboxStatus(
   shim: ShimContext,
@@ -16,10 +17,10 @@ export async function podSandboxStatus(
 ): Promise<PodSandboxStatusResponse> {
   const opts = { signal: ctx.signal };
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
-  if (!found) throw new NotFoundError(`pod sandbox ${JSON.stringify(req.podSandboxId)} not found`);
+  if (!found) throw new NotFoundError(`pod sandbox ${quote(req.podSandboxId)} not found`);
   const inspect = found.container ? await inspectIfPresent(shim, found.id, opts) : undefined;
   if (!inspect) {
-    if (!found.checkpoint) throw new NotFoundError(`pod sandbox ${JSON.stringify(req.podSandboxId)} not found`);
+    if (!found.checkpoint) throw new NotFoundError(`pod sandbox ${quote(req.podSandboxId)} not found`);
     const response: PodSandboxStatusResponse = { status: statusFromCheckpoint(found.checkpoint), timestamp: nowNanos() };
     if (req.verbose) response.info = { info: JSON.stringify({ checkpoint: found.checkpoint, container: null }) };
     return response;

@@ -3,6 +3,7 @@
 // normally stops it before, but CRI says running containers are removed by force).
 import type { CallContext, RemovePodSandboxRequest__Output, RemovePodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
+import { mayNameShimObject } from '../resolve';
 import { findSandbox, isHostNetwork, networkTarget } from './lookup';
 import { removeContainerIfPresent, removePodContainers } from './pod-containers';
 import { sandboxState } from './state';
@@ -12,6 +13,7 @@ export async function removePodSandbox(
   req: RemovePodSandboxRequest__Output,
   ctx: CallContext,
 ): Promise<RemovePodSandboxResponse> {
+  if (!mayNameShimObject('pod_sandbox_id', req.podSandboxId)) return {};
   const opts = { signal: ctx.signal };
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};

@@ -2,6 +2,7 @@
 import type { CallOptions } from '../../docker/client';
 import type { DockerFacts } from '../../docker/version';
 import { InvalidArgumentError } from '../../errors';
+import { quote } from '../../util/quote';
 
 /** The Docker runtime to ask for, or undefined for Docker's default; unknown names are INVALID_ARGUMENT. */
 export async function dockerRuntimeFor(facts: DockerFacts, handler: string, opts?: CallOptions): Promise<string | undefined> {
@@ -13,7 +14,7 @@ export async function dockerRuntimeFor(facts: DockerFacts, handler: string, opts
     known = await facts.runtimes(opts);
   }
   if (!known.includes(handler)) {
-    throw new InvalidArgumentError(`runtime_handler: ${JSON.stringify(handler)} is not a Docker runtime (Docker has: ${known.join(', ') || 'none'})`);
+    throw new InvalidArgumentError(`runtime_handler: ${quote(handler)} is not a Docker runtime (Docker has: ${known.join(', ') || 'none'})`);
   }
   return handler;
 }

@@ -9,6 +9,7 @@ import type { ShimContext } from '../context';
 import { findSandbox } from './lookup';
 import { checkResources } from '../resources';
 import { sandboxState } from './state';
+import { quote } from '../../util/quote';
 
 export async function updatePodSandboxResources(
   shim: ShimContext,
@@ -18,7 +19,7 @@ export async function updatePodSandboxResources(
   const resources = req.resources ? checkResources('resources', req.resources) : undefined;
   if (req.overhead) checkResources('overhead', req.overhead);
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, { signal: ctx.signal });
-  if (!found) throw new NotFoundError(`pod sandbox ${JSON.stringify(req.podSandboxId)} not found`);
+  if (!found) throw new NotFoundError(`pod sandbox ${quote(req.podSandboxId)} not found`);
   if (!resources) return {};
   const unsupported = resources.unsupported.map((f) => `resources.${f}`);
   if (resources.oomScoreAdj !== 0) unsupported.push('resources.oom_score_adj');
