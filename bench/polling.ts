@@ -3,7 +3,7 @@
 // Every second: list sandboxes, list containers, list images, and the status of 10 objects
 // (5 pods' sandboxes and their 5 containers), as PLEG's relist and the status manager do.
 import type Dockerode from 'dockerode';
-import { CONTAINER_TYPE_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../src/shim/labels';
+import { CONTAINER_TYPE_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../src/conventions/labels';
 import type { CriClient } from '../test/support/client';
 import type { PopulatedPod } from './reads';
 import { cpuMs } from './procfs';

@@ -2,7 +2,7 @@
 // containers, each next to the Docker call it would otherwise take. The node is populated
 // through the shim (its reads only see containers with its labels).
 import type Dockerode from 'dockerode';
-import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../src/shim/labels';
+import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../src/conventions/labels';
 import type { CriClient } from '../test/support/client';
 import { TEST_LABEL } from '../test/support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../test/support/images';

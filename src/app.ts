@@ -10,6 +10,10 @@ import { assertSupportedDocker, DockerFacts } from './docker/version';
 import type { DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
+import { CheckpointCache } from './checkpoint/cache';
+import { CheckpointStore } from './checkpoint/store';
+import { StatsCollector } from './stats/collector';
+import { KeyedLock } from './util/keyed-lock';
 import { loadCredentialProviderConfig } from './credentials/config';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
@@ -18,12 +22,10 @@ import { createNetworkPlugin } from './network/factory';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
-import { sandboxState } from './shim/sandbox/state';
-import { CachingDockerClient } from './state/caching-client';
-import { DockerStateCache } from './state/state-cache';
-import type { ContainerChange } from './state/container-store';
-import { containerEventBuilder } from './events/container-event-builder';
-import { EventHub } from './events/hub';
+import { CachingDockerClient } from './docker-cache/caching-client';
+import { DockerStateCache } from './docker-cache/state-cache';
+import { containerEventBuilder } from './container-events/builder';
+import { EventHub } from './container-events/hub';
 import { StreamingServer } from './streaming/server';
 import type { Logger } from './util/logger';
 
@@ -72,19 +74,36 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   }
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
 
+  // Process state, each piece built once, in the order they depend on each other.
   const dockerFacts = new DockerFacts(docker);
+  const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
   // Log followers ask whether a container stopped the moment its log stream ends, which can be
   // before the cache has heard of it: they go to Docker directly.
   const logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
   const resumed = logs.resumeAll();
   if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+  const stats = new StatsCollector({ docker, cgroups, log });
   const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
-  const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
-  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
-  const buildEvent = containerEventBuilder(context, state.containers);
+  const buildEvent = containerEventBuilder({ docker, logs, network, log, checkpoints }, state.containers);
+  const containerEvents = new EventHub(state, buildEvent, log);
+  const context: ShimContext = {
+    config,
+    docker,
+    dockerFacts,
+    cgroups,
+    network,
+    credentials,
+    log,
+    checkpoints,
+    sandboxLocks: new KeyedLock(),
+    logs,
+    stats,
+    streaming,
+    containerEvents,
+  };
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
-    await sandboxState(context).checkpoints.load();
+    await checkpoints.load();
     await state.start();
     await streaming.listen();
     await server.listen(config.containerRuntimeEndpoint);

@@ -3,7 +3,7 @@
 // The shim reads <--cri-dockerd-root-directory>/config.json, again on every pull that needs it
 // (an operator may rotate it without a restart). Errors never quote the file's content.
 import * as fs from 'node:fs';
-import type { RegistryCredential } from '../shim/image/registry-auth';
+import type { RegistryCredential } from '../conventions/registry-credential';
 import type { Logger } from '../util/logger';
 import { errorMessage } from '../errors';
 import { matchesImage } from './match';

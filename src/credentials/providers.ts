@@ -2,7 +2,7 @@
 // matchImages covers it (from its cache, or by running its plugin once however many pulls ask
 // at the same time), merge the answers (an earlier provider wins a shared key), and keep the
 // credentials whose key matches the image, most specific first, as kubelet's keyring does.
-import type { RegistryCredential } from '../shim/image/registry-auth';
+import type { RegistryCredential } from '../conventions/registry-credential';
 import type { Logger } from '../util/logger';
 import { errorMessage } from '../errors';
 import { CredentialCache } from './cache';

@@ -4,7 +4,7 @@
 // shim's root directory, named by the container's (validated) ID, replaced atomically.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { validateId } from '../shim/resolve';
+import { validateId } from '../conventions/ids';
 import type { ResumePoint } from './cri-format';
 
 export interface FollowerState {

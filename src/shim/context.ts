@@ -1,20 +1,23 @@
 // Everything an RPC handler may use, built once at start-up (see ../app.ts) and passed to
-// each handler as its first argument.
+// each handler as its first argument. All process-wide state lives here: no module keeps its
+// own store beside it.
+import type { CheckpointCache } from '../checkpoint/cache';
 import type { CgroupSetup } from '../cgroups/driver';
 import type { Config } from '../config/flags';
+import type { ContainerEventHub } from '../container-events/builder';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { DockerFacts } from '../docker/version';
-import type { EventHub } from '../events/hub';
-import type { ContainerEventResponse } from '../cri/types';
-import type { ContainerChange } from '../state/container-store';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkPlugin } from '../network/plugin';
+import type { StatsCollector } from '../stats/collector';
 import type { StreamingServer } from '../streaming/server';
+import type { KeyedLock } from '../util/keyed-lock';
 import type { Logger } from '../util/logger';
 
 export interface ShimContext {
   readonly config: Config;
+  /** Docker, with the polled reads answered by the state cache (see ../docker-cache). */
   readonly docker: DockerClient;
   readonly dockerFacts: DockerFacts;
   readonly cgroups: CgroupSetup;
@@ -22,12 +25,18 @@ export interface ShimContext {
   /** Where pulls find registry credentials when the request carries none. */
   readonly credentials: CredentialSource;
   readonly log: Logger;
+  /** Sandbox checkpoints under the root directory, held in memory (see ../checkpoint). */
+  readonly checkpoints: CheckpointCache;
+  /** Serialises the sandbox RPCs per sandbox ID (stop, remove, update) or per Docker name (run). */
+  readonly sandboxLocks: KeyedLock;
   /** Writes each container's CRI log (see ../logs). */
   readonly logs: ContainerLogManager;
+  /** Reads container and pod figures from cgroup files (see ../stats). */
+  readonly stats: StatsCollector;
   /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */
   readonly streaming: StreamingServer;
-  /** The container and sandbox transitions GetContainerEvents streams (see ../events). */
-  readonly containerEvents: EventHub<ContainerChange, ContainerEventResponse>;
+  /** The container and sandbox transitions GetContainerEvents streams (see ../container-events). */
+  readonly containerEvents: ContainerEventHub;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */

@@ -4,7 +4,8 @@ import type { ImageServiceImpl } from '../cri/types';
 import type { ShimContext } from './context';
 import { imageFsInfo } from './image/image-fs-info';
 import { imageStatus } from './image/image-status';
-import { listImages, streamImages } from './image/list-images';
+import { listImages } from './image/list-images';
+import { streamImages } from './image/stream-images';
 import { pullImage } from './image/pull-image';
 import { removeImage } from './image/remove-image';
 

@@ -3,30 +3,12 @@
 // did not make, is NOT_FOUND; an ambiguous prefix is INVALID_ARGUMENT.
 import type { CallOptions, DockerClient } from '../docker/client';
 import type { ContainerSummary } from '../docker/types';
-import { InvalidArgumentError, NotFoundError } from '../errors';
-import { CONTAINER_TYPE_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from './labels';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
+import { CONTAINER_TYPE_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
+import { validateId } from '../conventions/ids';
 import { quote } from '../util/quote';
 
 export type ShimObjectKind = 'sandbox' | 'container';
-
-const HEX_ID = /^[0-9a-f]{1,64}$/;
-
-/** Checks the shape of an ID before it reaches Docker (or a file name). */
-export function validateId(field: string, id: string): string {
-  if (id === '') throw new InvalidArgumentError(`${field} is required`);
-  if (!HEX_ID.test(id)) throw new InvalidArgumentError(`${field}: ${quote(id)} is not a container ID (hex, up to 64 characters)`);
-  return id;
-}
-
-/**
- * For Stop and Remove, which succeed for any ID that names nothing (kubelet and the conformance
- * suite send UUIDs and names): false when `id` cannot name anything the shim made, so there is
- * nothing to do. Such an ID never reaches Docker or a file name. An empty ID is still refused.
- */
-export function mayNameShimObject(field: string, id: string): boolean {
-  if (id === '') throw new InvalidArgumentError(`${field} is required`);
-  return HEX_ID.test(id);
-}
 
 export async function resolveShimObject(
   docker: DockerClient,
@@ -48,4 +30,11 @@ export async function resolveShimObject(
     throw new InvalidArgumentError(`${field}: ${quote(id)} matches ${matches.length} ${kind}s; give more of the ID`);
   }
   return matches[0]!;
+}
+
+/** As resolveShimObject, for calls that need the object running (exec, attach, port forward): its full ID. */
+export async function resolveRunningShimObject(docker: DockerClient, kind: ShimObjectKind, field: string, id: string, opts?: CallOptions): Promise<string> {
+  const { Id, State } = await resolveShimObject(docker, kind, field, id, opts);
+  if (State !== 'running') throw new FailedPreconditionError(`${kind === 'sandbox' ? 'pod sandbox' : 'container'} ${Id} is not running`);
+  return Id;
 }

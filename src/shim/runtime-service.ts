@@ -1,30 +1,38 @@
 // The RuntimeService as the shim serves it: each RPC name mapped to the module that implements
 // it. An RPC missing from this table answers UNIMPLEMENTED (see ../grpc/adapter.ts).
 import type { RuntimeServiceImpl } from '../cri/types';
-import { getContainerEvents } from './container/container-events';
+import { getContainerEvents } from './container/get-container-events';
 import { containerStatus } from './container/container-status';
 import { createContainer } from './container/create-container';
 import { execSync } from './container/exec-sync';
-import { listContainers, streamContainers } from './container/list-containers';
+import { listContainers } from './container/list-containers';
+import { streamContainers } from './container/stream-containers';
 import { removeContainer } from './container/remove-container';
 import { reopenContainerLog } from './container/reopen-container-log';
 import { startContainer } from './container/start-container';
 import { stopContainer } from './container/stop-container';
 import { updateContainerResources } from './container/update-container-resources';
 import type { ShimContext } from './context';
-import { runtimeConfig } from './runtime-config';
-import { listPodSandbox, streamPodSandboxes } from './sandbox/list-pod-sandbox';
+import { runtimeConfig } from './runtime/runtime-config';
+import { listPodSandbox } from './sandbox/list-pod-sandbox';
+import { streamPodSandboxes } from './sandbox/stream-pod-sandboxes';
 import { podSandboxStatus } from './sandbox/pod-sandbox-status';
 import { removePodSandbox } from './sandbox/remove-pod-sandbox';
 import { runPodSandbox } from './sandbox/run-pod-sandbox';
 import { stopPodSandbox } from './sandbox/stop-pod-sandbox';
 import { updatePodSandboxResources } from './sandbox/update-pod-sandbox-resources';
-import { status } from './status';
-import { updateRuntimeConfig } from './update-runtime-config';
-import { version } from './version';
-import { containerStats, listContainerStats, streamContainerStats } from '../stats/container-stats';
-import { listPodSandboxStats, podSandboxStats, streamPodSandboxStats } from '../stats/pod-sandbox-stats';
-import { attach, exec, portForward } from '../streaming/rpc';
+import { status } from './runtime/status';
+import { updateRuntimeConfig } from './runtime/update-runtime-config';
+import { version } from './runtime/version';
+import { containerStats } from './stats/container-stats';
+import { listContainerStats } from './stats/list-container-stats';
+import { streamContainerStats } from './stats/stream-container-stats';
+import { listPodSandboxStats } from './stats/list-pod-sandbox-stats';
+import { podSandboxStats } from './stats/pod-sandbox-stats';
+import { streamPodSandboxStats } from './stats/stream-pod-sandbox-stats';
+import { attach } from './streaming/attach';
+import { exec } from './streaming/exec';
+import { portForward } from './streaming/port-forward';
 
 export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
   return {

@@ -8,9 +8,11 @@ import * as path from 'node:path';
 import type { ContainerStats, NetworkUsage } from '../cri/types';
 import type { ContainerInspect, ContainerSummary } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
-import type { ShimContext } from '../shim/context';
-import { containerFromSummary } from '../shim/container/status-convert';
-import type { DiskUsage } from '../shim/image/disk-usage';
+import type { CgroupSetup } from '../cgroups/driver';
+import type { DockerClient } from '../docker/client';
+import type { Logger } from '../util/logger';
+import { containerFromSummary } from '../status/container-convert';
+import type { DiskUsage } from '../util/disk-usage';
 import {
   cgroupPathFor,
   dirsFromCgroupPath,
@@ -53,7 +55,7 @@ export class StatsCollector {
   readonly layers = new LayerUsageCache();
 
   constructor(
-    private readonly shim: Pick<ShimContext, 'docker' | 'cgroups' | 'log'>,
+    private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger },
     private readonly procRoot = '/proc',
   ) {}
 
@@ -184,15 +186,4 @@ export class StatsCollector {
     this.rates.prune(live);
     this.layers.prune(live);
   }
-}
-
-const collectors = new WeakMap<ShimContext, StatsCollector>();
-
-export function statsCollector(shim: ShimContext): StatsCollector {
-  let c = collectors.get(shim);
-  if (!c) {
-    c = new StatsCollector(shim);
-    collectors.set(shim, c);
-  }
-  return c;
 }

@@ -12,7 +12,7 @@ import type {
   SwapUsage,
   UInt64Value,
 } from '../cri/types';
-import type { DiskUsage } from '../shim/image/disk-usage';
+import type { DiskUsage } from '../util/disk-usage';
 import type { CgroupSample } from './cgroup-sample';
 import { DEFAULT_INTERFACE, type InterfaceCounters } from './net-dev';
 

@@ -2,7 +2,7 @@
 // Walking a tree costs a stat per file, so each container's figure is kept for a short TTL
 // and concurrent askers share one walk: kubelet asks every few seconds and a figure up to
 // LAYER_USAGE_TTL_MS old is good enough for eviction decisions.
-import { diskUsage, type DiskUsage } from '../shim/image/disk-usage';
+import { diskUsage, type DiskUsage } from '../util/disk-usage';
 
 export const LAYER_USAGE_TTL_MS = 10_000;
 

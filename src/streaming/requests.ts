@@ -2,7 +2,7 @@
 // and the pure checks of the CRI requests that produce them (INVALID_ARGUMENT naming the field).
 import type { AttachRequest__Output, ExecRequest__Output, PortForwardRequest__Output } from '../cri/types';
 import { InvalidArgumentError } from '../errors';
-import { validateId } from '../shim/resolve';
+import { validateId } from '../conventions/ids';
 
 export interface StdioOptions {
   stdin: boolean;

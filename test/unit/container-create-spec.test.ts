@@ -10,7 +10,7 @@ import { InvalidArgumentError, UnimplementedError } from '../../src/errors';
 import { buildCreatePlan, logPathOf, namespaceModes, type HostView } from '../../src/shim/container/create-spec';
 import { toDockerBinds, toDockerDevices } from '../../src/shim/container/mounts';
 import { translateSecurityContext } from '../../src/shim/container/security';
-import { dockerStopSignal, criSignal } from '../../src/shim/container/signals';
+import { dockerStopSignal, criSignal } from '../../src/conventions/signals';
 
 const SANDBOX = 'a'.repeat(64);
 

@@ -6,10 +6,10 @@ import { describe, it } from 'node:test';
 import type { DockerClient } from '../../src/docker/client';
 import type { ContainerInspect } from '../../src/docker/types';
 import { DockerNotFoundError, ResourceExhaustedError, UnavailableError } from '../../src/errors';
-import { EventClock, snapshotOf } from '../../src/events/container-event-builder';
-import { EventHub, type ChangeSource } from '../../src/events/hub';
-import { eventTypesFor, podIdOf } from '../../src/events/transitions';
-import { ContainerStore, type ContainerChange } from '../../src/state/container-store';
+import { EventClock, snapshotOf } from '../../src/container-events/builder';
+import { EventHub, type ChangeSource } from '../../src/container-events/hub';
+import { eventTypesFor, podIdOf } from '../../src/container-events/transitions';
+import { ContainerStore, type ContainerChange } from '../../src/docker-cache/container-store';
 import { silentLogger } from '../../src/util/logger';
 
 const ZERO = '0001-01-01T00:00:00Z';

@@ -11,7 +11,7 @@ import {
   stateOf,
   stateOfSummary,
   userFromProcStatus,
-} from '../../src/shim/container/status-convert';
+} from '../../src/status/container-convert';
 import { UnimplementedError } from '../../src/errors';
 
 const SANDBOX = 'b'.repeat(64);

@@ -12,9 +12,9 @@ import {
   toGrpcStatus,
   UnimplementedError,
 } from '../../src/errors';
-import { fromDockerLabels, matchesLabelSelector, toDockerLabels } from '../../src/shim/labels';
-import { containerDockerName, parseContainerDockerName, parseSandboxDockerName, sandboxDockerName } from '../../src/shim/naming';
-import { validateId } from '../../src/shim/resolve';
+import { fromDockerLabels, matchesLabelSelector, toDockerLabels } from '../../src/conventions/labels';
+import { containerDockerName, parseContainerDockerName, parseSandboxDockerName, sandboxDockerName } from '../../src/conventions/naming';
+import { validateId } from '../../src/conventions/ids';
 import { rfc3339ToNanos, secondsToNanos } from '../../src/util/time';
 
 describe('toGrpcStatus', () => {

@@ -11,8 +11,8 @@ import {
   sandboxFromSummary,
   statusFromCheckpoint,
   statusFromInspect,
-} from '../../src/shim/sandbox/convert';
-import { KeyedLock } from '../../src/shim/sandbox/keyed-lock';
+} from '../../src/status/sandbox-convert';
+import { KeyedLock } from '../../src/util/keyed-lock';
 
 const ID = '0123456789abcdef'.repeat(4);
 const LABELS = {

@@ -6,9 +6,9 @@ import { afterEach, describe, it } from 'node:test';
 import type { DockerClient, EventsOptions } from '../../src/docker/client';
 import type { ContainerInspect, ContainerSummary, DockerEvent, DockerFilters, ImageInspect } from '../../src/docker/types';
 import { DockerNotFoundError, DockerUnreachableError } from '../../src/errors';
-import { CachingDockerClient } from '../../src/state/caching-client';
-import { ContainerStore } from '../../src/state/container-store';
-import { DockerStateCache } from '../../src/state/state-cache';
+import { CachingDockerClient } from '../../src/docker-cache/caching-client';
+import { ContainerStore } from '../../src/docker-cache/container-store';
+import { DockerStateCache } from '../../src/docker-cache/state-cache';
 import { silentLogger } from '../../src/util/logger';
 import { waitFor } from '../support/poll';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContainerInspect, DockerEvent } from '../../src/docker/types';
-import { actionForEvent, EVENT_FILTERS } from '../../src/state/events';
-import { cacheableListQuery, isTracked, matchesListQuery } from '../../src/state/list-query';
-import { commandText, humanDuration, portsOf, statusText, summaryFromInspect } from '../../src/state/summary';
+import { actionForEvent, EVENT_FILTERS } from '../../src/docker-cache/docker-events';
+import { cacheableListQuery, isTracked, matchesListQuery } from '../../src/docker-cache/list-query';
+import { commandText, humanDuration, portsOf, statusText, summaryFromInspect } from '../../src/docker-cache/summary';
 import { INSPECT, INSPECTED_AT_MS, LISTED } from './fixtures-docker-container';
 
 const NEVER = '0001-01-01T00:00:00Z';

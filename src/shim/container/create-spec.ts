@@ -7,14 +7,14 @@ import { cgroupParentFor } from '../../cgroups/driver';
 import type { CgroupDriver } from '../../config/flags';
 import type { ContainerCreateSpec } from '../../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
-import { CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, toDockerLabels, TYPE_CONTAINER } from '../labels';
-import { containerDockerName } from '../naming';
-import { validateId } from '../resolve';
+import { CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, toDockerLabels, TYPE_CONTAINER } from '../../conventions/labels';
+import { containerDockerName } from '../../conventions/naming';
+import { validateId } from '../../conventions/ids';
 import { toDockerBinds, toDockerDevices } from './mounts';
 import { toDockerResources } from './resources';
 import type { HostFiles } from '../security-options';
 import { translateSecurityContext } from './security';
-import { dockerStopSignal } from './signals';
+import { dockerStopSignal } from '../../conventions/signals';
 import { quote } from '../../util/quote';
 
 export interface HostView extends HostFiles {

@@ -1,8 +1,7 @@
-// CRI mounts and devices as Docker bind specs and device mappings, and mounts back from
-// inspect. Binds (not the Mounts API) because Docker creates a missing host directory for a
+// CRI mounts and devices as Docker bind specs and device mappings (../../status reads them
+// back from inspect). Binds (not the Mounts API) because Docker creates a missing host directory for a
 // bind, which kubelet relies on, and takes propagation and SELinux relabel as bind options.
-import type { Device__Output, Mount, Mount__Output, MountPropagation__Output } from '../../cri/types';
-import type { ContainerInspect } from '../../docker/types';
+import type { Device__Output, Mount__Output, MountPropagation__Output } from '../../cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { quote } from '../../util/quote';
 
@@ -60,23 +59,3 @@ export function toDockerDevices(field: string, devices: Device__Output[]): Docke
   });
 }
 
-/** The container's bind mounts as ContainerStatus reports them. */
-export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
-  return (inspect.Mounts ?? [])
-    .filter((m) => m.Type === 'bind' || m.Type === undefined)
-    .map((m) => {
-      const propagation: MountPropagation__Output =
-        m.Propagation === 'rshared' || m.Propagation === 'shared'
-          ? 'PROPAGATION_BIDIRECTIONAL'
-          : m.Propagation === 'rslave' || m.Propagation === 'slave'
-            ? 'PROPAGATION_HOST_TO_CONTAINER'
-            : 'PROPAGATION_PRIVATE';
-      return {
-        containerPath: m.Destination,
-        hostPath: m.Source,
-        readonly: !m.RW,
-        selinuxRelabel: /Z/.test(m.Mode ?? ''),
-        propagation,
-      };
-    });
-}

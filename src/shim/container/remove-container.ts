@@ -3,7 +3,8 @@
 import type { CallContext, RemoveContainerRequest__Output, RemoveContainerResponse } from '../../cri/types';
 import { DockerNotFoundError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
-import { mayNameShimObject, resolveShimObject } from '../resolve';
+import { mayNameShimObject } from '../../conventions/ids';
+import { resolveShimObject } from '../resolve';
 
 export async function removeContainer(shim: ShimContext, req: RemoveContainerRequest__Output, ctx: CallContext): Promise<RemoveContainerResponse> {
   if (!mayNameShimObject('container_id', req.containerId)) return {};

@@ -1,6 +1,6 @@
-// A container's resources as Docker's create and update fields (rules in ../resources.ts), and
-// back for ContainerStatus. Whatever Docker cannot apply is refused rather than ignored.
-import type { ContainerResources, LinuxContainerResources__Output } from '../../cri/types';
+// A container's resources as Docker's create and update fields (rules in ../resources.ts;
+// ../../status reads them back for ContainerStatus). Whatever Docker cannot apply is refused rather than ignored.
+import type { LinuxContainerResources__Output } from '../../cri/types';
 import type { ContainerInspect, ContainerUpdateSpec } from '../../docker/types';
 import { UnimplementedError } from '../../errors';
 import { checkResources, refuseUnsupported, type DockerResources } from '../resources';
@@ -27,19 +27,3 @@ export function toDockerUpdate(field: string, r: LinuxContainerResources__Output
   return checked.docker;
 }
 
-/** The resources a container runs with, as ContainerStatus reports them. */
-export function resourcesFromInspect(inspect: ContainerInspect): ContainerResources {
-  const hc = inspect.HostConfig;
-  return {
-    linux: {
-      cpuPeriod: String(hc.CpuPeriod ?? 0),
-      cpuQuota: String(hc.CpuQuota ?? 0),
-      cpuShares: String(hc.CpuShares ?? 0),
-      memoryLimitInBytes: String(hc.Memory ?? 0),
-      memorySwapLimitInBytes: String(hc.MemorySwap ?? 0),
-      oomScoreAdj: String(hc.OomScoreAdj ?? 0),
-      cpusetCpus: hc.CpusetCpus ?? '',
-      cpusetMems: hc.CpusetMems ?? '',
-    },
-  };
-}

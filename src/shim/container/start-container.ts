@@ -1,7 +1,7 @@
 // StartContainer: start the Docker container and its CRI log follower.
 import type { CallContext, StartContainerRequest__Output, StartContainerResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
-import { CONTAINER_LOG_PATH_LABEL } from '../labels';
+import { CONTAINER_LOG_PATH_LABEL } from '../../conventions/labels';
 import { resolveShimObject } from '../resolve';
 
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {

@@ -3,7 +3,8 @@
 import type { CallContext, StopContainerRequest__Output, StopContainerResponse } from '../../cri/types';
 import { DockerNotFoundError, InvalidArgumentError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
-import { mayNameShimObject, resolveShimObject } from '../resolve';
+import { mayNameShimObject } from '../../conventions/ids';
+import { resolveShimObject } from '../resolve';
 
 export async function stopContainer(shim: ShimContext, req: StopContainerRequest__Output, ctx: CallContext): Promise<StopContainerResponse> {
   const timeout = Number(req.timeout);

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { CallContext, FilesystemUsage, ImageFsInfoRequest__Output, ImageFsInfoResponse } from '../../cri/types';
 import { DockerNotFoundError, UnimplementedError } from '../../errors';
 import { nowNanos } from '../../util/time';
-import { diskUsage, type DiskUsage } from './disk-usage';
+import { diskUsage, type DiskUsage } from '../../util/disk-usage';
 
 /** Directories of every container's writable layer (and its init layer). */
 async function containerLayerDirs(shim: ShimContext, signal: AbortSignal): Promise<string[]> {

@@ -1,4 +1,4 @@
-// ListImages and StreamImages: every image Docker has (top-level ones, as `docker images`
+// ListImages: every image Docker has (top-level ones, as `docker images`
 // shows), narrowed by the request's filter, the sandbox image marked pinned.
 import type { ShimContext } from '../context';
 import type {
@@ -7,18 +7,12 @@ import type {
   ImageFilter__Output,
   ListImagesRequest__Output,
   ListImagesResponse,
-  StreamImagesRequest__Output,
-  StreamImagesResponse,
 } from '../../cri/types';
 import { imageFromSummary } from './convert';
 import { imageMatchesFilter } from './image-filter';
 import { sandboxImageId } from './pinned';
-import { sendInBatches } from '../stream-batches';
 
-/** How many images one StreamImages message carries. */
-export const STREAM_IMAGES_BATCH = 100;
-
-async function images(shim: ShimContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
+export async function findImages(shim: ShimContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
   const [summaries, pinnedId] = await Promise.all([
     shim.docker.listImages({ all: false, digests: true }, { signal: ctx.signal }),
     sandboxImageId(shim, ctx.signal),
@@ -28,15 +22,6 @@ async function images(shim: ShimContext, filter: ImageFilter__Output | null, ctx
 }
 
 export async function listImages(shim: ShimContext, req: ListImagesRequest__Output, ctx: CallContext): Promise<ListImagesResponse> {
-  return { images: await images(shim, req.filter, ctx) };
+  return { images: await findImages(shim, req.filter, ctx) };
 }
 
-export async function streamImages(
-  shim: ShimContext,
-  req: StreamImagesRequest__Output,
-  send: (res: StreamImagesResponse) => void,
-  ctx: CallContext,
-): Promise<void> {
-  const all = await images(shim, req.filter, ctx);
-  sendInBatches(all, STREAM_IMAGES_BATCH, (images) => send({ images }));
-}

@@ -4,17 +4,9 @@
 import type { AuthConfig__Output } from '../../cri/types';
 import type { RegistryAuth } from '../../docker/types';
 import { InvalidArgumentError } from '../../errors';
+import type { RegistryCredential } from '../../conventions/registry-credential';
 
-/** Registry credentials from a request, a credential provider or a Docker config file. */
-export interface RegistryCredential {
-  username?: string;
-  password?: string;
-  /** base64 "username:password". */
-  auth?: string;
-  identityToken?: string;
-  registryToken?: string;
-  serverAddress?: string;
-}
+export type { RegistryCredential };
 
 export function hasCredentials(c: RegistryCredential | null | undefined): c is RegistryCredential {
   return !!c && !!(c.username || c.password || c.auth || c.identityToken || c.registryToken);

@@ -3,8 +3,8 @@
 import { cgroupParentFor } from '../../cgroups/driver';
 import type { CgroupDriver } from '../../config/flags';
 import type { ContainerCreateSpec, HostConfig } from '../../docker/types';
-import { CONTAINER_TYPE_LABEL, RUNTIME_HANDLER_LABEL, TYPE_SANDBOX, toDockerLabels } from '../labels';
-import { sandboxDockerName } from '../naming';
+import { CONTAINER_TYPE_LABEL, RUNTIME_HANDLER_LABEL, TYPE_SANDBOX, toDockerLabels } from '../../conventions/labels';
+import { sandboxDockerName } from '../../conventions/naming';
 import type { SandboxPlan, SandboxSecurity } from './plan';
 
 /** /dev/shm of a pod that has its own IPC namespace (Docker's default, stated so it is ours). */

@@ -6,11 +6,10 @@ import type { ContainerSummary } from '../../docker/types';
 import { InvalidArgumentError, NotFoundError } from '../../errors';
 import type { PodNetworkTarget } from '../../network/plugin';
 import type { ShimContext } from '../context';
-import { resolveShimObject, validateId } from '../resolve';
-import { sandboxMetadata } from './convert';
-import { fromDockerLabels } from '../labels';
-import { dockerNameOf } from './sandbox-labels';
-import { sandboxState } from './state';
+import { validateId } from '../../conventions/ids';
+import { resolveShimObject } from '../resolve';
+import { podRefOf } from '../../status/sandbox-convert';
+import { dockerNameOf } from '../../conventions/naming';
 import { quote } from '../../util/quote';
 
 export interface FoundSandbox {
@@ -24,7 +23,7 @@ export interface FoundSandbox {
 /** The sandbox `id` (full or a unique prefix) names, or undefined when there is none. */
 export async function findSandbox(shim: ShimContext, field: string, id: string, opts?: CallOptions): Promise<FoundSandbox | undefined> {
   validateId(field, id);
-  const { checkpoints } = sandboxState(shim);
+  const { checkpoints } = shim;
   try {
     const container = await resolveShimObject(shim.docker, 'sandbox', field, id, opts);
     return { id: container.Id, container, checkpoint: await checkpoints.read(container.Id) };
@@ -45,7 +44,5 @@ export function isHostNetwork(found: FoundSandbox): boolean {
 
 /** What the network plugin needs to know about the pod. */
 export function networkTarget(found: FoundSandbox): PodNetworkTarget {
-  const meta = sandboxMetadata(found.container ? dockerNameOf(found.container) : '', found.checkpoint);
-  const annotations = found.checkpoint?.annotations ?? fromDockerLabels(found.container?.Labels).annotations;
-  return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId: found.id, annotations };
+  return podRefOf(found.id, found.container ? dockerNameOf(found.container) : '', found.container?.Labels, found.checkpoint);
 }

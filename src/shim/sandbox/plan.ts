@@ -13,17 +13,13 @@ import type {
   RunPodSandboxRequest__Output,
 } from '../../cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
-import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../labels';
+import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../../conventions/labels';
+import type { PodMetadata } from '../../conventions/naming';
 import { checkResources, type CheckedResources } from '../resources';
 import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
 import { quote } from '../../util/quote';
 
-export interface PodMetadata {
-  name: string;
-  namespace: string;
-  uid: string;
-  attempt: number;
-}
+export type { PodMetadata };
 
 
 export interface SandboxSecurity {

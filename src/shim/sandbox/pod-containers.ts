@@ -3,7 +3,7 @@
 import type { CallOptions, DockerClient } from '../../docker/client';
 import { DockerNotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
-import { SANDBOX_ID_LABEL } from '../labels';
+import { SANDBOX_ID_LABEL } from '../../conventions/labels';
 
 /**
  * What still runs when the pod is stopped is killed at once: kubelet has already given each

@@ -1,13 +1,14 @@
 // PodSandboxStatus: the pause container as Docker sees it now, with the pod's IPs from the
-// network plugin; a sandbox whose container is gone but whose checkpoint remains is reported
+// network plugin (assembled by ../../status/assemble.ts, as GetContainerEvents does); a sandbox whose container is gone but whose checkpoint remains is reported
 // NOTREADY from the checkpoint. `verbose` adds an "info" JSON document.
 import type { CallContext, PodSandboxStatusRequest__Output, PodSandboxStatusResponse } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
 import { DockerNotFoundError, NotFoundError } from '../../errors';
 import { nowNanos } from '../../util/time';
 import type { ShimContext } from '../context';
-import { statusFromCheckpoint, statusFromInspect } from './convert';
-import { findSandbox, networkTarget, type FoundSandbox } from './lookup';
+import { assembleSandboxStatus } from '../../status/assemble';
+import { statusFromCheckpoint } from '../../status/sandbox-convert';
+import { findSandbox, type FoundSandbox } from './lookup';
 import { quote } from '../../util/quote';
 
 export async function podSandboxStatus(
@@ -25,10 +26,8 @@ export async function podSandboxStatus(
     if (req.verbose) response.info = { info: JSON.stringify({ checkpoint: found.checkpoint, container: null }) };
     return response;
   }
-  const hostNetwork = inspect.HostConfig.NetworkMode === 'host';
-  const ips = inspect.State.Running && !hostNetwork ? (await shim.network.podIps(networkTarget(found))).ips : [];
   const response: PodSandboxStatusResponse = {
-    status: statusFromInspect(inspect, found.checkpoint, ips),
+    status: await assembleSandboxStatus(shim, inspect, found.checkpoint),
     timestamp: nowNanos(),
   };
   if (req.verbose) response.info = { info: JSON.stringify(verboseInfo(shim, found, inspect)) };

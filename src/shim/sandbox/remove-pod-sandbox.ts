@@ -3,10 +3,9 @@
 // normally stops it before, but CRI says running containers are removed by force).
 import type { CallContext, RemovePodSandboxRequest__Output, RemovePodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
-import { mayNameShimObject } from '../resolve';
+import { mayNameShimObject } from '../../conventions/ids';
 import { findSandbox, isHostNetwork, networkTarget } from './lookup';
 import { removeContainerIfPresent, removePodContainers } from './pod-containers';
-import { sandboxState } from './state';
 
 export async function removePodSandbox(
   shim: ShimContext,
@@ -17,7 +16,7 @@ export async function removePodSandbox(
   const opts = { signal: ctx.signal };
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};
-  const { locks, checkpoints } = sandboxState(shim);
+  const { sandboxLocks: locks, checkpoints } = shim;
   await locks.run(found.id, async () => {
     if (found.container?.State === 'running' && !isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
     // Everything goes, so no order is needed: the pod's containers (kubelet normally removed

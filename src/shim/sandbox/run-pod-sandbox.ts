@@ -10,12 +10,11 @@ import { AlreadyExistsError, DockerConflictError, DockerNotFoundError, errorMess
 import type { PodNetworkTarget } from '../../network/plugin';
 import { rfc3339ToNanos } from '../../util/time';
 import type { ShimContext } from '../context';
-import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../labels';
+import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../../conventions/labels';
 import { sandboxCreateSpec } from './create-spec';
 import { ensureImage } from './ensure-image';
 import { planSandbox, type SandboxPlan } from './plan';
 import { dockerRuntimeFor } from './runtime-handler';
-import { sandboxState } from './state';
 
 export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest__Output, ctx: CallContext): Promise<RunPodSandboxResponse> {
   const opts = { signal: ctx.signal };
@@ -28,7 +27,7 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
     dockerRuntime,
   });
 
-  const { locks } = sandboxState(shim);
+  const { sandboxLocks: locks } = shim;
   // One RunPodSandbox per name at a time, from create through start: a second call for the
   // same pod must find the first's container running, not mistake it (still only created)
   // for a stale leftover and remove it.
@@ -59,14 +58,14 @@ async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSp
     }
     shim.log.info({ name, stale: existing.Id, state: existing.State }, 'removing a stale sandbox container of the same name');
     await removeContainerQuietly(shim, existing.Id);
-    await sandboxState(shim).checkpoints.remove(existing.Id);
+    await shim.checkpoints.remove(existing.Id);
   }
   return shim.docker.createContainer(spec, opts);
 }
 
 async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ctx: CallContext): Promise<void> {
   const opts = { signal: ctx.signal };
-  const { checkpoints } = sandboxState(shim);
+  const { checkpoints } = shim;
   const target: PodNetworkTarget = {
     podName: plan.metadata.name,
     podNamespace: plan.metadata.namespace,

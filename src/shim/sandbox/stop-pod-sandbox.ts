@@ -3,17 +3,16 @@
 // Idempotent: a sandbox already stopped, or already removed, is success.
 import type { CallContext, StopPodSandboxRequest__Output, StopPodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
-import { mayNameShimObject } from '../resolve';
+import { mayNameShimObject } from '../../conventions/ids';
 import { findSandbox, isHostNetwork, networkTarget } from './lookup';
 import { killContainerIfPresent, killPodContainers } from './pod-containers';
-import { sandboxState } from './state';
 
 export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxRequest__Output, ctx: CallContext): Promise<StopPodSandboxResponse> {
   if (!mayNameShimObject('pod_sandbox_id', req.podSandboxId)) return {};
   const opts = { signal: ctx.signal };
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};
-  await sandboxState(shim).locks.run(found.id, async () => {
+  await shim.sandboxLocks.run(found.id, async () => {
     if (!isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
     await killPodContainers(shim.docker, found.id, opts);
     if (found.container) await killContainerIfPresent(shim.docker, found.id, opts);

@@ -8,7 +8,6 @@ import { FailedPreconditionError, NotFoundError, UnimplementedError } from '../.
 import type { ShimContext } from '../context';
 import { findSandbox } from './lookup';
 import { checkResources } from '../resources';
-import { sandboxState } from './state';
 import { quote } from '../../util/quote';
 
 export async function updatePodSandboxResources(
@@ -28,6 +27,6 @@ export async function updatePodSandboxResources(
   }
   if (!found.container) throw new FailedPreconditionError(`pod sandbox ${found.id} has no pause container any more`);
   if (Object.keys(resources.docker).length === 0) return {};
-  await sandboxState(shim).locks.run(found.id, () => shim.docker.updateContainer(found.id, resources.docker, { signal: ctx.signal }));
+  await shim.sandboxLocks.run(found.id, () => shim.docker.updateContainer(found.id, resources.docker, { signal: ctx.signal }));
   return {};
 }

@@ -1,6 +1,6 @@
 // CRI's Signal enum names as the signal names Docker takes ("SIGRTMIN+3", "SIGRTMAX-2").
-import type { Signal__Output } from '../../cri/types';
-import { Signal } from '../../generated/runtime/v1/Signal';
+import type { Signal__Output } from '../cri/types';
+import { Signal } from '../generated/runtime/v1/Signal';
 
 const KNOWN: ReadonlySet<string> = new Set(Object.values(Signal));
 

@@ -1,10 +1,10 @@
 // Status: is Docker answering, and is pod networking ready. kubelet polls this every few
 // seconds and stops creating pods while either condition is false, so a Docker outage must
 // show here (and clear by itself when Docker is back) rather than fail the call.
-import type { RuntimeCondition, RuntimeHandler, StatusRequest__Output, StatusResponse } from '../cri/types';
-import { errorMessage } from '../errors';
-import type { ShimContext } from './context';
-import { SHIM_VERSION } from './context';
+import type { RuntimeCondition, RuntimeHandler, StatusRequest__Output, StatusResponse } from '../../cri/types';
+import { errorMessage } from '../../errors';
+import type { ShimContext } from '../context';
+import { SHIM_VERSION } from '../context';
 
 export const RUNTIME_READY = 'RuntimeReady';
 export const NETWORK_READY = 'NetworkReady';

@@ -3,18 +3,14 @@
 // container of the pod, built by the same converters PodSandboxStatus and ContainerStatus use.
 // Which documents make up the pod is read synchronously, at the moment of the change; only the
 // extras (image identity, pod IPs, process user) are fetched afterwards.
-import type { ContainerEventResponse, ContainerStatus, PodSandboxStatus } from '../cri/types';
+import type { CheckpointCache } from '../checkpoint/cache';
+import type { ContainerEventResponse } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
-import { imageIdentity, LOG_DRAIN_WAIT_MS, processUser } from '../shim/container/container-status';
-import { containerStatusFromInspect } from '../shim/container/status-convert';
-import type { ShimContext } from '../shim/context';
-import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../shim/labels';
-import { statusFromCheckpoint, statusFromInspect } from '../shim/sandbox/convert';
-import { networkTarget } from '../shim/sandbox/lookup';
-import { sandboxState } from '../shim/sandbox/state';
-import type { ContainerChange } from '../state/container-store';
-import { summaryFromInspect } from '../state/summary';
+import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../conventions/labels';
+import type { ContainerChange } from '../docker-cache/container-store';
+import { assembleContainerStatus, assembleSandboxStatus, type StatusSources } from '../status/assemble';
 import { rfc3339ToNanos } from '../util/time';
+import type { EventBuilder, EventHub } from './hub';
 import { eventTypesFor, podIdOf, type ContainerEventTypeName } from './transitions';
 
 /** The documents the cache holds, as the builder reads them. */
@@ -72,23 +68,35 @@ export class EventClock {
   }
 }
 
+/** What the builder reads besides the cache's documents: status sources and the checkpoints. */
+export interface EventSources extends StatusSources {
+  readonly checkpoints: Pick<CheckpointCache, 'read'>;
+}
+
+/** The hub GetContainerEvents listens to. */
+export type ContainerEventHub = EventHub<ContainerChange, ContainerEventResponse>;
+
 /** The builder the hub runs for each change (see hub.ts). */
 export function containerEventBuilder(
-  shim: ShimContext,
+  sources: EventSources,
   held: HeldContainers,
   clock = new EventClock(),
-): (change: ContainerChange) => (() => Promise<ContainerEventResponse[]>) | undefined {
+): EventBuilder<ContainerChange, ContainerEventResponse> {
   return (change) => {
     const snap = snapshotOf(change, held);
-    return snap ? () => messagesFor(shim, snap, clock) : undefined;
+    return snap ? () => messagesFor(sources, snap, clock) : undefined;
   };
 }
 
-async function messagesFor(shim: ShimContext, snap: PodSnapshot, clock: EventClock): Promise<ContainerEventResponse[]> {
-  const own = snap.containers.find((c) => c.Id === snap.containerId);
-  // As with ContainerStatus: EXITED means the container's log file is complete.
-  if (own && !own.State.Running) await shim.logs.drained(own.Id, LOG_DRAIN_WAIT_MS);
-  const [podSandboxStatus, containersStatuses] = await Promise.all([sandboxStatus(shim, snap), Promise.all(snap.containers.map((c) => containerStatusOf(shim, c)))]);
+async function messagesFor(sources: EventSources, snap: PodSnapshot, clock: EventClock): Promise<ContainerEventResponse[]> {
+  // The ID may come from a label someone else set: only a well-formed one is looked up.
+  const checkpoint = FULL_ID.test(snap.podId) ? await sources.checkpoints.read(snap.podId) : undefined;
+  // Statuses as PodSandboxStatus and ContainerStatus answer them (which, for a stopped
+  // container, wait until its log file is complete).
+  const [podSandboxStatus, containersStatuses] = await Promise.all([
+    assembleSandboxStatus(sources, snap.sandbox, checkpoint, snap.sandboxRemoved),
+    Promise.all(snap.containers.map((c) => assembleContainerStatus(sources, c))),
+  ]);
   return snap.types.map((type) => {
     const message: ContainerEventResponse = {
       containerId: snap.containerId,
@@ -99,22 +107,4 @@ async function messagesFor(shim: ShimContext, snap: PodSnapshot, clock: EventClo
     if (podSandboxStatus) message.podSandboxStatus = podSandboxStatus;
     return message;
   });
-}
-
-async function containerStatusOf(shim: ShimContext, c: ContainerInspect): Promise<ContainerStatus> {
-  return containerStatusFromInspect(c, await imageIdentity(shim.docker, c, {}), processUser(c));
-}
-
-/** As PodSandboxStatus answers it; from the checkpoint once the pause container is gone. */
-async function sandboxStatus(shim: ShimContext, snap: PodSnapshot): Promise<PodSandboxStatus | undefined> {
-  // The ID may come from a label someone else set: only a well-formed one is looked up.
-  const checkpoint = FULL_ID.test(snap.podId) ? await sandboxState(shim).checkpoints.read(snap.podId) : undefined;
-  const doc = snap.sandbox;
-  if (!doc) return checkpoint ? statusFromCheckpoint(checkpoint) : undefined;
-  if (snap.sandboxRemoved) return { ...statusFromInspect(doc, checkpoint, []), state: 'SANDBOX_NOTREADY' };
-  const running = doc.State.Running;
-  const hostNetwork = doc.HostConfig.NetworkMode === 'host';
-  const found = { id: doc.Id, container: summaryFromInspect(doc, doc.Image, Date.now()), checkpoint };
-  const ips = running && !hostNetwork ? (await shim.network.podIps(networkTarget(found))).ips : [];
-  return statusFromInspect(doc, checkpoint, ips);
 }

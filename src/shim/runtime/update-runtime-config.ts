@@ -1,10 +1,10 @@
 // UpdateRuntimeConfig: kubelet passes the node's pod CIDR once it knows it. An empty request
 // (or an empty CIDR) changes nothing.
-import type { UpdateRuntimeConfigRequest__Output, UpdateRuntimeConfigResponse } from '../cri/types';
-import { InvalidArgumentError } from '../errors';
-import type { ShimContext } from './context';
-import { isCidr } from '../util/net';
-import { quote } from '../util/quote';
+import type { UpdateRuntimeConfigRequest__Output, UpdateRuntimeConfigResponse } from '../../cri/types';
+import { InvalidArgumentError } from '../../errors';
+import type { ShimContext } from '../context';
+import { isCidr } from '../../util/net';
+import { quote } from '../../util/quote';
 
 export async function updateRuntimeConfig(
   shim: ShimContext,

@@ -5,7 +5,7 @@
 // RemovePodSandbox (by sandbox label alone) therefore goes to Docker, so stopping a pod never
 // misses a container whose creation the event stream has not reported yet.
 import type { DockerFilters } from '../docker/types';
-import { CONTAINER_TYPE_LABEL } from '../shim/labels';
+import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
 
 /** Labels that make a container the cache's business. */
 export const TRACKED_LABELS: readonly string[] = [CONTAINER_TYPE_LABEL];

@@ -58,3 +58,7 @@ export function matchesLabelSelector(
   for (const [k, v] of Object.entries(selector ?? {})) if (labels[k] !== v) return false;
   return true;
 }
+
+export function runtimeHandlerFromDocker(docker: Readonly<Record<string, string>> | null | undefined): string {
+  return docker?.[RUNTIME_HANDLER_LABEL] ?? '';
+}

@@ -3,17 +3,18 @@
 import type {
   Container,
   ContainerFilter__Output,
+  ContainerResources,
+  Mount,
+  MountPropagation__Output,
   ContainerState__Output,
   ContainerStatus,
   ContainerUser,
-} from '../../cri/types';
-import type { ContainerInspect, ContainerSummary } from '../../docker/types';
-import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
-import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL } from '../labels';
-import { parseContainerDockerName } from '../naming';
-import { mountsFromInspect } from './mounts';
-import { resourcesFromInspect } from './resources';
-import { criSignal } from './signals';
+} from '../cri/types';
+import type { ContainerInspect, ContainerSummary } from '../docker/types';
+import { rfc3339ToNanos, secondsToNanos } from '../util/time';
+import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL } from '../conventions/labels';
+import { parseContainerDockerName } from '../conventions/naming';
+import { criSignal } from '../conventions/signals';
 
 export const REASON_COMPLETED = 'Completed';
 export const REASON_ERROR = 'Error';
@@ -136,4 +137,42 @@ export function userFromProcStatus(text: string): ContainerUser | undefined {
   const gid = field('Gid');
   if (!uid || !gid || uid.length < 2 || gid.length < 2) return undefined;
   return { linux: { uid: uid[1]!, gid: gid[1]!, supplementalGroups: field('Groups') ?? [] } };
+}
+
+/** The container's bind mounts as ContainerStatus reports them. */
+export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
+  return (inspect.Mounts ?? [])
+    .filter((m) => m.Type === 'bind' || m.Type === undefined)
+    .map((m) => {
+      const propagation: MountPropagation__Output =
+        m.Propagation === 'rshared' || m.Propagation === 'shared'
+          ? 'PROPAGATION_BIDIRECTIONAL'
+          : m.Propagation === 'rslave' || m.Propagation === 'slave'
+            ? 'PROPAGATION_HOST_TO_CONTAINER'
+            : 'PROPAGATION_PRIVATE';
+      return {
+        containerPath: m.Destination,
+        hostPath: m.Source,
+        readonly: !m.RW,
+        selinuxRelabel: /Z/.test(m.Mode ?? ''),
+        propagation,
+      };
+    });
+}
+
+/** The resources a container runs with, as ContainerStatus reports them. */
+export function resourcesFromInspect(inspect: ContainerInspect): ContainerResources {
+  const hc = inspect.HostConfig;
+  return {
+    linux: {
+      cpuPeriod: String(hc.CpuPeriod ?? 0),
+      cpuQuota: String(hc.CpuQuota ?? 0),
+      cpuShares: String(hc.CpuShares ?? 0),
+      memoryLimitInBytes: String(hc.Memory ?? 0),
+      memorySwapLimitInBytes: String(hc.MemorySwap ?? 0),
+      oomScoreAdj: String(hc.OomScoreAdj ?? 0),
+      cpusetCpus: hc.CpusetCpus ?? '',
+      cpusetMems: hc.CpusetMems ?? '',
+    },
+  };
 }

@@ -7,8 +7,8 @@
 // in order, even when the states in between were never seen.
 import type { ContainerEventType__Output } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
-import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../shim/labels';
-import { stateOf } from '../shim/container/status-convert';
+import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
+import { stateOf } from '../status/container-convert';
 
 export type ContainerEventTypeName = ContainerEventType__Output;
 

@@ -1,6 +1,6 @@
 // Version: who we are. kubelet checks runtime_api_version is "v1" before using any other RPC.
-import type { VersionRequest__Output, VersionResponse } from '../cri/types';
-import type { ShimContext } from './context';
+import type { VersionRequest__Output, VersionResponse } from '../../cri/types';
+import type { ShimContext } from '../context';
 
 export const RUNTIME_NAME = 'docker';
 export const CRI_API_VERSION = 'v1';

@@ -8,7 +8,7 @@ import type { DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { ContainerStore, type ContainerChange } from './container-store';
-import { actionForEvent, EVENT_FILTERS } from './events';
+import { actionForEvent, EVENT_FILTERS } from './docker-events';
 import { ImageStore } from './image-store';
 
 export interface ReconnectBackoff {

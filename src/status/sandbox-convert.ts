@@ -1,19 +1,18 @@
 // What Docker (and the checkpoint) say about a pause container, turned into the CRI's
 // PodSandbox and PodSandboxStatus, and the CRI's list filter applied to them. Pure.
-import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
+import type { SandboxCheckpoint } from '../checkpoint/checkpoint';
+import type { PodNetworkTarget } from '../network/plugin';
 import type {
   NamespaceOption,
   PodSandbox,
   PodSandboxFilter__Output,
   PodSandboxStatus,
-} from '../../cri/types';
-import type { ContainerInspect, ContainerSummary } from '../../docker/types';
-import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
-import { matchesLabelSelector } from '../labels';
-import type { PodMetadata } from './plan';
-import { parseSandboxDockerName } from '../naming';
-import { fromDockerLabels } from '../labels';
-import { dockerNameOf, runtimeHandlerFromDocker } from './sandbox-labels';
+} from '../cri/types';
+import type { ContainerInspect, ContainerSummary } from '../docker/types';
+import { rfc3339ToNanos, secondsToNanos } from '../util/time';
+import { matchesLabelSelector } from '../conventions/labels';
+import { dockerNameOf, parseSandboxDockerName, type PodMetadata } from '../conventions/naming';
+import { fromDockerLabels, runtimeHandlerFromDocker } from '../conventions/labels';
 
 export type SandboxStateName = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 
@@ -105,4 +104,19 @@ export function matchesSandboxFilter(s: PodSandbox, filter: PodSandboxFilter__Ou
   if (filter.id !== '' && !(s.id ?? '').startsWith(filter.id)) return false;
   if (filter.state && s.state !== filter.state.state) return false;
   return matchesLabelSelector(s.labels ?? {}, filter.labelSelector);
+}
+
+/**
+ * Who the pod is, as the network plugin is told: from the pause container's Docker name and
+ * labels, else from the checkpoint (the container may be gone).
+ */
+export function podRefOf(
+  sandboxId: string,
+  dockerName: string,
+  dockerLabels: Readonly<Record<string, string>> | null | undefined,
+  checkpoint: SandboxCheckpoint | undefined,
+): PodNetworkTarget {
+  const meta = sandboxMetadata(dockerName.replace(/^\//, ''), checkpoint);
+  const annotations = checkpoint?.annotations ?? fromDockerLabels(dockerLabels).annotations;
+  return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId, annotations };
 }

@@ -7,12 +7,15 @@ const PREFIX = 'k8s';
 const SANDBOX_CONTAINER_NAME = 'POD';
 const DELIMITER = '_';
 
-export interface SandboxNameParts {
+/** Who a pod is: CRI's PodSandboxMetadata, and the parts of its pause container's name. */
+export interface PodMetadata {
   name: string;
   namespace: string;
   uid: string;
   attempt: number;
 }
+
+export type SandboxNameParts = PodMetadata;
 
 export interface ContainerNameParts {
   containerName: string;
@@ -52,4 +55,9 @@ export function parseContainerDockerName(dockerName: string): ContainerNameParts
   return attempt === undefined
     ? undefined
     : { containerName: p[1]!, attempt, pod: { name: p[2]!, namespace: p[3]!, uid: p[4]! } };
+}
+
+/** Docker reports a container's names with a leading '/'. */
+export function dockerNameOf(c: { Names: readonly string[] }): string {
+  return (c.Names[0] ?? '').replace(/^\//, '');
 }

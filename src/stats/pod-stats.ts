@@ -1,0 +1,39 @@
+// One pod's PodSandboxStats from its cgroup files. A pod's CPU, memory and process figures
+// are its own cgroup's when it has one (a cgroup parent, as kubelet always gives), else the sum
+// of its pause container and its running containers; its network counters are those of the
+// pause process's namespace.
+import type { PodSandboxStats } from '../cri/types';
+import type { ContainerSummary } from '../docker/types';
+import { sandboxFromSummary } from '../status/sandbox-convert';
+import { nowNanos } from '../util/time';
+import type { CgroupSample } from './cgroup-sample';
+import type { StatsCollector } from './collector';
+import { cpuUsage, memoryUsage, sumSamples, u64 } from './convert';
+
+export async function podSandboxStatsOf(
+  collector: StatsCollector,
+  pause: ContainerSummary,
+  members: readonly ContainerSummary[],
+  signal: AbortSignal,
+): Promise<PodSandboxStats> {
+  const [own, figures] = await Promise.all([
+    collector.sandboxFigures(pause, signal),
+    Promise.all(members.map((c) => collector.containerFigures(c, signal))),
+  ]);
+  const present = figures.filter((f): f is NonNullable<typeof f> => f !== undefined);
+  const samples = [own.sample, ...present.map((f) => f.sample)].filter((s): s is CgroupSample => s !== undefined);
+  const total = own.sample ? (own.podSample ?? sumSamples(samples)) : undefined;
+  const timestamp = nowNanos();
+  const key = `pod:${pause.Id}`;
+  const nanoCores = total?.cpuUsageNs === undefined ? undefined : collector.rates.rate(key, total.cpuUsageNs, process.hrtime.bigint());
+  if (!total) collector.rates.forget(key);
+  const { id, metadata, labels, annotations } = sandboxFromSummary(pause, undefined);
+  const linux: NonNullable<PodSandboxStats['linux']> = {
+    cpu: cpuUsage(total, nanoCores, timestamp),
+    memory: memoryUsage(total, timestamp),
+    process: { timestamp, processCount: u64(total?.processCount ?? 0n) },
+    containers: present.map((f) => f.stats),
+  };
+  if (own.network) linux.network = own.network;
+  return { attributes: { id, metadata, labels, annotations }, linux };
+}
