@@ -1,0 +1,93 @@
+// The shape of src/ as the architecture promises it: no two folders import each other (directly
+// or round a longer loop), and the feature folders never import the handler tree. Read from the
+// sources themselves, so a change that bends the shape fails here.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+const SRC = path.resolve(__dirname, '../../../src');
+/** Folders that hold machinery the handlers use; none of them may import src/shim. */
+const FEATURE_FOLDERS = ['stats', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'status', 'checkpoint', 'conventions'];
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'generated' ? [] : sources(p);
+    return e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** The node a file belongs to: its top folder under src/, or the file itself at the top. */
+function nodeOf(file: string): string {
+  const rel = path.relative(SRC, file).split(path.sep);
+  return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.ts$/, '');
+}
+
+function folderGraph(): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const file of sources(SRC)) {
+    const from = nodeOf(file);
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]!);
+      if (!target.startsWith(SRC) || path.relative(SRC, target).startsWith('generated')) continue;
+      const to = nodeOf(target.endsWith('.ts') ? target : `${target}.ts`);
+      if (to === from) continue;
+      if (!graph.has(from)) graph.set(from, new Map());
+      graph.get(from)!.set(to, `${path.relative(SRC, file)} imports ${m[1]}`);
+    }
+  }
+  return graph;
+}
+
+/** A loop of nodes, if the graph has one. */
+function findCycle(graph: Map<string, Map<string, string>>): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node)?.keys() ?? []) {
+      if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
+      if (!state.has(next)) {
+        const found = visit(next);
+        if (found) return found;
+      }
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return undefined;
+  };
+  for (const node of graph.keys()) {
+    if (!state.has(node)) {
+      const found = visit(node);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+describe('the import graph of src/', () => {
+  const graph = folderGraph();
+
+  it('has no loop between folders', () => {
+    const cycle = findCycle(graph);
+    const why = cycle?.slice(1).map((to, i) => graph.get(cycle[i]!)!.get(to)).join('; ');
+    assert.equal(cycle, undefined, `import loop ${cycle?.join(' -> ')}: ${why}`);
+  });
+
+  it('keeps the feature folders out of the handler tree', () => {
+    for (const folder of FEATURE_FOLDERS) {
+      assert.ok(fs.existsSync(path.join(SRC, folder)), `src/${folder} exists`);
+      const bad = graph.get(folder)?.get('shim');
+      assert.equal(bad, undefined, `src/${folder} must not import src/shim: ${bad}`);
+    }
+  });
+
+  it('sees the imports it checks (the handler tree uses the features)', () => {
+    for (const folder of ['stats', 'streaming', 'logs', 'status', 'conventions']) {
+      assert.ok(graph.get('shim')?.has(folder), `src/shim imports src/${folder}`);
+    }
+  });
+});
