@@ -18,7 +18,9 @@ import { loadCredentialProviderConfig } from './credentials/config';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
 import { ContainerLogManager } from './logs/manager';
+import { DockerNetworkHost } from './network/docker-host';
 import { createNetworkPlugin } from './network/factory';
+import { NetworkManager } from './network/manager';
 import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
@@ -60,7 +62,10 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   // Handlers read through the state cache; it starts following Docker once Docker answers.
   const state = new DockerStateCache(rawDocker, log);
   const docker = new CachingDockerClient(rawDocker, state);
-  const network = wrap(() => createNetworkPlugin(config, docker));
+  // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
+  const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
+  const networkHost = new DockerNetworkHost(docker, checkpoints);
+  const network = new NetworkManager(wrap(() => createNetworkPlugin(config, networkHost, log)), networkHost, log);
   const credentials = wrap(() => credentialProviders(config, log));
 
   const version = await waitForDocker(docker, log);
@@ -76,7 +81,6 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 
   // Process state, each piece built once, in the order they depend on each other.
   const dockerFacts = new DockerFacts(docker);
-  const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
   // Log followers ask whether a container stopped the moment its log stream ends, which can be
   // before the cache has heard of it: they go to Docker directly.
   const logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
@@ -112,10 +116,11 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     await state.stop();
     dockerFacts.close();
     await logs.close();
+    await network.close();
     throw new StartupError(errorMessage(err));
   }
   log.info(
-    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
+    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streaming.baseUrl },
     'cri-docker-shim ready',
   );
   return {
@@ -127,6 +132,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       await streaming.close();
       await state.stop();
       await logs.close();
+      await network.close();
       dockerFacts.close();
     },
   };

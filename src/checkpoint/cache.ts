@@ -7,13 +7,15 @@ import type { CheckpointStore } from './store';
 
 export class CheckpointCache {
   private loaded: Promise<Map<string, SandboxCheckpoint>> | undefined;
+  /** The same map, once loaded, for synchronous reads. */
+  private held: Map<string, SandboxCheckpoint> | undefined;
 
   constructor(private readonly store: CheckpointStore) {}
 
   /** Reads every checkpoint from disk (once; later calls share the first). */
   load(): Promise<Map<string, SandboxCheckpoint>> {
     if (!this.loaded) {
-      const loading = this.store.readAll().then((all) => new Map(all.map((c) => [c.id, c])));
+      const loading = this.store.readAll().then((all) => (this.held = new Map(all.map((c) => [c.id, c]))));
       // A failed load (an unreadable directory) is retried by the next caller.
       loading.catch(() => {
         if (this.loaded === loading) this.loaded = undefined;
@@ -38,6 +40,11 @@ export class CheckpointCache {
   async read(id: string): Promise<SandboxCheckpoint | undefined> {
     this.store.pathOf(id); // the same check of the ID as on disk
     return (await this.load()).get(id);
+  }
+
+  /** The checkpoint as held right now, without waiting (undefined before the load finished). */
+  peek(id: string): SandboxCheckpoint | undefined {
+    return this.held?.get(id);
   }
 
   async ids(): Promise<string[]> {

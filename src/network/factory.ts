@@ -1,15 +1,16 @@
 // Chooses the network plugin named by --network-plugin.
 import type { Config } from '../config/flags';
-import type { DockerClient } from '../docker/client';
+import type { Logger } from '../util/logger';
+import type { NetworkHost } from './host';
 import { NoopNetworkPlugin } from './noop';
 import type { NetworkPlugin } from './plugin';
 
 export class NetworkPluginUnavailableError extends Error {}
 
-export function createNetworkPlugin(config: Config, docker: DockerClient): NetworkPlugin {
+export function createNetworkPlugin(config: Config, host: NetworkHost, _log: Logger): NetworkPlugin {
   switch (config.networkPlugin) {
     case 'noop':
-      return new NoopNetworkPlugin(docker);
+      return new NoopNetworkPlugin(host);
     case 'cni':
     case 'kubenet':
       throw new NetworkPluginUnavailableError(

@@ -1,6 +1,6 @@
 // What a network plugin may ask of the shim about a pod, and nothing more: plugins never see a
-// Docker client. The network manager implements this over the sandbox checkpoints (port
-// mappings survive restarts there) and the pause container's process (its network namespace).
+// Docker client. ./docker-host.ts implements it over the sandbox checkpoints (port mappings
+// survive restarts there) and the pause container's process (its network namespace).
 import type { CheckpointPortMapping } from '../checkpoint/checkpoint';
 
 export type PortMapping = CheckpointPortMapping;
@@ -32,4 +32,6 @@ export interface NetworkHost {
   portMappings(sandboxId: string): readonly PortMapping[];
   /** The pod CIDRs UpdateRuntimeConfig gave, at most one per address family; [] before any. */
   podCidrs(): readonly string[];
+  /** The addresses Docker's own bridge network gave the pause container (the no-op plugin's answer). */
+  bridgeAddresses(sandboxId: string): Promise<string[]>;
 }

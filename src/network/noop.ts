@@ -1,36 +1,31 @@
 // The plugin used when --network-plugin is empty: Docker's own bridge network does the work.
-// Pod IPs are read from the pause container; there is nothing to set up or tear down.
-import type { DockerClient } from '../docker/client';
-import { DockerNotFoundError } from '../errors';
-import type { NetworkPlugin, NetworkStatus, PodIps, PodNetworkTarget } from './plugin';
+// Pod IPs are the ones Docker gave the pause container; there is nothing to set up or tear down.
+import type { NetworkHost, PodRef } from './host';
+import type { NetworkPlugin, NetworkStatus, PodNetworkStatus } from './plugin';
 
 export class NoopNetworkPlugin implements NetworkPlugin {
   readonly name = 'noop';
-  podCidr = '';
+  readonly sandboxNetworkMode = 'default';
 
-  constructor(private readonly docker: DockerClient) {}
+  constructor(private readonly host: Pick<NetworkHost, 'bridgeAddresses'>) {}
 
-  async setUpPod(_target: PodNetworkTarget): Promise<void> {}
-
-  async tearDownPod(_target: PodNetworkTarget): Promise<void> {}
-
-  async podIps(target: PodNetworkTarget): Promise<PodIps> {
-    try {
-      const inspect = await this.docker.inspectContainer(target.sandboxId);
-      return { ips: ipsFromNetworkSettings(inspect.NetworkSettings) };
-    } catch (err) {
-      if (err instanceof DockerNotFoundError) return { ips: [] };
-      throw err;
-    }
+  async setUpPod(pod: PodRef): Promise<PodNetworkStatus> {
+    return this.podStatus(pod);
   }
 
-  setPodCidr(cidr: string): void {
-    this.podCidr = cidr;
+  async tearDownPod(): Promise<void> {}
+
+  async podStatus(pod: PodRef): Promise<PodNetworkStatus> {
+    return { ips: await this.host.bridgeAddresses(pod.sandboxId) };
   }
+
+  podCidrsChanged(): void {}
 
   status(): NetworkStatus {
     return { ready: true };
   }
+
+  async close(): Promise<void> {}
 }
 
 interface NetworkSettingsLike {

@@ -1,18 +1,16 @@
-// The seam between pod lifecycle and pod networking. RunPodSandbox, StopPodSandbox and
-// PodSandboxStatus call these; which implementation runs is chosen by --network-plugin.
+// The interface every pod network plugin implements (no-op: Docker's bridge; cni; kubenet).
+// Plugins are driven only by the NetworkManager (./manager.ts), which keeps host-network pods
+// away from them, serialises work per pod, and logs and counts every call. What they need to
+// know about a pod beyond its identity they ask of the NetworkHost (./host.ts).
+import type { PodDns, PodRef } from './host';
 
-/** What a plugin needs to know about the pod whose network it manages. */
-export interface PodNetworkTarget {
-  podName: string;
-  podNamespace: string;
-  podUid: string;
-  /** The pause container's Docker ID (its network namespace is the pod's). */
-  sandboxId: string;
-  annotations: Readonly<Record<string, string>>;
-}
+export type { PodDns, PodRef };
 
-export interface PodIps {
-  /** The primary IP first; empty when the pod has no IP of its own (host network, no-op plugin before start). */
+/** The old name, kept for callers that describe the pod a plugin works on. */
+export type PodNetworkTarget = PodRef;
+
+export interface PodNetworkStatus {
+  /** The primary IP first, then the other family's; empty when the plugin knows none. */
   ips: string[];
 }
 
@@ -22,17 +20,23 @@ export interface NetworkStatus {
   message?: string;
 }
 
+/**
+ * How Docker wires a non-host-network pause container: its own default bridge (`default`), or
+ * no network at all (`none`), leaving the namespace to the plugin.
+ */
+export type SandboxNetworkMode = 'default' | 'none';
+
 export interface NetworkPlugin {
   readonly name: string;
-  /** Wires up a started sandbox. Throwing makes RunPodSandbox roll back. */
-  setUpPod(target: PodNetworkTarget): Promise<void>;
-  /** Releases what setUpPod took. Must succeed when called again or for a pod it never saw. */
-  tearDownPod(target: PodNetworkTarget): Promise<void>;
-  /** The pod's IPs as the plugin knows them. */
-  podIps(target: PodNetworkTarget): Promise<PodIps>;
-  /** kubelet's UpdateRuntimeConfig hands the node's pod CIDR here. */
-  setPodCidr(cidr: string): void;
-  /** The last pod CIDR received ('' before any). */
-  readonly podCidr: string;
+  readonly sandboxNetworkMode: SandboxNetworkMode;
+  /** Wires up a started sandbox. Throwing makes RunPodSandbox roll back (after tearDownPod). */
+  setUpPod(pod: PodRef, dns: PodDns | undefined, signal?: AbortSignal): Promise<PodNetworkStatus>;
+  /** Releases what setUpPod took. Succeeds when called again, for a pod it never saw, or with the namespace gone. */
+  tearDownPod(pod: PodRef, signal?: AbortSignal): Promise<void>;
+  /** The pod's IPs as the plugin knows them (they survive a shim restart). */
+  podStatus(pod: PodRef): Promise<PodNetworkStatus>;
+  /** UpdateRuntimeConfig changed the node's pod CIDRs. */
+  podCidrsChanged(cidrs: readonly string[]): void;
   status(): NetworkStatus;
+  close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { DockerFacts } from '../docker/version';
 import type { ContainerLogManager } from '../logs/manager';
-import type { NetworkPlugin } from '../network/plugin';
+import type { NetworkManager } from '../network/manager';
 import type { StatsCollector } from '../stats/collector';
 import type { StreamingServer } from '../streaming/server';
 import type { KeyedLock } from '../util/keyed-lock';
@@ -21,7 +21,8 @@ export interface ShimContext {
   readonly docker: DockerClient;
   readonly dockerFacts: DockerFacts;
   readonly cgroups: CgroupSetup;
-  readonly network: NetworkPlugin;
+  /** Pod networking: the plugin --network-plugin chose, behind the manager (see ../network). */
+  readonly network: NetworkManager;
   /** Where pulls find registry credentials when the request carries none. */
   readonly credentials: CredentialSource;
   readonly log: Logger;

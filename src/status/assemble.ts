@@ -9,16 +9,16 @@ import type { CallOptions, DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
 import type { ContainerLogManager } from '../logs/manager';
-import type { NetworkPlugin } from '../network/plugin';
+import type { NetworkManager } from '../network/manager';
 import type { Logger } from '../util/logger';
 import { containerStatusFromInspect, userFromProcStatus, type ImageIdentity } from './container-convert';
-import { podRefOf, statusFromCheckpoint, statusFromInspect } from './sandbox-convert';
+import { podRefOf, statusFromCheckpoint, statusFromInspect, usesHostNetwork } from './sandbox-convert';
 
 /** What status assembly reads besides the documents it is given. */
 export interface StatusSources {
   readonly docker: DockerClient;
   readonly logs: Pick<ContainerLogManager, 'drained'>;
-  readonly network: Pick<NetworkPlugin, 'podIps'>;
+  readonly network: Pick<NetworkManager, 'podIps'>;
   readonly log: Logger;
 }
 
@@ -70,7 +70,7 @@ export async function assembleSandboxStatus(
 ): Promise<PodSandboxStatus | undefined> {
   if (!doc) return checkpoint ? statusFromCheckpoint(checkpoint) : undefined;
   if (removed) return { ...statusFromInspect(doc, checkpoint, []), state: 'SANDBOX_NOTREADY' };
-  const hostNetwork = doc.HostConfig.NetworkMode === 'host';
-  const ips = doc.State.Running && !hostNetwork ? (await src.network.podIps(podRefOf(doc.Id, doc.Name, doc.Config.Labels, checkpoint))).ips : [];
+  const facts = { hostNetwork: usesHostNetwork(doc.HostConfig.NetworkMode, checkpoint) };
+  const ips = doc.State.Running ? await src.network.podIps(podRefOf(doc.Id, doc.Name, doc.Config.Labels, checkpoint), facts) : [];
   return statusFromInspect(doc, checkpoint, ips);
 }

@@ -106,6 +106,11 @@ export function matchesSandboxFilter(s: PodSandbox, filter: PodSandboxFilter__Ou
   return matchesLabelSelector(s.labels ?? {}, filter.labelSelector);
 }
 
+/** Whether the pod uses the node's network: its checkpoint says, else the pause container's mode. */
+export function usesHostNetwork(networkMode: string | undefined, checkpoint: SandboxCheckpoint | undefined): boolean {
+  return checkpoint ? checkpoint.hostNetwork : networkMode === 'host';
+}
+
 /**
  * Who the pod is, as the network plugin is told: from the pause container's Docker name and
  * labels, else from the checkpoint (the container may be gone).

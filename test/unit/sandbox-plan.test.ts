@@ -55,7 +55,7 @@ function invalid(req: RunPodSandboxRequest__Output, pattern: RegExp): void {
   );
 }
 
-const inputs: SandboxCreateInputs = { image: 'pause:test', cgroupDriver: 'cgroupfs', dockerRuntime: undefined };
+const inputs: SandboxCreateInputs = { image: 'pause:test', cgroupDriver: 'cgroupfs', dockerRuntime: undefined, networkMode: undefined };
 
 /** A host with one seccomp profile file on it. */
 const profiles: HostFiles = {
@@ -222,12 +222,21 @@ describe('sandboxCreateSpec', () => {
         linux: linux({ securityContext: securityContext({ namespaceOptions: nsOptions({ network: 'NODE', pid: 'NODE', ipc: 'NODE' }) }) }) as never,
       }),
     );
-    const s = spec(plan);
+    // The network manager chooses host mode for such a plan (see test/unit/network-manager.test.ts).
+    const s = spec(plan, { networkMode: 'host' });
     assert.equal(s.HostConfig?.NetworkMode, 'host');
     assert.equal(s.HostConfig?.PidMode, 'host');
     assert.equal(s.HostConfig?.IpcMode, 'host');
     assert.equal(s.HostConfig?.ShmSize, undefined);
     assert.equal(s.HostConfig?.PortBindings, undefined);
+  });
+
+  it('leaves the namespace and the host ports to a network plugin that asks for mode none', () => {
+    const plan = planSandbox(request({ portMappings: [{ protocol: 'TCP', containerPort: 80, hostPort: 8080, hostIp: '' }] }));
+    const s = spec(plan, { networkMode: 'none' });
+    assert.equal(s.HostConfig?.NetworkMode, 'none');
+    assert.equal(s.HostConfig?.PortBindings, undefined);
+    assert.deepEqual(s.ExposedPorts, { '80/tcp': {} });
   });
 
   it('publishes port mappings, several host ports per container port, hostPort 0 exposed only', () => {

@@ -20,7 +20,7 @@ export async function status(shim: ShimContext, req: StatusRequest__Output): Pro
         type: NETWORK_READY,
         status: false,
         reason: net.reason ?? NETWORK_NOT_READY_REASON,
-        message: net.message ?? `network plugin ${shim.network.name} is not ready`,
+        message: net.message ?? `network plugin ${shim.network.pluginName} is not ready`,
       };
   const response: StatusResponse = {
     status: { conditions: [runtime, network] },
@@ -67,7 +67,7 @@ async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
   const info: Record<string, string> = {
     shim: JSON.stringify({ version: SHIM_VERSION }),
     cgroup: JSON.stringify(shim.cgroups),
-    network: JSON.stringify({ plugin: shim.network.name, podCidr: shim.network.podCidr, ...shim.network.status() }),
+    network: JSON.stringify({ plugin: shim.network.pluginName, podCidr: shim.network.podCidrs.join(','), ...shim.network.status() }),
     config: JSON.stringify(publicConfig(shim)),
   };
   try {

@@ -12,12 +12,13 @@ export async function updateRuntimeConfig(
 ): Promise<UpdateRuntimeConfigResponse> {
   const cidr = req.runtimeConfig?.networkConfig?.podCidr ?? '';
   if (cidr === '') return {};
-  for (const part of cidr.split(',')) {
-    if (!isCidr(part.trim())) {
+  const cidrs = cidr.split(',').map((part) => part.trim());
+  for (const part of cidrs) {
+    if (!isCidr(part)) {
       throw new InvalidArgumentError(`runtime_config.network_config.pod_cidr: ${quote(part)} is not a CIDR`);
     }
   }
-  shim.network.setPodCidr(cidr);
+  shim.network.setPodCidrs(cidrs);
   shim.log.info({ podCidr: cidr }, 'pod CIDR updated');
   return {};
 }

@@ -20,6 +20,8 @@ export interface SandboxCreateInputs {
   cgroupDriver: CgroupDriver;
   /** The Docker runtime name; undefined for Docker's default. */
   dockerRuntime: string | undefined;
+  /** The pause container's Docker network mode, as the network manager decides; undefined for Docker's bridge. */
+  networkMode: 'host' | 'none' | undefined;
 }
 
 /** Docker's port key and bindings for the plan's port mappings. */
@@ -56,7 +58,8 @@ export function sandboxCreateSpec(plan: SandboxPlan, inputs: SandboxCreateInputs
     OomScoreAdj: PAUSE_OOM_SCORE_ADJ,
     SecurityOpt: plan.security.securityOpt,
   };
-  if (plan.hostNetwork) host.NetworkMode = 'host';
+  if (inputs.networkMode !== undefined) host.NetworkMode = inputs.networkMode;
+  // Docker publishes host ports only on its own bridge; a plugin's network maps them itself.
   else if (Object.keys(ports.bindings).length > 0) host.PortBindings = ports.bindings;
   if (plan.hostPid) host.PidMode = 'host';
   if (!plan.hostIpc) host.ShmSize = SANDBOX_SHM_SIZE_BYTES;

@@ -8,7 +8,8 @@ import type { PodNetworkTarget } from '../../network/plugin';
 import type { ShimContext } from '../context';
 import { validateId } from '../../conventions/ids';
 import { resolveShimObject } from '../resolve';
-import { podRefOf } from '../../status/sandbox-convert';
+import { podRefOf, usesHostNetwork } from '../../status/sandbox-convert';
+import type { PodNetworkFacts } from '../../network/manager';
 import { dockerNameOf } from '../../conventions/naming';
 import { quote } from '../../util/quote';
 
@@ -37,9 +38,8 @@ export async function findSandbox(shim: ShimContext, field: string, id: string, 
   return checkpoint ? { id: checkpoint.id, container: undefined, checkpoint } : undefined;
 }
 
-export function isHostNetwork(found: FoundSandbox): boolean {
-  if (found.checkpoint) return found.checkpoint.hostNetwork;
-  return found.container?.HostConfig?.NetworkMode === 'host';
+export function networkFacts(found: FoundSandbox): PodNetworkFacts {
+  return { hostNetwork: usesHostNetwork(found.container?.HostConfig?.NetworkMode, found.checkpoint) };
 }
 
 /** What the network plugin needs to know about the pod. */

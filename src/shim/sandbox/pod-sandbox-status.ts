@@ -52,7 +52,7 @@ function verboseInfo(shim: ShimContext, found: FoundSandbox, c: ContainerInspect
     startedAt: c.State.StartedAt,
     finishedAt: c.State.FinishedAt,
     exitCode: c.State.ExitCode,
-    networkPlugin: shim.network.name,
+    networkPlugin: shim.network.pluginName,
     runtime: h.Runtime,
     cgroupParent: h.CgroupParent,
     networkMode: h.NetworkMode,

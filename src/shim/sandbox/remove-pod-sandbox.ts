@@ -4,7 +4,7 @@
 import type { CallContext, RemovePodSandboxRequest__Output, RemovePodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { findSandbox, isHostNetwork, networkTarget } from './lookup';
+import { findSandbox, networkFacts, networkTarget } from './lookup';
 import { removeContainerIfPresent, removePodContainers } from './pod-containers';
 
 export async function removePodSandbox(
@@ -18,7 +18,8 @@ export async function removePodSandbox(
   if (!found) return {};
   const { sandboxLocks: locks, checkpoints } = shim;
   await locks.run(found.id, async () => {
-    if (found.container?.State === 'running' && !isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
+    // Releasing the network again is harmless, and needed when StopPodSandbox never ran.
+    await shim.network.tearDownPod(networkTarget(found), networkFacts(found));
     // Everything goes, so no order is needed: the pod's containers (kubelet normally removed
     // them already) and the pause container are removed side by side.
     await Promise.all([

@@ -25,6 +25,7 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
     image: shim.config.podInfraContainerImage,
     cgroupDriver: shim.cgroups.driver,
     dockerRuntime,
+    networkMode: shim.network.dockerNetworkMode(plan),
   });
 
   const { sandboxLocks: locks } = shim;
@@ -78,13 +79,11 @@ async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ct
     const inspect = await shim.docker.inspectContainer(id, opts);
     await checkpoints.write(checkpointOf(plan, id, rfc3339ToNanos(inspect.Created)));
     await shim.docker.startContainer(id, opts);
-    if (!plan.hostNetwork) {
-      networkSetUp = true;
-      await shim.network.setUpPod(target);
-    }
+    networkSetUp = true;
+    await shim.network.setUpPod(target, plan, plan.dns, ctx.signal);
   } catch (err) {
     // Roll back without the caller's signal: a cancelled call must still clean up.
-    if (networkSetUp) await shim.network.tearDownPod(target).catch((e: unknown) => logRollback(shim, id, 'network teardown', e));
+    if (networkSetUp) await shim.network.tearDownPod(target, plan).catch((e: unknown) => logRollback(shim, id, 'network teardown', e));
     await removeContainerQuietly(shim, id).catch((e: unknown) => logRollback(shim, id, 'remove container', e));
     await checkpoints.remove(id).catch((e: unknown) => logRollback(shim, id, 'remove checkpoint', e));
     throw err;

@@ -4,7 +4,7 @@
 import type { CallContext, StopPodSandboxRequest__Output, StopPodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { findSandbox, isHostNetwork, networkTarget } from './lookup';
+import { findSandbox, networkFacts, networkTarget } from './lookup';
 import { killContainerIfPresent, killPodContainers } from './pod-containers';
 
 export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxRequest__Output, ctx: CallContext): Promise<StopPodSandboxResponse> {
@@ -13,7 +13,7 @@ export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxReque
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};
   await shim.sandboxLocks.run(found.id, async () => {
-    if (!isHostNetwork(found)) await shim.network.tearDownPod(networkTarget(found));
+    await shim.network.tearDownPod(networkTarget(found), networkFacts(found));
     await killPodContainers(shim.docker, found.id, opts);
     if (found.container) await killContainerIfPresent(shim.docker, found.id, opts);
   });
