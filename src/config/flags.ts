@@ -4,10 +4,13 @@
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
+import { isCidr } from '../util/net';
 import { parseEndpoint, type Endpoint } from './endpoint';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 export type NetworkPluginName = 'noop' | 'cni' | 'kubenet';
+export type HairpinMode = 'promiscuous-bridge' | 'hairpin-veth' | 'none';
+export const HAIRPIN_MODES: readonly HairpinMode[] = ['promiscuous-bridge', 'hairpin-veth', 'none'];
 
 export interface Config {
   containerRuntimeEndpoint: Endpoint;
@@ -18,9 +21,15 @@ export interface Config {
   /** Asked for by the operator; undefined means "whatever Docker uses". */
   cgroupDriver: CgroupDriver | undefined;
   networkPlugin: NetworkPluginName;
-  cniBinDir: string;
+  /** Where CNI plugin binaries are looked for, in order (--cni-bin-dir is a comma-separated list). */
+  cniBinDirs: string[];
   cniConfDir: string;
   cniCacheDir: string;
+  /** MTU of kubenet's bridge and veths; 0 means the default route's interface's. */
+  networkPluginMtu: number;
+  hairpinMode: HairpinMode;
+  /** kubenet masquerades pod traffic to addresses outside this CIDR. */
+  nonMasqueradeCidr: string;
   streamingBindAddr: string;
   rootDirectory: string;
   logLevel: LogLevel;
@@ -62,10 +71,13 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'pod-infra-container-image': { help: 'Image of the pause container that holds a pod', default: DEFAULT_POD_INFRA_IMAGE },
   'runtime-cgroups': { help: 'Cgroup to move the shim process into at start-up', default: '' },
   'cgroup-driver': { help: 'cgroupfs or systemd; must match Docker (default: detected from Docker)' },
-  'network-plugin': { help: 'Pod network plugin: empty for Docker bridge networking (cni, kubenet: not built yet)', default: '' },
-  'cni-bin-dir': { help: 'Directory of CNI plugin binaries', default: '/opt/cni/bin' },
+  'network-plugin': { help: 'Pod network plugin: cni, kubenet, or empty for Docker\'s own bridge network', default: 'cni' },
+  'cni-bin-dir': { help: 'Directories of CNI plugin binaries, comma-separated, searched in order', default: '/opt/cni/bin,/usr/lib/cni' },
   'cni-conf-dir': { help: 'Directory of CNI network configurations', default: '/etc/cni/net.d' },
   'cni-cache-dir': { help: 'Directory where CNI caches results', default: '/var/lib/cni/cache' },
+  'network-plugin-mtu': { help: 'MTU for kubenet\'s bridge and pod interfaces; 0 detects it from the host', default: '0' },
+  'hairpin-mode': { help: 'How kubenet lets a pod reach itself through a service: promiscuous-bridge, hairpin-veth or none', default: 'promiscuous-bridge' },
+  'non-masquerade-cidr': { help: 'kubenet masquerades pod traffic leaving for addresses outside this CIDR', default: '10.0.0.0/8' },
   'streaming-bind-addr': { help: 'host:port of the exec/attach/port-forward server', default: '127.0.0.1:0' },
   'cri-dockerd-root-directory': { help: 'State directory (checkpoints, container log state)', default: DEFAULT_ROOT_DIRECTORY },
   'log-level': { help: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
@@ -159,6 +171,16 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     throw new FlagError(`--streaming-bind-addr: ${JSON.stringify(streamingBindAddr)} is not host:port`);
   }
 
+  const mtuText = str('network-plugin-mtu');
+  const networkPluginMtu = Number(mtuText);
+  if (!/^\d+$/.test(mtuText) || networkPluginMtu > 65535 || (networkPluginMtu !== 0 && networkPluginMtu < 576)) {
+    throw new FlagError(`--network-plugin-mtu: ${JSON.stringify(mtuText)} must be 0 (detect) or an MTU from 576 to 65535`);
+  }
+  const nonMasqueradeCidr = str('non-masquerade-cidr');
+  if (!isCidr(nonMasqueradeCidr)) throw new FlagError(`--non-masquerade-cidr: ${JSON.stringify(nonMasqueradeCidr)} is not a CIDR`);
+  const cniBinDirs = str('cni-bin-dir').split(',').map((d) => d.trim()).filter((d) => d !== '');
+  for (const dir of cniBinDirs) if (!dir.startsWith('/')) throw new FlagError(`--cni-bin-dir: ${JSON.stringify(dir)} must be an absolute path`);
+
   const config: Config = {
     containerRuntimeEndpoint: endpoint('container-runtime-endpoint', str('container-runtime-endpoint')),
     dockerEndpoint: endpoint('docker-endpoint', dockerEndpointRaw),
@@ -166,9 +188,12 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     runtimeCgroups: str('runtime-cgroups'),
     cgroupDriver,
     networkPlugin,
-    cniBinDir: str('cni-bin-dir'),
+    cniBinDirs,
     cniConfDir: str('cni-conf-dir'),
     cniCacheDir: str('cni-cache-dir'),
+    networkPluginMtu,
+    hairpinMode: oneOf('hairpin-mode', str('hairpin-mode'), HAIRPIN_MODES),
+    nonMasqueradeCidr,
     streamingBindAddr,
     rootDirectory,
     logLevel: oneOf('log-level', str('log-level'), LOG_LEVELS),

@@ -38,7 +38,7 @@ export function tempDir(prefix: string): string {
 /** Runs the shim with args and waits for it to exit (for start-up failures and flag errors). */
 export function runShimToExit(args: string[], env?: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(MAIN_JS, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(MAIN_JS, ['--network-plugin=', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -66,6 +66,8 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     `--pod-infra-container-image=${TEST_PAUSE_IMAGE}`,
     '--log-level=debug',
     '--log-format=json',
+    // Docker's own bridge unless a test asks for a plugin (a later --network-plugin wins).
+    '--network-plugin=',
     ...(opts.args ?? []),
   ];
   const child = spawn(MAIN_JS, args, {

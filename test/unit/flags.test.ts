@@ -16,7 +16,13 @@ describe('parseFlags', () => {
     assert.equal(c.dockerEndpoint.url, DEFAULT_DOCKER_ENDPOINT);
     assert.equal(c.podInfraContainerImage, 'registry.k8s.io/pause:3.10');
     assert.equal(c.rootDirectory, '/var/lib/cri-docker-shim');
-    assert.equal(c.networkPlugin, 'noop');
+    assert.equal(c.networkPlugin, 'cni', 'cri-dockerd defaults to cni too');
+    assert.deepEqual(c.cniBinDirs, ['/opt/cni/bin', '/usr/lib/cni']);
+    assert.equal(c.cniConfDir, '/etc/cni/net.d');
+    assert.equal(c.cniCacheDir, '/var/lib/cni/cache');
+    assert.equal(c.networkPluginMtu, 0);
+    assert.equal(c.hairpinMode, 'promiscuous-bridge');
+    assert.equal(c.nonMasqueradeCidr, '10.0.0.0/8');
     assert.equal(c.cgroupDriver, undefined);
     assert.equal(c.streamingBindAddr, '127.0.0.1:0');
     assert.equal(c.imagePullProgressDeadlineMs, 60_000);
@@ -57,6 +63,16 @@ describe('parseFlags', () => {
     );
   });
 
+  it('takes the network flags: an empty plugin is Docker’s bridge; bin dirs are a list', () => {
+    assert.equal(run(['--network-plugin=']).networkPlugin, 'noop');
+    assert.equal(run(['--network-plugin=kubenet']).networkPlugin, 'kubenet');
+    const c = run(['--cni-bin-dir=/a, /b', '--network-plugin-mtu=1450', '--hairpin-mode=hairpin-veth', '--non-masquerade-cidr=fd00::/8']);
+    assert.deepEqual(c.cniBinDirs, ['/a', '/b']);
+    assert.equal(c.networkPluginMtu, 1450);
+    assert.equal(c.hairpinMode, 'hairpin-veth');
+    assert.equal(c.nonMasqueradeCidr, 'fd00::/8');
+  });
+
   it('answers --help and --version without a config', () => {
     assert.deepEqual(parseFlags(['--help'], {}), { kind: 'help' });
     assert.deepEqual(parseFlags(['--version'], {}), { kind: 'version' });
@@ -76,6 +92,11 @@ describe('parseFlags', () => {
     [['--cri-dockerd-root-directory=state'], /must be an absolute path/],
     [['--streaming-bind-addr=localhost'], /--streaming-bind-addr: "localhost" is not host:port/],
     [['--pod-infra-container-image='], /must not be empty/],
+    [['--network-plugin-mtu=9x'], /--network-plugin-mtu: "9x" must be 0/],
+    [['--network-plugin-mtu=100'], /--network-plugin-mtu: "100" must be 0/],
+    [['--hairpin-mode=sideways'], /--hairpin-mode: "sideways" is not one of promiscuous-bridge, hairpin-veth, none/],
+    [['--non-masquerade-cidr=10.0.0.0'], /--non-masquerade-cidr: "10.0.0.0" is not a CIDR/],
+    [['--cni-bin-dir=relative'], /--cni-bin-dir: "relative" must be an absolute path/],
     [['positional'], /positional/],
   ];
   for (const [argv, message] of bad) {
