@@ -85,6 +85,23 @@ export function removeJumpLines(saved: SavedTable | undefined, targets: Readonly
     .map((r) => r.replace(/^-A /, '-D '));
 }
 
+/**
+ * Restore input that deletes the chains `isOurs` picks from a table, after flushing them and
+ * deleting every rule elsewhere that jumps to them; '' when the table has none.
+ */
+export function renderChainRemoval(table: Table, existing: SavedTable | undefined, isOurs: (chain: string) => boolean): string {
+  const ours = (existing?.chains ?? []).filter(isOurs);
+  if (ours.length === 0) return '';
+  const lines = [
+    `*${table}`,
+    ...ours.map((c) => `:${c} - [0:0]`),
+    ...removeJumpLines(existing, new Set(ours)),
+    ...ours.map((c) => `-X ${c}`),
+    'COMMIT',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 /** `iptables-save -t <table>`, parsed; undefined when the table is not printed. */
 export async function saveTable(runner: CommandRunner, family: IpFamily, table: Table): Promise<SavedTable | undefined> {
   const text = await runner.run(`${iptablesCommand(family)}-save`, ['-t', table]);

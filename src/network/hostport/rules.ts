@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { InvalidArgumentError } from '../../errors';
 import type { PortMapping } from '../host';
-import { ensureJumpLines, removeJumpLines, ruleChain, ruleTarget, type IpFamily, type JumpRule, type SavedTable } from './iptables';
+import { ensureJumpLines, renderChainRemoval, ruleChain, ruleTarget, type IpFamily, type JumpRule, type SavedTable } from './iptables';
 
 export const HOSTPORTS_CHAIN = 'CDS-HOSTPORTS';
 export const HOSTPORTS_SNAT_CHAIN = 'CDS-HOSTPORTS-SNAT';
@@ -337,20 +337,7 @@ export function renderGuard(existing: SavedTable | undefined, natInterface: stri
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * Restore input that removes every chain of ours from a table and every rule jumping to them;
- * '' when the table has none.
- */
+/** Restore input that removes every host port chain and the jumps to them from a table; '' when it has none. */
 export function renderRemoval(table: 'nat' | 'filter', existing: SavedTable | undefined): string {
-  const ours = (existing?.chains ?? []).filter(isHostportChain);
-  if (ours.length === 0) return '';
-  const set = new Set(ours);
-  const lines = [
-    `*${table}`,
-    ...ours.map((c) => `:${c} - [0:0]`),
-    ...removeJumpLines(existing, set),
-    ...ours.map((c) => `-X ${c}`),
-    'COMMIT',
-  ];
-  return `${lines.join('\n')}\n`;
+  return renderChainRemoval(table, existing, isHostportChain);
 }
