@@ -121,14 +121,20 @@ export class TestNode {
     return { ns, veth, ipv4, ipv6 };
   }
 
-  /** A namespace joined to the node's uplink (up0-peer moves into it), as a machine beyond the node. */
-  async addOutside(ipv4: string): Promise<string> {
+  /**
+   * A namespace joined to the node's uplink (up0-peer moves into it), as a machine beyond the
+   * node: the node gets `nodeIp`/24 on up0 as well, the outside `outsideIp`/24, and a route to
+   * the pod CIDR through the node.
+   */
+  async addOutside(nodeIp: string, outsideIp: string): Promise<string> {
     const ns = `${this.tag}-out`;
     await this.addNs(ns);
     await inNs(ns, ['ip', 'link', 'set', 'lo', 'up']);
+    await inNs(this.node, ['ip', 'addr', 'add', `${nodeIp}/24`, 'dev', 'up0']);
     await inNs(this.node, ['ip', 'link', 'set', 'up0-peer', 'netns', ns]);
-    await inNs(ns, ['ip', 'addr', 'add', `${ipv4}/24`, 'dev', 'up0-peer']);
+    await inNs(ns, ['ip', 'addr', 'add', `${outsideIp}/24`, 'dev', 'up0-peer']);
     await inNs(ns, ['ip', 'link', 'set', 'up0-peer', 'up']);
+    await inNs(ns, ['ip', 'route', 'add', POD_CIDR_V4, 'via', nodeIp]);
     return ns;
   }
 
