@@ -80,6 +80,8 @@ export class HostportManager {
   private readonly held = new Map<string, Held>();
   /** route_localnet as it was before this manager set it, to put back on removeAll. */
   private localnetBefore: string | undefined;
+  /** The guard and route_localnet are in place; checked again on syncAll, not on every change. */
+  private localnetReady = false;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: HostportManagerOptions) {
@@ -143,6 +145,7 @@ export class HostportManager {
       for (const pod of accepted) this.pods.set(pod.sandboxId, pod);
       this.authoritative = true;
       this.forgotten.clear();
+      this.localnetReady = false;
       const report = await this.sync();
       await this.releaseUnowned();
       const unheld: string[] = [];
@@ -181,6 +184,7 @@ export class HostportManager {
         await this.runner.run('sysctl', ['-q', '-w', `${localnetKey(this.natInterface)}=${this.localnetBefore}`]);
       }
       this.localnetBefore = undefined;
+      this.localnetReady = false;
       this.pods.clear();
       this.authoritative = true;
       this.forgotten.clear();
@@ -203,25 +207,31 @@ export class HostportManager {
     const pods = [...this.pods.values()];
     const keepForeign = (id: string): boolean => !this.authoritative && !this.forgotten.has(id);
     const report: Omit<SyncReport, 'conflicts' | 'unheld'> = { chains: {}, deleted: [] };
-    for (const family of this.families) {
-      const needed = pods.some((p) => mappingsFor(p, family).length > 0);
-      let existing;
-      try {
-        existing = await saveTable(this.runner, family, 'nat');
-      } catch (err) {
-        // A node without IPv6 netfilter is fine as long as no pod has an IPv6 host port.
-        if (family === 6 && !needed && err instanceof CommandFailedError) continue;
-        throw err;
-      }
-      const haveOurs = (existing?.chains ?? []).some((c) => c.startsWith('CDS-H'));
-      if (!needed && !haveOurs) continue;
-      const rendered = renderNat({ family, pods, natInterface: this.natInterface, existing, keepForeign });
-      await restore(this.runner, family, rendered.text);
-      report.chains[family] = rendered.chains.length;
-      report.deleted.push(...rendered.deleted);
-      if (family === 4 && needed && this.natInterface !== undefined) await this.ensureLocalnet(this.natInterface);
-      this.logger?.debug({ family, chains: rendered.chains.length, deleted: rendered.deleted, where: this.runner.where }, 'host port rules synced');
-    }
+    // The families touch separate tables (iptables, ip6tables), so they are written side by side.
+    await Promise.all(
+      this.families.map(async (family) => {
+        const needed = pods.some((p) => mappingsFor(p, family).length > 0);
+        let existing;
+        try {
+          existing = await saveTable(this.runner, family, 'nat');
+        } catch (err) {
+          // A node without IPv6 netfilter is fine as long as no pod has an IPv6 host port.
+          if (family === 6 && !needed && err instanceof CommandFailedError) return;
+          throw err;
+        }
+        const haveOurs = (existing?.chains ?? []).some((c) => c.startsWith('CDS-H'));
+        if (!needed && !haveOurs) return;
+        const rendered = renderNat({ family, pods, natInterface: this.natInterface, existing, keepForeign });
+        await restore(this.runner, family, rendered.text);
+        report.chains[family] = rendered.chains.length;
+        report.deleted.push(...rendered.deleted);
+        if (family === 4 && needed && this.natInterface !== undefined && !this.localnetReady) {
+          await this.ensureLocalnet(this.natInterface);
+          this.localnetReady = true;
+        }
+        this.logger?.debug({ family, chains: rendered.chains.length, deleted: rendered.deleted, where: this.runner.where }, 'host port rules synced');
+      }),
+    );
     return report;
   }
 
