@@ -11,10 +11,11 @@ export class CommandFailedError extends ShimError {
     /** The exit status; null when the process could not start or was killed. */
     readonly exitCode: number | null,
     readonly stderr: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; signal?: string | null },
   ) {
     const detail = stderr.trim().replace(/\s+/g, ' ').slice(0, 400);
-    super(`${command} ${exitCode === null ? 'did not run' : `exited ${exitCode}`}${detail ? `: ${detail}` : ''}`, options);
+    const how = exitCode !== null ? `exited ${exitCode}` : options?.signal ? `was killed (${options.signal})` : 'did not run';
+    super(`${command} ${how}${detail ? `: ${detail}` : ''}`, options);
   }
 }
 
@@ -36,10 +37,10 @@ function runProcess(file: string, args: readonly string[], shown: string, input:
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e) => reject(new CommandFailedError(shown, null, e.message, { cause: e })));
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       const stderr = Buffer.concat(err).toString('utf8');
       if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-      else reject(new CommandFailedError(shown, code, stderr));
+      else reject(new CommandFailedError(shown, code, stderr, { signal }));
     });
     // A command that exits before reading its input closes the pipe; its exit status tells.
     child.stdin.on('error', () => {});
