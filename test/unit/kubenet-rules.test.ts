@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../src/errors';
 import { parseSave } from '../../src/network/hostport/iptables';
-import { hairpinPlan, parseHairpinMode } from '../../src/network/kubenet/hairpin';
+import { hairpinPlan } from '../../src/network/kubenet/hairpin';
 import { FALLBACK_MTU, parseIpLinkJson, pickMtu } from '../../src/network/kubenet/mtu';
 import { renderKubenetRemoval, renderKubenetRules, validateKubenetConfig } from '../../src/network/kubenet/rules';
 
@@ -87,10 +87,6 @@ describe('hairpin mode', () => {
     assert.deepEqual(hairpinPlan('promiscuous-bridge'), { bridgePromisc: true, vethHairpin: false });
     assert.deepEqual(hairpinPlan('hairpin-veth'), { bridgePromisc: false, vethHairpin: true });
     assert.deepEqual(hairpinPlan('none'), { bridgePromisc: false, vethHairpin: false });
-  });
-  it('parses the flag', () => {
-    assert.equal(parseHairpinMode('hairpin-veth'), 'hairpin-veth');
-    assert.throws(() => parseHairpinMode('promiscuous'), InvalidArgumentError);
   });
 });
 

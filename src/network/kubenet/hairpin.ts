@@ -7,24 +7,17 @@
 //   none:               nothing; hairpin traffic does not work
 // The flags are set with `ip link` (netlink) rather than by writing sysfs, so they work through
 // the same runner as everything else, in whichever network namespace it points at.
-import { InvalidArgumentError } from '../../errors';
+import type { HairpinMode } from '../../config/flags';
 import { validateInterfaceName } from '../hostport/rules';
 import type { CommandRunner } from '../hostport/runner';
 
-export type HairpinMode = 'promiscuous-bridge' | 'hairpin-veth' | 'none';
-export const HAIRPIN_MODES: readonly HairpinMode[] = ['promiscuous-bridge', 'hairpin-veth', 'none'];
+export type { HairpinMode };
 
 export interface HairpinPlan {
   /** Put the bridge in promiscuous mode. */
   bridgePromisc: boolean;
   /** Set the hairpin flag on the pods' bridge ports. */
   vethHairpin: boolean;
-}
-
-export function parseHairpinMode(text: string): HairpinMode {
-  const mode = HAIRPIN_MODES.find((m) => m === text);
-  if (!mode) throw new InvalidArgumentError(`--hairpin-mode ${JSON.stringify(text.slice(0, 40))} is not one of ${HAIRPIN_MODES.join(', ')}`);
-  return mode;
 }
 
 export function hairpinPlan(mode: HairpinMode): HairpinPlan {
