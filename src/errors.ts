@@ -28,6 +28,8 @@ export class ResourceExhaustedError extends ShimError {}
 export class UnavailableError extends ShimError {}
 /** The caller went away (cancelled the call). */
 export class CancelledError extends ShimError {}
+/** A program the shim runs on the caller's behalf (a CNI plugin) failed; its own message is passed on. */
+export class PluginFailedError extends ShimError {}
 
 // Errors from the Docker Engine API, already classified by the Docker client.
 export abstract class DockerError extends ShimError {}
@@ -66,6 +68,7 @@ const CODE_BY_CLASS: ReadonlyArray<[abstract new (...args: never[]) => Error, Gr
   [ResourceExhaustedError, GrpcCode.RESOURCE_EXHAUSTED],
   [UnavailableError, GrpcCode.UNAVAILABLE],
   [CancelledError, GrpcCode.CANCELLED],
+  [PluginFailedError, GrpcCode.UNKNOWN],
   [DockerNotFoundError, GrpcCode.NOT_FOUND],
   [DockerConflictError, GrpcCode.ALREADY_EXISTS],
   [DockerNotModifiedError, GrpcCode.FAILED_PRECONDITION],

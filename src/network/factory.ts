@@ -2,16 +2,18 @@
 import type { Config } from '../config/flags';
 import type { Logger } from '../util/logger';
 import type { NetworkHost } from './host';
+import { CniNetworkPlugin } from './cni/plugin';
 import { NoopNetworkPlugin } from './noop';
 import type { NetworkPlugin } from './plugin';
 
 export class NetworkPluginUnavailableError extends Error {}
 
-export function createNetworkPlugin(config: Config, host: NetworkHost, _log: Logger): NetworkPlugin {
+export function createNetworkPlugin(config: Config, host: NetworkHost, log: Logger): NetworkPlugin {
   switch (config.networkPlugin) {
     case 'noop':
       return new NoopNetworkPlugin(host);
     case 'cni':
+      return new CniNetworkPlugin({ binDirs: config.cniBinDirs, confDir: config.cniConfDir, cacheDir: config.cniCacheDir }, host, log);
     case 'kubenet':
       throw new NetworkPluginUnavailableError(
         `--network-plugin=${config.networkPlugin} is not built yet; leave the flag empty to use Docker's bridge network`,

@@ -1,0 +1,222 @@
+// The `cni` network plugin: the pod network is the first usable config in --cni-conf-dir,
+// run with the plugin binaries in --cni-bin-dir. Loopback comes up in every pod first. The
+// conf dir is looked at again (cheaply: names, sizes and times) on every status and set-up,
+// so a config added, changed or removed is picked up without a restart.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { errorMessage, UnavailableError } from '../../errors';
+import type { Logger } from '../../util/logger';
+import type { NetworkHost, PodDns, PodRef } from '../host';
+import type { NetworkPlugin, NetworkStatus, PodNetworkStatus } from '../plugin';
+import { capabilityArgs, cniArgs } from './args';
+import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, parseNetworkConfig, type NetworkConfigList } from './config';
+import { podIpsOf, type CniResult } from './result';
+import { CniRuntime, type Attachment } from './runtime';
+
+export const NETWORK_NOT_READY = 'NetworkPluginNotReady';
+/** The pod's interface, as kubelet and every CNI runtime name it. */
+export const POD_IFNAME = 'eth0';
+const LOOPBACK_IFNAME = 'lo';
+const RELEASED_REMEMBERED = 4096;
+/** How long one plugin call may take (kubelet's whole RunPodSandbox has 2 min or more). */
+export const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
+
+export interface CniPluginOptions {
+  binDirs: readonly string[];
+  confDir: string;
+  cacheDir: string;
+  timeoutMs?: number;
+}
+
+interface Selection {
+  signature: string;
+  network: NetworkConfigList | undefined;
+  problem: string | undefined;
+  /** What was chosen, to log only changes. */
+  outcome: string;
+}
+
+export class CniNetworkPlugin implements NetworkPlugin {
+  readonly name: string = 'cni';
+  readonly sandboxNetworkMode = 'none';
+  private readonly runtime: CniRuntime;
+  private selection: Selection | undefined;
+  /** Results of pods set up by this process; others are read from the cache. */
+  private readonly results = new Map<string, CniResult>();
+  /** Pods this process released already (StopPodSandbox, then RemovePodSandbox asks again). */
+  private readonly released = new Set<string>();
+  private warnedNoFirewall = '';
+
+  constructor(
+    private readonly options: CniPluginOptions,
+    private readonly host: NetworkHost,
+    private readonly log: Logger,
+  ) {
+    this.runtime = new CniRuntime({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS });
+  }
+
+  status(): NetworkStatus {
+    const problem = this.problem();
+    return problem === undefined ? { ready: true } : { ready: false, reason: NETWORK_NOT_READY, message: problem };
+  }
+
+  async setUpPod(pod: PodRef, dns: PodDns | undefined, signal?: AbortSignal): Promise<PodNetworkStatus> {
+    const problem = this.problem();
+    if (problem !== undefined) throw new UnavailableError(`the pod network is not ready: ${problem}`);
+    const network = this.selection!.network!;
+    const netns = await this.host.netnsPath(pod.sandboxId);
+    if (netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no running pause process to set up`);
+    const args = cniArgs(pod);
+    this.released.delete(pod.sandboxId);
+    await this.runtime.add(loopbackNetwork(network.cniVersion), { containerId: pod.sandboxId, netns, ifName: LOOPBACK_IFNAME, args, capabilityArgs: {} }, signal);
+    const capabilities = capabilityArgs(pod, this.host.portMappings(pod.sandboxId), this.host.podCidrs(), dns);
+    const result = await this.runtime.add(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args, capabilityArgs: capabilities }, signal);
+    this.results.set(pod.sandboxId, result);
+    return { ips: podIpsOf(result) };
+  }
+
+  async tearDownPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
+    this.results.delete(pod.sandboxId);
+    const netns = (await this.host.netnsPath(pod.sandboxId)) ?? '';
+    const cached = [...this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME), ...this.runtime.cache.forContainer(pod.sandboxId, LOOPBACK_IFNAME)];
+    for (const entry of cached) {
+      const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
+      const att: Attachment = { containerId: pod.sandboxId, netns, ifName: entry.ifName, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs };
+      await this.runtime.del(network, att, entry.result, signal);
+    }
+    if (cached.length > 0 || this.released.has(pod.sandboxId)) {
+      this.markReleased(pod.sandboxId);
+      return;
+    }
+    // Nothing cached (set up by something else, or the cache was lost): DEL with today's config
+    // still releases what the IPAM plugin holds for this container.
+    this.problem();
+    const network = this.selection?.network;
+    if (!network) return;
+    const att: Attachment = {
+      containerId: pod.sandboxId,
+      netns,
+      ifName: POD_IFNAME,
+      args: cniArgs(pod),
+      capabilityArgs: capabilityArgs(pod, this.host.portMappings(pod.sandboxId), this.host.podCidrs(), undefined),
+    };
+    await this.runtime.del(network, att, undefined, signal);
+    this.markReleased(pod.sandboxId);
+  }
+
+  private markReleased(sandboxId: string): void {
+    this.released.add(sandboxId);
+    // Only the recent ones matter (Remove follows Stop): keep the set small on a long-lived node.
+    if (this.released.size > RELEASED_REMEMBERED) this.released.delete(this.released.values().next().value!);
+  }
+
+  async podStatus(pod: PodRef): Promise<PodNetworkStatus> {
+    const held = this.results.get(pod.sandboxId) ?? this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result)?.result;
+    return { ips: podIpsOf(held) };
+  }
+
+  /** Runs CHECK for a pod set up earlier (spec 0.4.0 and later): throws what a plugin finds wrong. */
+  async checkPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
+    const entry = this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result);
+    const netns = await this.host.netnsPath(pod.sandboxId);
+    if (!entry?.result || netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no network to check`);
+    const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
+    await this.runtime.check(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs }, entry.result, signal);
+  }
+
+  podCidrsChanged(): void {}
+
+  async close(): Promise<void> {}
+
+  /** Why pods cannot be networked now; undefined when they can. */
+  private problem(): string | undefined {
+    const selection = this.select();
+    if (!selection.network) return selection.problem;
+    if (!this.runtime.binaryOf('loopback')) return `the loopback plugin is not in ${this.options.binDirs.join(', ')}`;
+    const wantsRanges = selection.network.plugins.some((p) => declaredCapabilities(p).has('ipRanges'));
+    if (wantsRanges && this.host.podCidrs().length === 0) {
+      return `${selection.network.source} takes the pod CIDR (ipRanges) and none has been given yet (UpdateRuntimeConfig)`;
+    }
+    return undefined;
+  }
+
+  private select(): Selection {
+    const signature = this.confDirSignature();
+    if (this.selection?.signature === signature) return this.selection;
+    const files = this.readConfDir();
+    const choice = chooseNetwork(files, (type) => this.runtime.binaryOf(type) !== undefined);
+    let { network } = choice;
+    let problem = choice.network ? undefined : choice.problem;
+    if (network) {
+      const unsupported = network.plugins.filter((p) => !this.runtime.supportedVersions(p.type, network!.cniVersion).includes(network!.cniVersion)).map((p) => p.type);
+      if (unsupported.length > 0) {
+        problem = `${network.source}: cniVersion ${network.cniVersion} is not supported by ${unsupported.join(', ')}`;
+        network = undefined;
+      }
+    }
+    const outcome = network ? `${network.source}:${network.bytes}` : `problem:${problem}`;
+    const changed = outcome !== this.selection?.outcome;
+    this.selection = { signature, network, problem, outcome };
+    if (!changed) return this.selection;
+    if (network) {
+      this.log.info({ network: network.name, file: network.source, cniVersion: network.cniVersion, plugins: network.plugins.map((p) => p.type), skipped: choice.skipped }, 'CNI network chosen');
+      this.warnIfNoForwardAccept(network);
+    } else {
+      this.log.warn({ confDir: this.options.confDir, problem }, 'no usable CNI network');
+    }
+    return this.selection;
+  }
+
+  /**
+   * Docker sets the FORWARD policy to DROP and bridged traffic passes iptables here: a network
+   * whose plugins accept nothing leaves pods unable to reach each other. Said once per network.
+   */
+  private warnIfNoForwardAccept(network: NetworkConfigList): void {
+    if (network.plugins.some((p) => p.type === 'firewall') || this.warnedNoFirewall === network.source) return;
+    this.warnedNoFirewall = network.source;
+    this.log.warn(
+      { network: network.name, file: network.source },
+      'this CNI network has no firewall plugin; with Docker\'s FORWARD policy of DROP, pod traffic may be dropped unless another rule accepts it',
+    );
+  }
+
+  private confFiles(): string[] {
+    try {
+      return fs.readdirSync(this.options.confDir).filter((n) => CONFIG_EXTENSIONS.some((ext) => n.endsWith(ext)));
+    } catch {
+      return [];
+    }
+  }
+
+  private confDirSignature(): string {
+    const parts = this.confFiles().map((name) => {
+      try {
+        const st = fs.statSync(path.join(this.options.confDir, name));
+        return `${name}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        return `${name}:gone`;
+      }
+    });
+    // Binaries may be installed after the config: a missing one is looked for again.
+    const pending = this.selection && !this.selection.network ? `:${Date.now() >> 12}` : '';
+    return parts.sort().join('|') + pending;
+  }
+
+  private readConfDir(): Array<{ name: string; text: string }> {
+    const out: Array<{ name: string; text: string }> = [];
+    for (const name of this.confFiles()) {
+      try {
+        out.push({ name, text: fs.readFileSync(path.join(this.options.confDir, name), 'utf8') });
+      } catch (err) {
+        this.log.debug({ file: name, error: errorMessage(err) }, 'cannot read a CNI config file');
+      }
+    }
+    return out;
+  }
+}
+
+/** The loopback network every pod gets, in the pod network's spec version. */
+export function loopbackNetwork(cniVersion: string): NetworkConfigList {
+  const doc = { cniVersion, name: 'cni-loopback', plugins: [{ type: 'loopback' }] };
+  return { name: doc.name, cniVersion, plugins: doc.plugins, source: 'built in', bytes: JSON.stringify(doc) };
+}

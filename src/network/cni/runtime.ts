@@ -1,0 +1,134 @@
+// Runs a network config list against one container, as libcni does: ADD through the plugins in
+// order, each given the previous one's result; DEL in reverse order with the result ADD left;
+// CHECK where the list's version has it. A failed ADD is undone (DEL of the whole list) before
+// its error is passed on, so no address stays held and no interface or rule is left.
+import { spawnSync } from 'node:child_process';
+import type { CapabilityArgs } from './args';
+import { runtimeConfigFor } from './args';
+import { ResultCache } from './cache';
+import { declaredCapabilities, type NetworkConfigList, type PluginConf } from './config';
+import { CniPluginError, execPlugin, findPluginBinary, type PluginCall } from './exec';
+import { parseResult, type CniResult } from './result';
+import { supportsCheck } from './version';
+
+export interface Attachment {
+  containerId: string;
+  /** '' when the namespace is gone (DEL). */
+  netns: string;
+  ifName: string;
+  args: Array<[string, string]>;
+  capabilityArgs: CapabilityArgs;
+}
+
+export interface CniRuntimeOptions {
+  binDirs: readonly string[];
+  cacheDir: string;
+  /** How long one plugin call may take. */
+  timeoutMs: number;
+}
+
+/** One plugin's stdin: its own config, with the list's name and version and what the runtime adds (pure). */
+export function pluginStdin(network: Pick<NetworkConfigList, 'name' | 'cniVersion'>, plugin: PluginConf, capabilityArgs: CapabilityArgs, prevResult: CniResult | undefined): string {
+  const conf: Record<string, unknown> = { ...plugin, name: network.name, cniVersion: network.cniVersion };
+  const runtimeConfig = runtimeConfigFor(declaredCapabilities(plugin), capabilityArgs);
+  if (runtimeConfig) conf.runtimeConfig = runtimeConfig;
+  else delete conf.runtimeConfig;
+  if (prevResult) conf.prevResult = prevResult;
+  else delete conf.prevResult;
+  return JSON.stringify(conf);
+}
+
+export class CniRuntime {
+  readonly cache: ResultCache;
+  private readonly versions = new Map<string, string[]>();
+
+  constructor(private readonly options: CniRuntimeOptions) {
+    this.cache = new ResultCache(options.cacheDir);
+  }
+
+  binaryOf(type: string): string | undefined {
+    return findPluginBinary(this.options.binDirs, type);
+  }
+
+  /**
+   * The spec versions a plugin binary says it supports (asked once per binary and size/mtime;
+   * synchronous, since it is asked only when the config changes).
+   */
+  supportedVersions(type: string, asVersion: string): string[] {
+    const binary = this.binaryOf(type);
+    if (!binary) return [];
+    const key = `${binary}:${asVersion}`;
+    const known = this.versions.get(key);
+    if (known) return known;
+    const run = spawnSync(binary, [], {
+      env: { ...process.env, CNI_COMMAND: 'VERSION', CNI_PATH: this.options.binDirs.join(':') },
+      input: JSON.stringify({ cniVersion: asVersion }),
+      timeout: this.options.timeoutMs,
+      encoding: 'utf8',
+    });
+    let supported: string[] = [];
+    try {
+      const doc = JSON.parse(run.stdout) as { supportedVersions?: unknown };
+      if (Array.isArray(doc.supportedVersions)) supported = doc.supportedVersions.filter((v): v is string => typeof v === 'string');
+    } catch {
+      // a plugin that cannot say: treated as supporting nothing
+    }
+    this.versions.set(key, supported);
+    return supported;
+  }
+
+  private call(command: PluginCall['command'], att: Attachment): PluginCall {
+    return { command, containerId: att.containerId, netns: att.netns, ifName: att.ifName, args: att.args, binDirs: this.options.binDirs };
+  }
+
+  private async run(network: NetworkConfigList, plugin: PluginConf, call: PluginCall, capabilityArgs: CapabilityArgs, prev: CniResult | undefined, signal?: AbortSignal): Promise<unknown> {
+    const binary = this.binaryOf(plugin.type);
+    if (!binary) throw new CniPluginError(plugin.type, undefined, `no binary in ${this.options.binDirs.join(', ')}`);
+    return execPlugin(binary, plugin.type, call, pluginStdin(network, plugin, capabilityArgs, prev), this.options.timeoutMs, signal);
+  }
+
+  /** ADD through the list; the result is cached. A failure undoes what was done and rethrows. */
+  async add(network: NetworkConfigList, att: Attachment, signal?: AbortSignal): Promise<CniResult> {
+    const cacheEntry = {
+      kind: 'cniCacheV1' as const,
+      containerId: att.containerId,
+      networkName: network.name,
+      ifName: att.ifName,
+      config: Buffer.from(network.bytes).toString('base64'),
+      cniArgs: att.args,
+      capabilityArgs: att.capabilityArgs,
+    };
+    this.cache.write(cacheEntry);
+    let prev: CniResult | undefined;
+    try {
+      for (const plugin of network.plugins) {
+        const out = await this.run(network, plugin, this.call('ADD', att), att.capabilityArgs, prev, signal);
+        if (out !== undefined) prev = parseResult(out, network.cniVersion);
+      }
+    } catch (err) {
+      // Undo without the caller's signal: a cancelled ADD must still be released.
+      await this.del(network, att, prev).catch(() => undefined);
+      throw err;
+    }
+    const result = prev ?? { cniVersion: network.cniVersion, interfaces: [], ips: [], routes: [], dns: {} };
+    this.cache.write({ ...cacheEntry, result });
+    return result;
+  }
+
+  /** DEL through the list in reverse; the cache entry goes once every plugin agreed. */
+  async del(network: NetworkConfigList, att: Attachment, result: CniResult | undefined, signal?: AbortSignal): Promise<void> {
+    const prev = result && supportsCheck(network.cniVersion) ? result : undefined;
+    for (const plugin of [...network.plugins].reverse()) {
+      await this.run(network, plugin, this.call('DEL', att), att.capabilityArgs, prev, signal);
+    }
+    this.cache.remove(network.name, att.containerId, att.ifName);
+  }
+
+  /** CHECK through the list (spec 0.4.0 and later); throws the first plugin's complaint. */
+  async check(network: NetworkConfigList, att: Attachment, result: CniResult, signal?: AbortSignal): Promise<void> {
+    if (!supportsCheck(network.cniVersion)) return;
+    for (const plugin of network.plugins) {
+      await this.run(network, plugin, this.call('CHECK', att), att.capabilityArgs, result, signal);
+    }
+  }
+}
