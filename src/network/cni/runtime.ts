@@ -106,8 +106,9 @@ export class CniRuntime {
         if (out !== undefined) prev = parseResult(out, network.cniVersion);
       }
     } catch (err) {
-      // Undo without the caller's signal: a cancelled ADD must still be released.
-      await this.del(network, att, prev).catch(() => undefined);
+      // Undo without the caller's signal: a cancelled ADD must still be released. A plugin that
+      // cannot even read its config fails DEL too; what the others took is released all the same.
+      await this.del(network, att, prev).catch(() => this.cache.remove(network.name, att.containerId, att.ifName));
       throw err;
     }
     const result = prev ?? { cniVersion: network.cniVersion, interfaces: [], ips: [], routes: [], dns: {} };
@@ -115,12 +116,22 @@ export class CniRuntime {
     return result;
   }
 
-  /** DEL through the list in reverse; the cache entry goes once every plugin agreed. */
+  /**
+   * DEL through the list in reverse. Every plugin is asked even when one before it failed (one
+   * broken plugin must not keep the others' addresses and interfaces); the cache entry goes
+   * once all agreed, else the first failure is thrown and a later DEL tries again.
+   */
   async del(network: NetworkConfigList, att: Attachment, result: CniResult | undefined, signal?: AbortSignal): Promise<void> {
     const prev = result && supportsCheck(network.cniVersion) ? result : undefined;
+    let firstFailure: unknown;
     for (const plugin of [...network.plugins].reverse()) {
-      await this.run(network, plugin, this.call('DEL', att), att.capabilityArgs, prev, signal);
+      try {
+        await this.run(network, plugin, this.call('DEL', att), att.capabilityArgs, prev, signal);
+      } catch (err) {
+        firstFailure ??= err;
+      }
     }
+    if (firstFailure !== undefined) throw firstFailure;
     this.cache.remove(network.name, att.containerId, att.ifName);
   }
 

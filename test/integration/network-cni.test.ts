@@ -1,0 +1,334 @@
+// The cni network plugin through the shim, on Debian's real plugins (/usr/lib/cni), real
+// iptables and real pods: addresses from the plugin, pod to pod and pod to host, host ports on
+// 127.0.0.1 and on the node's own address, DNS options, bandwidth shaping, dual stack,
+// NetworkReady following the conf dir, faults and restarts; and nothing left behind.
+// Traffic goes only to loopback, the node's own addresses and the test's own pods.
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { status as Code } from '@grpc/grpc-js';
+import type { PodSandboxConfig } from '../../src/cri/types';
+import { hostAddresses } from '../../src/network/host-addresses';
+import { rejectsWith } from '../support/client';
+import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
+import { CNI_BIN_DIR, ipv6Unavailable, makeTestNetwork, type TestNetwork } from '../support/cni-network';
+import { dockerApi, ensureTestImages } from '../support/images';
+import { waitFor } from '../support/poll';
+import { startShim, tempDir, type ShimProcess } from '../support/shim';
+import { busybox, SLEEP_FOREVER } from './container-pod';
+
+let podCounter = 0;
+
+function podConfig(run: string, extra: Partial<PodSandboxConfig> = {}): PodSandboxConfig {
+  podCounter++;
+  const name = `net${podCounter}-${run}`;
+  return { metadata: { name, namespace: 'cni-test', uid: `${run}-${podCounter}`, attempt: 0 }, labels: testLabels(run), ...extra };
+}
+
+async function networkReady(shim: ShimProcess): Promise<{ status: boolean; reason: string; message: string }> {
+  const res = await shim.client.runtime.Status({});
+  const cond = res.status!.conditions.find((c) => c.type === 'NetworkReady')!;
+  return { status: cond.status, reason: cond.reason, message: cond.message };
+}
+
+/** A pod with a busybox container; returns the pod and container IDs and the pod's IPs. */
+async function podWithShell(shim: ShimProcess, run: string, extra: Partial<PodSandboxConfig> = {}, command = SLEEP_FOREVER.command): Promise<{ pod: string; ctr: string; ips: string[] }> {
+  const config = podConfig(run, extra);
+  const { podSandboxId: pod } = await shim.client.runtime.RunPodSandbox({ config });
+  const { containerId: ctr } = await shim.client.runtime.CreateContainer({ podSandboxId: pod, config: busybox(run, 'shell', { command, logPath: '' }), sandboxConfig: config });
+  await shim.client.runtime.StartContainer({ containerId: ctr });
+  const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: pod });
+  const ips = [status!.network!.ip, ...status!.network!.additionalIps.map((a) => a.ip)].filter(Boolean);
+  return { pod, ctr, ips };
+}
+
+async function exec(shim: ShimProcess, ctr: string, script: string, timeout = 20): Promise<{ code: number; out: string }> {
+  const res = await shim.client.runtime.ExecSync({ containerId: ctr, cmd: ['sh', '-c', script], timeout });
+  return { code: res.exitCode, out: res.stdout.toString() + res.stderr.toString() };
+}
+
+/** An HTTP GET from inside a container (busybox nc: the image's wget cannot resolve without NSS). */
+function fetchFrom(shim: ShimProcess, ctr: string, host: string, port: number, urlPath: string): Promise<{ code: number; out: string }> {
+  return exec(shim, ctr, `printf 'GET ${urlPath} HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${host} ${port}`);
+}
+
+async function removePod(shim: ShimProcess, pod: string): Promise<void> {
+  await shim.client.runtime.StopPodSandbox({ podSandboxId: pod });
+  await shim.client.runtime.RemovePodSandbox({ podSandboxId: pod });
+}
+
+function assertNothingLeft(net: TestNetwork, pods: readonly string[]): void {
+  assert.deepEqual(net.veths(), [], 'no veth left on the bridge');
+  assert.deepEqual(net.reservations(), [], 'no address held by host-local');
+  for (const pod of pods) assert.deepEqual(net.rulesMentioning(pod), [], `no iptables rule names ${pod.slice(0, 12)}`);
+  assert.deepEqual(net.rulesMentioning(net.subnet.split('.').slice(0, 3).join('.') + '.'), [], 'no iptables rule names the subnet');
+  const results = path.join(net.cacheDir, 'results');
+  assert.deepEqual(fs.existsSync(results) ? fs.readdirSync(results) : [], [], 'no cached result left');
+}
+
+/** An HTTP server on the node, answering its own name, on every address. */
+async function nodeServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => res.end('from-the-node'));
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** GET /passwd: busybox httpd in the test pods serves /etc, so the answer proves it is the pod. */
+function httpGet(host: string, port: number, urlPath = '/passwd'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host, port, path: urlPath, timeout: 3000 }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve(body));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+  });
+}
+
+describe('cni network plugin', () => {
+  const run = newTestRun();
+  let net: TestNetwork;
+  let shim: ShimProcess;
+  before(async () => {
+    await ensureTestImages();
+    net = makeTestNetwork();
+    shim = await startShim({ args: net.shimArgs });
+  });
+  after(async () => {
+    await shim?.stop();
+    await removeTestContainers({ run });
+    net?.remove();
+  });
+
+  it('gives pods addresses from the plugin; they reach each other and the node, and leave nothing behind', async () => {
+    assert.equal((await networkReady(shim)).status, true);
+    const server = await nodeServer();
+    const a = await podWithShell(shim, run);
+    const b = await podWithShell(shim, run, {}, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
+    try {
+      for (const ip of [...a.ips, ...b.ips]) assert.ok(ip.startsWith(net.subnet.split('.').slice(0, 3).join('.') + '.'), `${ip} is in ${net.subnet}`);
+      assert.notEqual(a.ips[0], b.ips[0]);
+      // The address is the one inside the pod's namespace, on eth0.
+      assert.match((await exec(shim, a.ctr, 'ip -o -4 addr show dev eth0')).out, new RegExp(`inet ${a.ips[0]!.replace(/\./g, '\\.')}/`));
+      // Pod to pod (the firewall plugin accepts their traffic through Docker's FORWARD DROP).
+      const fetched = await waitFor('pod a to fetch from pod b', async () => {
+        const r = await fetchFrom(shim, a.ctr, b.ips[0]!, 8080, '/passwd');
+        return /\nroot:/.test(r.out) ? r.out : undefined;
+      });
+      assert.match(fetched, /^HTTP\/1\.[01] 200/);
+      // Pod to the node, through the bridge's address.
+      const fromNode = await fetchFrom(shim, a.ctr, net.gateway, server.port, '/');
+      assert.match(fromNode.out, /\r\n\r\nfrom-the-node$/, fromNode.out);
+      assert.ok(net.veths().length >= 2);
+      assert.equal(net.reservations().length, 2);
+    } finally {
+      await server.close();
+      await removePod(shim, a.pod);
+      await removePod(shim, b.pod);
+    }
+    assertNothingLeft(net, [a.pod, b.pod]);
+  });
+
+  it('serves a host port on 127.0.0.1 and on the node’s own address, and drops it with the pod', async () => {
+    const hostPort = await freePort();
+    const p = await podWithShell(shim, run, { portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '' }] }, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
+    const nodeAddress = hostAddresses().find((a) => !a.includes(':'));
+    try {
+      const viaLoopback = await waitFor('the host port on 127.0.0.1', () => httpGet('127.0.0.1', hostPort).catch(() => undefined));
+      assert.match(viaLoopback, /^root:/);
+      assert.ok(nodeAddress, 'the node has an IPv4 address');
+      assert.match(await httpGet(nodeAddress, hostPort), /^root:/);
+      assert.ok(net.rulesMentioning(p.pod).length > 0, 'portmap wrote rules for the pod');
+    } finally {
+      await removePod(shim, p.pod);
+    }
+    await assert.rejects(httpGet('127.0.0.1', hostPort));
+    assertNothingLeft(net, [p.pod]);
+  });
+
+  it('writes the pod’s DNS options into resolv.conf and shapes bandwidth with the bandwidth plugin', async () => {
+    const shaped = makeTestNetwork({
+      extraPlugins: [{ type: 'firewall', backend: 'iptables' }, { type: 'bandwidth', capabilities: { bandwidth: true } }],
+    });
+    const shapedShim = await startShim({ args: shaped.shimArgs });
+    try {
+      const p = await podWithShell(shapedShim, run, {
+        dnsConfig: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'], options: ['ndots:5'] },
+        annotations: { 'kubernetes.io/ingress-bandwidth': '1M', 'kubernetes.io/egress-bandwidth': '2M' },
+      });
+      try {
+        const resolv = (await exec(shapedShim, p.ctr, 'cat /etc/resolv.conf')).out;
+        assert.match(resolv, /nameserver 10\.96\.0\.10/);
+        assert.match(resolv, /search svc\.cluster\.local/);
+        assert.match(resolv, /options ndots:5/);
+        const [veth] = shaped.veths();
+        assert.ok(veth, 'the pod has a host-side veth');
+        const qdiscs = execFileSync('tc', ['qdisc', 'show'], { encoding: 'utf8' });
+        assert.match(qdiscs, new RegExp(`qdisc tbf \\S+: dev ${veth} root .*rate 1Mbit`), qdiscs);
+        assert.match(qdiscs, /qdisc tbf \S+: dev bwp\S+ root .*rate 2Mbit/, 'egress is shaped on the plugin’s ifb device');
+      } finally {
+        await removePod(shapedShim, p.pod);
+      }
+      assert.doesNotMatch(execFileSync('tc', ['qdisc', 'show'], { encoding: 'utf8' }), /rate 2Mbit/, 'the ifb device went with the pod');
+      assertNothingLeft(shaped, [p.pod]);
+    } finally {
+      await shapedShim.stop();
+      shaped.remove();
+    }
+  });
+
+  it('reports both families when the network gives both (dual stack)', async (t) => {
+    const why = ipv6Unavailable();
+    if (why) {
+      t.skip(why);
+      console.log(`# dual stack skipped: ${why}`);
+      return;
+    }
+    const dual = makeTestNetwork({ ipv6: true });
+    const dualShim = await startShim({ args: dual.shimArgs });
+    try {
+      const p = await podWithShell(dualShim, run);
+      try {
+        assert.equal(p.ips.length, 2);
+        assert.ok(!p.ips[0]!.includes(':'), `primary ${p.ips[0]} is IPv4`);
+        assert.ok(p.ips[1]!.startsWith(dual.subnet6!.split('::')[0]!), `${p.ips[1]} is in ${dual.subnet6}`);
+        assert.match((await exec(dualShim, p.ctr, 'ip -o -6 addr show dev eth0 scope global')).out, new RegExp(p.ips[1]!));
+      } finally {
+        await removePod(dualShim, p.pod);
+      }
+      assertNothingLeft(dual, [p.pod]);
+    } finally {
+      await dualShim.stop();
+      dual.remove();
+    }
+  });
+
+  it('follows the conf dir: NetworkReady false with the reason, true once a usable config appears', async () => {
+    const empty = makeTestNetwork();
+    fs.rmSync(path.join(empty.confDir, '10-test.conflist'));
+    const watching = await startShim({ args: empty.shimArgs });
+    try {
+      const none = await networkReady(watching);
+      assert.deepEqual([none.status, none.reason], [false, 'NetworkPluginNotReady']);
+      assert.match(none.message, /no network config found/);
+      await assert.rejects(watching.client.runtime.RunPodSandbox({ config: podConfig(run) }), rejectsWith(Code.UNAVAILABLE, /not ready: no network config/));
+      // A config whose plugin binary is missing says so.
+      empty.writeConf('05-missing.conflist', { cniVersion: '1.0.0', name: 'missing', plugins: [{ type: 'no-such-plugin' }] });
+      const missing = await waitFor('the missing binary to be reported', async () => {
+        const s = await networkReady(watching);
+        return /no-such-plugin/.test(s.message) ? s : undefined;
+      });
+      assert.equal(missing.status, false);
+      assert.match(missing.message, /05-missing\.conflist: plugin binaries not found: no-such-plugin/);
+      // A good config beside it (later in lexical order) is used.
+      empty.writeConf('10-good.conflist', JSON.parse(fs.readFileSync(path.join(net.confDir, '10-test.conflist'), 'utf8').replace(new RegExp(net.bridge, 'g'), empty.bridge).replace(new RegExp(net.name, 'g'), empty.name).replace(new RegExp(net.ipamDir, 'g'), empty.ipamDir)));
+      await waitFor('NetworkReady to turn true', async () => (await networkReady(watching)).status);
+      // One that wants the pod CIDR is not ready until UpdateRuntimeConfig gives it.
+      empty.writeConf('01-ranges.conflist', { cniVersion: '1.0.0', name: 'ranges', plugins: [{ type: 'bridge', bridge: empty.bridge, ipam: { type: 'host-local', dataDir: empty.ipamDir, ranges: [[{ subnet: empty.subnet }]] } }, { type: 'portmap', capabilities: { portMappings: true, ipRanges: true } }] });
+      const wants = await waitFor('the ipRanges network to wait for a pod CIDR', async () => {
+        const s = await networkReady(watching);
+        return /pod CIDR/.test(s.message) ? s : undefined;
+      });
+      assert.equal(wants.status, false);
+      await watching.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: empty.subnet } } });
+      assert.equal((await networkReady(watching)).status, true);
+    } finally {
+      await watching.stop();
+      empty.remove();
+    }
+  });
+
+  it('fails RunPodSandbox with the plugin’s own message and leaves nothing behind', async () => {
+    // portmap cannot read this config: it fails after bridge has made a veth and taken an address.
+    const failing = makeTestNetwork({ extraPlugins: [{ type: 'firewall', backend: 'iptables' }, { type: 'portmap', snat: 'yes', capabilities: { portMappings: true } }] });
+    const failingShim = await startShim({ args: failing.shimArgs });
+    try {
+      const config = podConfig(run);
+      await assert.rejects(failingShim.client.runtime.RunPodSandbox({ config }), rejectsWith(Code.UNKNOWN, /CNI plugin portmap failed: .*snat/));
+      const left = await dockerApi().listContainers({ all: true, filters: { label: [`io.kubernetes.pod.name=${config.metadata!.name}`] } });
+      assert.deepEqual(left, [], 'no pause container');
+      const byName = await dockerApi().listContainers({ all: true, filters: { name: [config.metadata!.name!] } });
+      assert.deepEqual(byName, [], 'no pause container by name');
+      assertNothingLeft(failing, []);
+    } finally {
+      await failingShim.stop();
+      failing.remove();
+    }
+  });
+
+  it('keeps running pods’ networks and host ports across a shim restart; Stop after restart releases them', async () => {
+    const root = tempDir('cni-restart');
+    const hostPort = await freePort();
+    let first: ShimProcess | undefined = await startShim({ args: net.shimArgs, rootDir: root });
+    let second: ShimProcess | undefined;
+    try {
+      const p = await podWithShell(first, run, { portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '127.0.0.1' }] }, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
+      await waitFor('the host port', () => httpGet('127.0.0.1', hostPort).catch(() => undefined));
+      await first.stop();
+      first = undefined;
+      second = await startShim({ args: net.shimArgs, rootDir: root });
+      const { status } = await second.client.runtime.PodSandboxStatus({ podSandboxId: p.pod });
+      assert.equal(status?.network?.ip, p.ips[0], 'the IP survives the restart');
+      assert.match(await httpGet('127.0.0.1', hostPort), /^root:/, 'the host port still answers');
+      await removePod(second, p.pod);
+      await assert.rejects(httpGet('127.0.0.1', hostPort));
+      assertNothingLeft(net, [p.pod]);
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('after a kill -9 in the middle of RunPodSandbox, the next shim’s Stop and Remove leave nothing', async () => {
+    // A plugin that stops half way: it signals it has started, then waits to be killed.
+    const bin = tempDir('cni-slow-bin');
+    for (const name of fs.readdirSync(CNI_BIN_DIR)) fs.symlinkSync(path.join(CNI_BIN_DIR, name), path.join(bin, name));
+    const marker = path.join(bin, 'started');
+    const version = '{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0"]}';
+    fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then touch ${marker}; exec sleep 600; fi\necho '${version}'\n`, { mode: 0o755 });
+    const hang = makeTestNetwork({ extraPlugins: [{ type: 'hang' }] });
+    const root = tempDir('cni-kill');
+    const args = [...hang.shimArgs, `--cni-bin-dir=${bin}`];
+    let shim1: ShimProcess | undefined = await startShim({ args, rootDir: root });
+    let shim2: ShimProcess | undefined;
+    try {
+      const config = podConfig(run);
+      const running = shim1.client.runtime.RunPodSandbox({ config }).catch((err: Error) => err);
+      await waitFor('the plugin chain to be half way', () => fs.existsSync(marker), { timeoutMs: 60_000 });
+      assert.equal(hang.reservations().length, 1, 'the bridge plugin already holds an address');
+      await shim1.stop('SIGKILL');
+      shim1 = undefined;
+      await running;
+      execFileSync('pkill', ['-f', 'sleep 600'], { stdio: 'ignore' });
+      fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\necho '${version}'\n`, { mode: 0o755 });
+      shim2 = await startShim({ args, rootDir: root });
+      const { items } = await shim2.client.runtime.ListPodSandbox({ filter: { labelSelector: { 'cri-docker-shim.test/run': run } } });
+      const mine = items.filter((i) => i.metadata?.name === config.metadata!.name);
+      assert.equal(mine.length, 1, 'the half-made pod is listed');
+      await removePod(shim2, mine[0]!.id);
+      assertNothingLeft(hang, [mine[0]!.id]);
+      const left = await dockerApi().listContainers({ all: true, filters: { id: [mine[0]!.id] } });
+      assert.deepEqual(left, []);
+    } finally {
+      await shim1?.stop('SIGKILL');
+      await shim2?.stop();
+      hang.remove();
+      fs.rmSync(bin, { recursive: true, force: true });
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
