@@ -8,16 +8,12 @@ import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
 import type { NetworkHost, PodDns, PodRef } from '../host';
 import type { NetworkPlugin, NetworkStatus, PodNetworkStatus } from '../plugin';
-import { capabilityArgs, cniArgs } from './args';
-import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, parseNetworkConfig, type NetworkConfigList } from './config';
-import { podIpsOf, type CniResult } from './result';
-import { CniRuntime, type Attachment } from './runtime';
+import { PodAttachments } from './attachments';
+import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, type NetworkConfigList } from './config';
+import { podIpsOf } from './result';
+import type { CniRuntime } from './runtime';
 
 export const NETWORK_NOT_READY = 'NetworkPluginNotReady';
-/** The pod's interface, as kubelet and every CNI runtime name it. */
-export const POD_IFNAME = 'eth0';
-const LOOPBACK_IFNAME = 'lo';
-const RELEASED_REMEMBERED = 4096;
 /** How long one plugin call may take (kubelet's whole RunPodSandbox has 2 min or more). */
 export const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
 
@@ -39,12 +35,8 @@ interface Selection {
 export class CniNetworkPlugin implements NetworkPlugin {
   readonly name: string = 'cni';
   readonly sandboxNetworkMode = 'none';
-  private readonly runtime: CniRuntime;
+  private readonly attachments: PodAttachments;
   private selection: Selection | undefined;
-  /** Results of pods set up by this process; others are read from the cache. */
-  private readonly results = new Map<string, CniResult>();
-  /** Pods this process released already (StopPodSandbox, then RemovePodSandbox asks again). */
-  private readonly released = new Set<string>();
   private warnedNoFirewall = '';
 
   constructor(
@@ -52,7 +44,11 @@ export class CniNetworkPlugin implements NetworkPlugin {
     private readonly host: NetworkHost,
     private readonly log: Logger,
   ) {
-    this.runtime = new CniRuntime({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS });
+    this.attachments = new PodAttachments({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS }, host);
+  }
+
+  private get runtime(): CniRuntime {
+    return this.attachments.runtime;
   }
 
   status(): NetworkStatus {
@@ -63,65 +59,21 @@ export class CniNetworkPlugin implements NetworkPlugin {
   async setUpPod(pod: PodRef, dns: PodDns | undefined, signal?: AbortSignal): Promise<PodNetworkStatus> {
     const problem = this.problem();
     if (problem !== undefined) throw new UnavailableError(`the pod network is not ready: ${problem}`);
-    const network = this.selection!.network!;
-    const netns = await this.host.netnsPath(pod.sandboxId);
-    if (netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no running pause process to set up`);
-    const args = cniArgs(pod);
-    this.released.delete(pod.sandboxId);
-    await this.runtime.add(loopbackNetwork(network.cniVersion), { containerId: pod.sandboxId, netns, ifName: LOOPBACK_IFNAME, args, capabilityArgs: {} }, signal);
-    const capabilities = capabilityArgs(pod, this.host.portMappings(pod.sandboxId), this.host.podCidrs(), dns);
-    const result = await this.runtime.add(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args, capabilityArgs: capabilities }, signal);
-    this.results.set(pod.sandboxId, result);
-    return { ips: podIpsOf(result) };
+    return { ips: podIpsOf(await this.attachments.setUp(this.selection!.network!, pod, dns, signal)) };
   }
 
   async tearDownPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
-    this.results.delete(pod.sandboxId);
-    const netns = (await this.host.netnsPath(pod.sandboxId)) ?? '';
-    const cached = [...this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME), ...this.runtime.cache.forContainer(pod.sandboxId, LOOPBACK_IFNAME)];
-    for (const entry of cached) {
-      const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
-      const att: Attachment = { containerId: pod.sandboxId, netns, ifName: entry.ifName, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs };
-      await this.runtime.del(network, att, entry.result, signal);
-    }
-    if (cached.length > 0 || this.released.has(pod.sandboxId)) {
-      this.markReleased(pod.sandboxId);
-      return;
-    }
-    // Nothing cached (set up by something else, or the cache was lost): DEL with today's config
-    // still releases what the IPAM plugin holds for this container.
     this.problem();
-    const network = this.selection?.network;
-    if (!network) return;
-    const att: Attachment = {
-      containerId: pod.sandboxId,
-      netns,
-      ifName: POD_IFNAME,
-      args: cniArgs(pod),
-      capabilityArgs: capabilityArgs(pod, this.host.portMappings(pod.sandboxId), this.host.podCidrs(), undefined),
-    };
-    await this.runtime.del(network, att, undefined, signal);
-    this.markReleased(pod.sandboxId);
-  }
-
-  private markReleased(sandboxId: string): void {
-    this.released.add(sandboxId);
-    // Only the recent ones matter (Remove follows Stop): keep the set small on a long-lived node.
-    if (this.released.size > RELEASED_REMEMBERED) this.released.delete(this.released.values().next().value!);
+    await this.attachments.tearDown(pod, this.selection?.network, signal);
   }
 
   async podStatus(pod: PodRef): Promise<PodNetworkStatus> {
-    const held = this.results.get(pod.sandboxId) ?? this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result)?.result;
-    return { ips: podIpsOf(held) };
+    return { ips: this.attachments.ipsOf(pod) };
   }
 
   /** Runs CHECK for a pod set up earlier (spec 0.4.0 and later): throws what a plugin finds wrong. */
-  async checkPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
-    const entry = this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result);
-    const netns = await this.host.netnsPath(pod.sandboxId);
-    if (!entry?.result || netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no network to check`);
-    const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
-    await this.runtime.check(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs }, entry.result, signal);
+  checkPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
+    return this.attachments.check(pod, signal);
   }
 
   podCidrsChanged(): void {}
@@ -213,10 +165,4 @@ export class CniNetworkPlugin implements NetworkPlugin {
     }
     return out;
   }
-}
-
-/** The loopback network every pod gets, in the pod network's spec version. */
-export function loopbackNetwork(cniVersion: string): NetworkConfigList {
-  const doc = { cniVersion, name: 'cni-loopback', plugins: [{ type: 'loopback' }] };
-  return { name: doc.name, cniVersion, plugins: doc.plugins, source: 'built in', bytes: JSON.stringify(doc) };
 }

@@ -1,0 +1,93 @@
+// A pod's CNI attachments, for every plugin built on CNI (cni, kubenet): loopback then the pod
+// network on set-up; on tear-down, DEL of whatever the cache says was attached (else of the
+// current network, which still releases an address IPAM holds); the pod's IPs from the last
+// result, which survives a shim restart in the cache.
+import type { NetworkHost, PodDns, PodRef } from '../host';
+import { UnavailableError } from '../../errors';
+import { capabilityArgs, cniArgs } from './args';
+import { parseNetworkConfig, type NetworkConfigList } from './config';
+import { podIpsOf, type CniResult } from './result';
+import { CniRuntime, type Attachment, type CniRuntimeOptions } from './runtime';
+
+/** The pod's interface, as kubelet and every CNI runtime name it. */
+export const POD_IFNAME = 'eth0';
+const LOOPBACK_IFNAME = 'lo';
+/** How many recently released pods are remembered (Remove follows Stop). */
+const RELEASED_REMEMBERED = 4096;
+
+export class PodAttachments {
+  readonly runtime: CniRuntime;
+  /** Results of pods set up by this process; others are read from the cache. */
+  private readonly results = new Map<string, CniResult>();
+  /** Pods this process released already, so RemovePodSandbox after StopPodSandbox runs no plugin. */
+  private readonly released = new Set<string>();
+
+  constructor(
+    options: CniRuntimeOptions,
+    private readonly host: NetworkHost,
+  ) {
+    this.runtime = new CniRuntime(options);
+  }
+
+  async setUp(network: NetworkConfigList, pod: PodRef, dns: PodDns | undefined, signal?: AbortSignal): Promise<CniResult> {
+    const netns = await this.host.netnsPath(pod.sandboxId);
+    if (netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no running pause process to set up`);
+    const args = cniArgs(pod);
+    this.released.delete(pod.sandboxId);
+    await this.runtime.add(loopbackNetwork(network.cniVersion), { containerId: pod.sandboxId, netns, ifName: LOOPBACK_IFNAME, args, capabilityArgs: {} }, signal);
+    const capabilities = capabilityArgs(pod, this.host.portMappings(pod.sandboxId), this.host.podCidrs(), dns);
+    const result = await this.runtime.add(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args, capabilityArgs: capabilities }, signal);
+    this.results.set(pod.sandboxId, result);
+    return result;
+  }
+
+  /** DEL of what the pod has; `current` is used when nothing is cached. */
+  async tearDown(pod: PodRef, current: NetworkConfigList | undefined, signal?: AbortSignal): Promise<void> {
+    this.results.delete(pod.sandboxId);
+    const netns = (await this.host.netnsPath(pod.sandboxId)) ?? '';
+    const cached = [...this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME), ...this.runtime.cache.forContainer(pod.sandboxId, LOOPBACK_IFNAME)];
+    for (const entry of cached) {
+      const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
+      const att: Attachment = { containerId: pod.sandboxId, netns, ifName: entry.ifName, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs };
+      await this.runtime.del(network, att, entry.result, signal);
+    }
+    if (cached.length === 0 && !this.released.has(pod.sandboxId) && current) {
+      // Nothing cached (set up by something else, or the cache was lost): DEL with today's
+      // network still releases what the IPAM plugin holds for this container.
+      const att: Attachment = {
+        containerId: pod.sandboxId,
+        netns,
+        ifName: POD_IFNAME,
+        args: cniArgs(pod),
+        capabilityArgs: capabilityArgs(pod, this.host.portMappings(pod.sandboxId), this.host.podCidrs(), undefined),
+      };
+      await this.runtime.del(current, att, undefined, signal);
+    }
+    this.released.add(pod.sandboxId);
+    if (this.released.size > RELEASED_REMEMBERED) this.released.delete(this.released.values().next().value!);
+  }
+
+  /** The last ADD result of the pod's network, if it has one. */
+  resultOf(pod: PodRef): CniResult | undefined {
+    return this.results.get(pod.sandboxId) ?? this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result)?.result;
+  }
+
+  ipsOf(pod: PodRef): string[] {
+    return podIpsOf(this.resultOf(pod));
+  }
+
+  /** CHECK of the pod's network (spec 0.4.0 and later): throws what a plugin finds wrong. */
+  async check(pod: PodRef, signal?: AbortSignal): Promise<void> {
+    const entry = this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result);
+    const netns = await this.host.netnsPath(pod.sandboxId);
+    if (!entry?.result || netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no network to check`);
+    const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
+    await this.runtime.check(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs }, entry.result, signal);
+  }
+}
+
+/** The loopback network every pod gets, in the pod network's spec version. */
+export function loopbackNetwork(cniVersion: string): NetworkConfigList {
+  const doc = { cniVersion, name: 'cni-loopback', plugins: [{ type: 'loopback' }] };
+  return { name: doc.name, cniVersion, plugins: doc.plugins, source: 'built in', bytes: JSON.stringify(doc) };
+}
