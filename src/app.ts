@@ -111,6 +111,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     await state.start();
     await streaming.listen();
     await server.listen(config.containerRuntimeEndpoint);
+    void network.start();
   } catch (err) {
     await streaming.close();
     await state.stop();

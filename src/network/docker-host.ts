@@ -2,6 +2,7 @@
 // Docker's own addresses) and from the sandbox checkpoints (port mappings), and the pod CIDRs
 // UpdateRuntimeConfig last gave. Plugins see only the NetworkHost interface.
 import type { CheckpointCache } from '../checkpoint/cache';
+import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../conventions/labels';
 import type { DockerClient } from '../docker/client';
 import { DockerNotFoundError } from '../errors';
 import type { NetworkHost, PortMapping } from './host';
@@ -11,7 +12,7 @@ export class DockerNetworkHost implements NetworkHost {
   private cidrs: readonly string[] = [];
 
   constructor(
-    private readonly docker: Pick<DockerClient, 'inspectContainer'>,
+    private readonly docker: Pick<DockerClient, 'inspectContainer' | 'listContainers'>,
     private readonly checkpoints: Pick<CheckpointCache, 'peek'>,
   ) {}
 
@@ -35,6 +36,11 @@ export class DockerNetworkHost implements NetworkHost {
 
   async bridgeAddresses(sandboxId: string): Promise<string[]> {
     return ipsFromNetworkSettings((await this.inspect(sandboxId))?.NetworkSettings);
+  }
+
+  async runningSandboxes(): Promise<string[]> {
+    const found = await this.docker.listContainers({ all: false, filters: { label: [`${CONTAINER_TYPE_LABEL}=${TYPE_SANDBOX}`] } });
+    return found.map((c) => c.Id);
   }
 
   private async inspect(sandboxId: string): Promise<Awaited<ReturnType<DockerClient['inspectContainer']>> | undefined> {

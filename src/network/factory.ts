@@ -3,10 +3,9 @@ import type { Config } from '../config/flags';
 import type { Logger } from '../util/logger';
 import type { NetworkHost } from './host';
 import { CniNetworkPlugin } from './cni/plugin';
+import { KubenetNetworkPlugin } from './kubenet/plugin';
 import { NoopNetworkPlugin } from './noop';
 import type { NetworkPlugin } from './plugin';
-
-export class NetworkPluginUnavailableError extends Error {}
 
 export function createNetworkPlugin(config: Config, host: NetworkHost, log: Logger): NetworkPlugin {
   switch (config.networkPlugin) {
@@ -15,8 +14,10 @@ export function createNetworkPlugin(config: Config, host: NetworkHost, log: Logg
     case 'cni':
       return new CniNetworkPlugin({ binDirs: config.cniBinDirs, confDir: config.cniConfDir, cacheDir: config.cniCacheDir }, host, log);
     case 'kubenet':
-      throw new NetworkPluginUnavailableError(
-        `--network-plugin=${config.networkPlugin} is not built yet; leave the flag empty to use Docker's bridge network`,
+      return new KubenetNetworkPlugin(
+        { binDirs: config.cniBinDirs, cacheDir: config.cniCacheDir, mtu: config.networkPluginMtu, hairpinMode: config.hairpinMode, nonMasqueradeCidr: config.nonMasqueradeCidr },
+        host,
+        log,
       );
   }
 }

@@ -34,4 +34,6 @@ export interface NetworkHost {
   podCidrs(): readonly string[];
   /** The addresses Docker's own bridge network gave the pause container (the no-op plugin's answer). */
   bridgeAddresses(sandboxId: string): Promise<string[]>;
+  /** The IDs of the pods whose pause container runs (for plugins that restore state after a restart). */
+  runningSandboxes(): Promise<string[]>;
 }

@@ -88,6 +88,15 @@ export class NetworkManager {
     return this.counts;
   }
 
+  /** Lets the plugin restore what a restart lost; failures are logged, pods keep running. */
+  async start(): Promise<void> {
+    try {
+      await this.plugin.start();
+    } catch (err) {
+      this.log.error({ plugin: this.plugin.name, error: errorMessage(err) }, 'network plugin could not restore its state');
+    }
+  }
+
   close(): Promise<void> {
     return this.plugin.close();
   }

@@ -25,6 +25,8 @@ export class NoopNetworkPlugin implements NetworkPlugin {
     return { ready: true };
   }
 
+  async start(): Promise<void> {}
+
   async close(): Promise<void> {}
 }
 

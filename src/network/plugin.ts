@@ -38,5 +38,7 @@ export interface NetworkPlugin {
   /** UpdateRuntimeConfig changed the node's pod CIDRs. */
   podCidrsChanged(cidrs: readonly string[]): void;
   status(): NetworkStatus;
+  /** Called once the shim can see its pods, to restore what a restart lost (held host ports). */
+  start(): Promise<void>;
   close(): Promise<void>;
 }

@@ -33,6 +33,7 @@ class RecordingPlugin implements NetworkPlugin {
   status(): NetworkStatus {
     return { ready: false, reason: 'NetworkPluginNotReady', message: 'no config' };
   }
+  async start(): Promise<void> {}
   async close(): Promise<void> {}
 }
 

@@ -68,12 +68,12 @@ export class PodAttachments {
   }
 
   /** The last ADD result of the pod's network, if it has one. */
-  resultOf(pod: PodRef): CniResult | undefined {
-    return this.results.get(pod.sandboxId) ?? this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result)?.result;
+  resultOf(sandboxId: string): CniResult | undefined {
+    return this.results.get(sandboxId) ?? this.runtime.cache.forContainer(sandboxId, POD_IFNAME).find((e) => e.result)?.result;
   }
 
-  ipsOf(pod: PodRef): string[] {
-    return podIpsOf(this.resultOf(pod));
+  ipsOf(sandboxId: string): string[] {
+    return podIpsOf(this.resultOf(sandboxId));
   }
 
   /** CHECK of the pod's network (spec 0.4.0 and later): throws what a plugin finds wrong. */

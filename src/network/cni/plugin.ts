@@ -68,7 +68,7 @@ export class CniNetworkPlugin implements NetworkPlugin {
   }
 
   async podStatus(pod: PodRef): Promise<PodNetworkStatus> {
-    return { ips: this.attachments.ipsOf(pod) };
+    return { ips: this.attachments.ipsOf(pod.sandboxId) };
   }
 
   /** Runs CHECK for a pod set up earlier (spec 0.4.0 and later): throws what a plugin finds wrong. */
@@ -77,6 +77,8 @@ export class CniNetworkPlugin implements NetworkPlugin {
   }
 
   podCidrsChanged(): void {}
+
+  async start(): Promise<void> {}
 
   async close(): Promise<void> {}
 
