@@ -31,6 +31,21 @@ if [ ${#packages[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
 
+# The tests also build their busybox image from Debian's busybox-static (the package some machines
+# have instead of busybox; the two cannot be installed together), so its binary is unpacked into a
+# cache without installing it. Best effort: the test that needs it says so when it is missing.
+static_busybox=/var/cache/cri-docker-shim/busybox-static
+if [ ! -x "$static_busybox/bin/busybox" ] && [ "$(id -u)" = 0 ]; then
+  work=$(mktemp -d)
+  if (cd "$work" && apt-get download -qq busybox-static >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download -qq busybox-static >/dev/null; }) \
+     && mkdir -p "$static_busybox" && dpkg-deb -x "$work"/busybox-static_*.deb "$static_busybox"; then
+    say "unpacked busybox-static into $static_busybox for the test images"
+  else
+    say "could not fetch busybox-static; the test of images built from it will be skipped"
+  fi
+  rm -rf "$work"
+fi
+
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" -lt 20 ]; then
   echo "setup: Node.js $(node --version) is too old; cri-docker-shim needs Node.js 20 or newer" >&2

@@ -1,11 +1,12 @@
 // Offline test images, built from what this machine has (no registry is reachable):
-// - busybox: Debian's dynamically linked busybox with its libraries, one hard link per applet
+// - busybox: Debian's busybox (the dynamically linked one with its libraries, or busybox-static
+//   alone, whichever package the machine has), one hard link per applet
 //   (so `sh` execs applets as separate programs, as real busybox images do), a PATH, and
 //   /etc/passwd with root, a test user (1234) and nobody.
 // - pause: test/fixtures/pause/pause.c built with `gcc -static`.
 // Both are imported as single-layer images tagged by a hash of their inputs, so they are built
 // once per machine and rebuilt only when an input changes.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -67,8 +68,15 @@ async function importRootfs(docker: Dockerode, rootfs: string, ref: string, chan
   });
 }
 
-function libraryPaths(binary: string): string[] {
-  const out = execFileSync('ldd', [binary], { encoding: 'utf8' });
+/**
+ * The shared libraries a dynamically linked binary loads; none for a static one (Debian's
+ * busybox-static), which `ldd` refuses with "not a dynamic executable".
+ */
+export function libraryPaths(binary: string): string[] {
+  const ldd = spawnSync('ldd', [binary], { encoding: 'utf8' });
+  if (ldd.status !== 0 && /not a dynamic executable/.test(`${ldd.stdout}${ldd.stderr}`)) return [];
+  if (ldd.status !== 0) throw new Error(`ldd ${binary} failed: ${ldd.stderr.trim()}`);
+  const out = ldd.stdout;
   const paths: string[] = [];
   for (const line of out.split('\n')) {
     const m = /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line);
@@ -77,16 +85,17 @@ function libraryPaths(binary: string): string[] {
   return paths;
 }
 
-function buildBusyboxRootfs(dir: string): void {
+/** The busybox image's root: `busybox` (either Debian package's binary) and what it needs. */
+export function buildBusyboxRootfs(dir: string, busybox: string = BUSYBOX): void {
   const put = (rel: string, src: string): void => {
     const dest = path.join(dir, rel);
     fs.mkdirSync(path.dirname(dest), { recursive: true });
     fs.copyFileSync(fs.realpathSync(src), dest);
   };
-  put('bin/busybox', BUSYBOX);
+  put('bin/busybox', busybox);
   fs.chmodSync(path.join(dir, 'bin/busybox'), 0o755);
-  for (const lib of libraryPaths(BUSYBOX)) put(lib.slice(1), lib);
-  const applets = execFileSync(BUSYBOX, ['--list-full'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  for (const lib of libraryPaths(busybox)) put(lib.slice(1), lib);
+  const applets = execFileSync(busybox, ['--list-full'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   for (const applet of applets) {
     const dest = path.join(dir, applet);
     if (fs.existsSync(dest)) continue;
@@ -109,7 +118,7 @@ function buildPauseRootfs(dir: string): void {
   execFileSync('gcc', ['-static', '-O2', '-Wall', '-Werror', '-o', path.join(dir, 'pause'), PAUSE_SOURCE]);
 }
 
-async function ensureImage(docker: Dockerode, ref: string, build: (dir: string) => void, changes: string[]): Promise<void> {
+export async function ensureImage(docker: Dockerode, ref: string, build: (dir: string) => void, changes: string[]): Promise<void> {
   if (await imageExists(docker, ref)) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-rootfs-'));
   try {
