@@ -175,13 +175,43 @@ export class RawLogDecoder implements LogDecoder {
   }
 }
 
-/**
- * Where writing stopped: the last record's timestamp and how many records with exactly that
- * timestamp end the file (Docker gives every piece of one long line the same time).
- */
-export interface ResumePoint {
+/** One stream's latest run of records sharing one timestamp (the pieces of one line). */
+export interface StreamRun {
   timestamp: string;
   count: number;
+}
+
+/**
+ * Where writing stopped: the last record's stream and timestamp, and how many records of that
+ * stream carry that timestamp. Docker stamps every piece of a long line with one time, and
+ * records of the other stream can come between the pieces, so runs are counted per stream.
+ * `other` is the other stream's run when its last record left a line unfinished: the rest of
+ * that line goes on counting from there. A point saved without `stream` (by an older shim)
+ * matches its timestamp in either stream.
+ */
+export interface ResumePoint extends StreamRun {
+  stream?: StreamName;
+  other?: StreamRun;
+}
+
+function otherStream(stream: StreamName): StreamName {
+  return stream === 'stdout' ? 'stderr' : 'stdout';
+}
+
+/** A stream's run, and whether its last record is a piece of an unfinished line. */
+interface OpenRun extends StreamRun {
+  open: boolean;
+}
+
+function pointOf(stream: StreamName, runs: Partial<Record<StreamName, OpenRun>>): ResumePoint {
+  const run = runs[stream]!;
+  const other = runs[otherStream(stream)];
+  return {
+    timestamp: run.timestamp,
+    count: run.count,
+    stream,
+    ...(other?.open ? { other: { timestamp: other.timestamp, count: other.count } } : {}),
+  };
 }
 
 /**
@@ -192,67 +222,104 @@ const SEEK_GIVE_UP_MS = 2_000;
 
 /**
  * Decides which records of a replayed stream are new. The file mirrors Docker's stream order,
- * and that order is not quite time order (stdout and stderr are stamped separately), so the
- * filter does not compare times: it skips records until it has passed the resume point's run
- * of records in the stream, and lets everything after through.
+ * and that order is not quite time order (stdout and stderr are stamped separately, and the
+ * pieces of a long line all carry the line's first time), so the filter does not compare
+ * times: it skips records until it has passed the point's record (the count-th record of
+ * that stream with that timestamp), and lets everything after through.
  */
 export class ResumeFilter {
   private seeking: { point: ResumePoint; ms: number; matched: number } | undefined;
-  private last: ResumePoint | undefined;
+  private readonly runs: Partial<Record<StreamName, OpenRun>> = {};
+  /** The stream of the last record written; undefined until one is known. */
+  private lastStream: StreamName | undefined;
+  /** The point given, while it names no stream and no record has placed us yet. */
+  private unplaced: ResumePoint | undefined;
 
   constructor(resume: ResumePoint | undefined) {
-    this.last = resume ? { ...resume } : undefined;
+    if (resume?.stream) {
+      // Whether these runs end open is not recorded; taking them as open only keeps them in
+      // later points, which is harmless.
+      this.runs[resume.stream] = { timestamp: resume.timestamp, count: resume.count, open: true };
+      if (resume.other) this.runs[otherStream(resume.stream)] = { ...resume.other, open: true };
+      this.lastStream = resume.stream;
+    } else if (resume) {
+      this.unplaced = { timestamp: resume.timestamp, count: resume.count };
+    }
     this.seek();
   }
 
   /** Looks for the current point again (before replaying a stream from `sinceSeconds`). */
   seek(): void {
-    this.seeking = this.last ? { point: { ...this.last }, ms: Date.parse(this.last.timestamp), matched: 0 } : undefined;
+    const point = this.current();
+    this.seeking = point ? { point, ms: Date.parse(point.timestamp), matched: 0 } : undefined;
   }
 
   /** True when the record has not been written before; the point then moves past it. */
   accept(r: LogRecord): boolean {
     const s = this.seeking;
     if (s) {
-      if (r.timestamp === s.point.timestamp) {
+      const sameStream = s.point.stream === undefined || s.point.stream === r.stream;
+      if (sameStream && r.timestamp === s.point.timestamp) {
         s.matched++;
-        if (s.matched >= s.point.count) this.seeking = undefined;
+        if (s.matched >= s.point.count) {
+          // The point's own record: everything after it is new.
+          this.seeking = undefined;
+          this.runs[r.stream] = { timestamp: r.timestamp, count: s.matched, open: r.partial };
+          this.lastStream = r.stream;
+          this.unplaced = undefined;
+        }
         return false;
       }
-      const runEnded = s.matched > 0;
-      const tooFar = Date.parse(r.timestamp) > s.ms + SEEK_GIVE_UP_MS;
+      // The run was shorter in the replay than in the file (only a record of the point's own
+      // stream can tell), or the replay is past the point's time without having met it.
+      const runEnded = s.matched > 0 && sameStream;
+      const tooFar = s.matched === 0 && Date.parse(r.timestamp) > s.ms + SEEK_GIVE_UP_MS;
       if (!runEnded && !tooFar) return false;
       this.seeking = undefined;
     }
-    if (this.last && this.last.timestamp === r.timestamp) this.last.count++;
-    else this.last = { timestamp: r.timestamp, count: 1 };
+    const run = this.runs[r.stream];
+    if (run && run.timestamp === r.timestamp) {
+      run.count++;
+      run.open = r.partial;
+    } else {
+      this.runs[r.stream] = { timestamp: r.timestamp, count: 1, open: r.partial };
+    }
+    this.lastStream = r.stream;
+    this.unplaced = undefined;
     return true;
   }
 
   current(): ResumePoint | undefined {
-    return this.last ? { ...this.last } : undefined;
+    if (this.lastStream) return pointOf(this.lastStream, this.runs);
+    return this.unplaced ? { ...this.unplaced } : undefined;
   }
 }
 
 /**
- * The resume point a CRI log file's tail shows: its last timestamp and how many lines at its
- * end carry it. `fromStart` says the text begins at the file's start (else the first line may
- * be cut and is ignored).
+ * The resume point a CRI log file's tail shows (see ResumePoint). `fromStart` says the text
+ * begins at the file's start (else the first line may be cut and is ignored).
  */
 export function resumePointFromTail(text: string, fromStart: boolean): ResumePoint | undefined {
   const lines = text.split('\n');
   // Only newline-terminated lines were written whole.
   lines.pop();
   if (!fromStart) lines.shift();
-  let point: ResumePoint | undefined;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const parsed = parseCriLine(lines[i]!);
-    if (!parsed) continue;
-    if (!point) point = { timestamp: parsed.timestamp, count: 1 };
-    else if (parsed.timestamp === point.timestamp) point.count++;
-    else break;
+  const parsed = lines.map(parseCriLine).filter((l): l is CriLine => l !== undefined);
+  const last = parsed.at(-1);
+  if (!last) return undefined;
+  const runs: Partial<Record<StreamName, OpenRun>> = {};
+  for (const stream of [last.stream, otherStream(last.stream)]) {
+    let run: OpenRun | undefined;
+    for (let i = parsed.length - 1; i >= 0; i--) {
+      const line = parsed[i]!;
+      if (line.stream !== stream) continue;
+      if (!run) run = { timestamp: line.timestamp, count: 1, open: line.partial };
+      else if (line.timestamp === run.timestamp) run.count++;
+      else break;
+    }
+    runs[stream] = run;
   }
-  return point;
+  return pointOf(last.stream, runs);
 }
 
 /**

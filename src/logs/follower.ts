@@ -4,9 +4,8 @@
 // (the next chunk only after the last write finished), so memory per follower stays at one
 // stream chunk plus one record piece.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
-import { DockerNotFoundError, errorMessage } from '../errors';
+import { DockerNotFoundError, errorMessage, FailedPreconditionError } from '../errors';
 import type { Logger } from '../util/logger';
 import {
   encodeCriLine,
@@ -19,6 +18,7 @@ import {
   type LogRecord,
   type ResumePoint,
 } from './cri-format';
+import { openContainerLog } from './log-file';
 import type { FollowerState, FollowerStateStore } from './state';
 
 /** How much of the file's end is read to find where writing stopped. */
@@ -34,6 +34,9 @@ export interface FollowerDeps {
 /**
  * Where the file at `logPath` ends, as a resume point; undefined for a missing or empty file.
  * A line torn by a crash mid-write is cut off first, so that what follows starts a line.
+ * An empty file says nothing about where writing stood: it is a file just created (by
+ * StartContainer, before any output, or by a reopen), so the caller falls back to the point
+ * saved when that file was opened.
  */
 export async function resumePointOfFile(logPath: string): Promise<ResumePoint | undefined> {
   let handle: fs.promises.FileHandle;
@@ -68,11 +71,17 @@ export class LogFollower {
   gone = false;
   readonly done: Promise<void>;
 
+  /**
+   * `file` is the log file StartContainer opened before starting the container; without it
+   * (a follower resumed after a shim restart) the file is opened with the first write.
+   */
   constructor(
     private readonly deps: FollowerDeps,
     readonly containerId: string,
     private readonly state: FollowerState,
+    file?: fs.promises.FileHandle,
   ) {
+    this.file = file;
     this.done = this.run().catch((err: unknown) => {
       deps.log.error({ containerId, error: errorMessage(err) }, 'container log follower failed');
     });
@@ -82,14 +91,24 @@ export class LogFollower {
     return !this.finished;
   }
 
-  /** Starts a fresh file at the log path (after kubelet renamed the old one away). */
+  /**
+   * Starts a fresh file at the log path (after kubelet renamed the old one away). The new file
+   * exists when this resolves, even if nothing is written to it yet. If it cannot be opened,
+   * writing goes on into the old file, which kubelet renames back when the reopen fails.
+   */
   reopen(): Promise<void> {
     return this.enqueue(async () => {
-      if (this.finished) throw new Error('the container log follower has finished');
-      await this.file?.close();
-      this.file = undefined;
+      if (this.finished) throw new FailedPreconditionError(`container ${this.containerId}: its log follower has finished`);
+      // Saved first: if the shim dies before the new file holds a line, the restarted one
+      // finds it missing or empty and continues from here.
       this.deps.store.save(this.containerId, { ...this.state, resume: this.filter.current(), complete: false });
-      this.file = await this.openFile();
+      const next = await openContainerLog(this.state.logPath);
+      const old = this.file;
+      this.file = next;
+      // The new file is in place; a failure to close the renamed one loses nothing.
+      await old?.close().catch((err: unknown) => {
+        this.deps.log.warn({ containerId: this.containerId, error: errorMessage(err) }, 'closing the rotated container log failed');
+      });
     });
   }
 
@@ -105,17 +124,12 @@ export class LogFollower {
     return next;
   }
 
-  private async openFile(): Promise<fs.promises.FileHandle> {
-    await fs.promises.mkdir(path.dirname(this.state.logPath), { recursive: true });
-    return fs.promises.open(this.state.logPath, 'a', 0o640);
-  }
-
   private write(records: LogRecord[]): Promise<void> {
     const lines = records.filter((r) => this.filter.accept(r)).map(encodeCriLine);
     if (lines.length === 0) return Promise.resolve();
     const data = Buffer.concat(lines);
     return this.enqueue(async () => {
-      this.file ??= await this.openFile();
+      this.file ??= await openContainerLog(this.state.logPath);
       await this.file.write(data);
     });
   }

@@ -1,11 +1,12 @@
 // The shim's log followers, one per started container with a log path. Followers start with
 // StartContainer and, after a shim restart, for every container whose output was not yet all
 // written; they end when their container stops and are forgotten with RemoveContainer.
+import type * as fs from 'node:fs';
 import type { DockerClient } from '../docker/client';
 import { FailedPreconditionError } from '../errors';
 import type { Logger } from '../util/logger';
 import { LogFollower } from './follower';
-import { FollowerStateStore } from './state';
+import { FollowerStateStore, type FollowerState } from './state';
 
 export class ContainerLogManager {
   private readonly followers = new Map<string, LogFollower>();
@@ -19,16 +20,28 @@ export class ContainerLogManager {
     this.store = new FollowerStateStore(rootDirectory);
   }
 
-  /** Starts copying a started container's output to its CRI log at `logPath`. */
-  follow(containerId: string, logPath: string, tty: boolean): void {
-    if (this.followers.get(containerId)?.active) return;
+  /**
+   * Starts copying a started container's output to its CRI log at `logPath`, through `file`,
+   * the log opened (see openContainerLog) before the container started; the follower owns it
+   * from here. A container already followed keeps its follower, and `file` is closed.
+   */
+  async follow(containerId: string, logPath: string, tty: boolean, file: fs.promises.FileHandle): Promise<void> {
+    if (this.followers.get(containerId)?.active) {
+      await file.close();
+      return;
+    }
     const state = { logPath, tty, complete: false };
-    this.store.save(containerId, state);
-    this.start(containerId, state);
+    try {
+      this.store.save(containerId, state);
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+    this.start(containerId, state, file);
   }
 
-  private start(containerId: string, state: { logPath: string; tty: boolean; complete: boolean }): void {
-    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state);
+  private start(containerId: string, state: FollowerState, file?: fs.promises.FileHandle): void {
+    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state, file);
     this.followers.set(containerId, follower);
     // A container removed without RemoveContainer (with its pod, say) leaves nothing behind.
     void follower.done.then(() => {

@@ -1,12 +1,17 @@
 // The shim's CRI-format container logs: what kubelet and crictl read.
 import assert from 'node:assert/strict';
+import { status as Code } from '@grpc/grpc-js';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { finished } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import { parseCriLine, type CriLine } from '../../src/logs/cri-format';
+import type { CriClient } from '../support/client';
 import { newTestRun, removePaths, removeTestContainers } from '../support/cleanup';
+import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { busybox, logFile, removeTestPod, runContainer, startTestPod, waitExited, type TestPod } from './container-pod';
+import { busybox, logFile, removeTestPod, runContainer, sh, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
 
 function readLog(file: string): CriLine[] {
   if (!fs.existsSync(file)) return [];
@@ -40,6 +45,34 @@ const COUNTER = { command: ['sh', '-c', 'i=0; while true; do echo "line-$i"; i=$
 function assertConsecutive(lines: string[]): void {
   assert.ok(lines.length > 0, 'some lines');
   lines.forEach((line, i) => assert.equal(line, `line-${i}`, `line ${i} (neither lost nor repeated)`));
+}
+
+/** Makes a silent container print one line, as its main process would: through PID 1's stdout. */
+async function printLine(client: CriClient, id: string, text: string): Promise<void> {
+  await sh(client, id, `echo ${text} > /proc/1/fd/1`);
+}
+
+/** The same, straight through Docker (while no shim is running). */
+async function printLineWithoutShim(id: string, text: string): Promise<void> {
+  const exec = await dockerApi().getContainer(id).exec({ Cmd: ['sh', '-c', `echo ${text} > /proc/1/fd/1`], AttachStdout: true, AttachStderr: true });
+  // The attached stream ends when the command does (a detached start would leave its
+  // connection open and keep the test process alive).
+  const stream = await exec.start({});
+  stream.resume();
+  await finished(stream);
+  const info = await exec.inspect();
+  assert.equal(info.ExitCode, 0, 'the exec printed');
+}
+
+/** Mode bits a file created with `mode` gets under this process's umask (the shim inherits it). */
+function underUmask(mode: number): number {
+  const umask = /^Umask:\s+([0-7]+)$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
+  assert.ok(umask, 'umask from /proc/self/status');
+  return mode & ~parseInt(umask, 8);
+}
+
+async function waitForLine(file: string, text: string): Promise<void> {
+  await waitFor(`${text} in ${path.basename(file)}`, () => fullLines(readLog(file), 'stdout').includes(text));
 }
 
 describe('CRI container logs', () => {
@@ -94,6 +127,96 @@ describe('CRI container logs', () => {
     const fresh = fullLines(readLog(file), 'stdout');
     assert.ok(rotated.length >= 10 && fresh.length >= 10);
     assertConsecutive([...rotated, ...fresh]);
+  });
+
+  it('has the log file of a container that never prints when StartContainer returns, and reopens it', async () => {
+    const file = logFile(pod, 'silent');
+    // kubelet makes the container's log directory; when it is missing the shim makes it, as containerd does.
+    assert.equal(fs.existsSync(path.dirname(file)), false);
+    const id = await runContainer(shim.client, pod, busybox(run, 'silent', SLEEP_FOREVER));
+    // No polling: the file must be there the moment StartContainer has returned.
+    assert.ok(fs.existsSync(file), 'the log file exists when StartContainer returns');
+    const st = fs.statSync(file);
+    assert.ok(st.isFile());
+    assert.equal(st.size, 0);
+    assert.equal(st.mode & 0o777, underUmask(0o640), 'file mode 0640');
+    assert.equal(fs.statSync(path.dirname(file)).mode & 0o777, underUmask(0o755), 'directory mode 0755');
+
+    // kubelet's rotation: rename, then ReopenContainerLog; a fresh empty file is at the path at once.
+    fs.renameSync(file, `${file}.1`);
+    await shim.client.runtime.ReopenContainerLog({ containerId: id });
+    assert.ok(fs.existsSync(file), 'a new file is at the log path after ReopenContainerLog');
+    assert.equal(fs.statSync(file).size, 0);
+    assert.notEqual(fs.statSync(file).ino, fs.statSync(`${file}.1`).ino, 'a new file, not the rotated one');
+
+    await printLine(shim.client, id, 'hello-after-rotation');
+    await waitForLine(file, 'hello-after-rotation');
+    assert.deepEqual(readLog(`${file}.1`), [], 'nothing went to the rotated file');
+
+    await shim.client.runtime.StopContainer({ containerId: id, timeout: 0 });
+    await waitExited(shim.client, id);
+    assert.deepEqual(fullLines(readLog(file), 'stdout'), ['hello-after-rotation'], 'written once');
+    assert.deepEqual(readLog(`${file}.1`), []);
+  });
+
+  it('keeps writing the old file when the new one cannot be made, and never writes through a symlink', async () => {
+    const id = await runContainer(shim.client, pod, busybox(run, 'symlink', SLEEP_FOREVER));
+    const file = logFile(pod, 'symlink');
+    await printLine(shim.client, id, 'before');
+    await waitForLine(file, 'before');
+    const target = `${file}.target`;
+    fs.writeFileSync(target, '');
+    fs.renameSync(file, `${file}.1`);
+    fs.symlinkSync(target, file);
+    await assert.rejects(shim.client.runtime.ReopenContainerLog({ containerId: id }), (err: { code?: number; details?: string }) => {
+      assert.equal(err.code, Code.FAILED_PRECONDITION);
+      assert.match(err.details ?? '', /symbolic link/);
+      return true;
+    });
+    // What kubelet does when the reopen fails: it renames the rotated file back.
+    fs.unlinkSync(file);
+    fs.renameSync(`${file}.1`, file);
+    await printLine(shim.client, id, 'after');
+    await waitForLine(file, 'after');
+    await shim.client.runtime.StopContainer({ containerId: id, timeout: 0 });
+    await waitExited(shim.client, id);
+    assert.deepEqual(fullLines(readLog(file), 'stdout'), ['before', 'after']);
+    assert.equal(fs.readFileSync(target, 'utf8'), '', 'nothing was written through the symlink');
+  });
+
+  it('resumes a silent container\'s empty log file across shim restarts, before and after a rotation', async () => {
+    const rootDir = tempDir('silent-restart-root');
+    dirs.push(rootDir);
+    const file = logFile(pod, 'silent-restart');
+    let current: ShimProcess | undefined = await startShim({ rootDir });
+    try {
+      const id = await runContainer(current.client, pod, busybox(run, 'silent-restart', SLEEP_FOREVER));
+      assert.ok(fs.existsSync(file), 'the log file exists when StartContainer returns');
+      // The shim goes away while the file is still empty (no resume point in it, none saved).
+      await current.stop();
+      current = undefined;
+      await printLineWithoutShim(id, 'while-down-1');
+      current = await startShim({ rootDir });
+      await waitForLine(file, 'while-down-1');
+
+      // Rotate, then restart again while the new file is empty: the point saved at the reopen
+      // must keep the first line out of it.
+      fs.renameSync(file, `${file}.1`);
+      await current.client.runtime.ReopenContainerLog({ containerId: id });
+      assert.equal(fs.statSync(file).size, 0);
+      await current.stop();
+      current = undefined;
+      await printLineWithoutShim(id, 'while-down-2');
+      current = await startShim({ rootDir });
+      await waitForLine(file, 'while-down-2');
+
+      await current.client.runtime.StopContainer({ containerId: id, timeout: 0 });
+      await waitExited(current.client, id);
+      assert.deepEqual(fullLines(readLog(`${file}.1`), 'stdout'), ['while-down-1']);
+      assert.deepEqual(fullLines(readLog(file), 'stdout'), ['while-down-2']);
+    } finally {
+      await current?.stop();
+    }
   });
 
   it('loses and repeats no line across a shim restart while the container prints', async () => {

@@ -12,9 +12,17 @@ describe('CRI log resume point', () => {
       const file = `${dir}/0.log`;
       const whole = '2026-11-22T02:04:17.123456789Z stdout F whole\n';
       fs.writeFileSync(file, `${whole}2026-11-22T02:04:18.000000000Z stdout F to`);
-      assert.deepEqual(await resumePointOfFile(file), { timestamp: '2026-11-22T02:04:17.123456789Z', count: 1 });
+      assert.deepEqual(await resumePointOfFile(file), { timestamp: '2026-11-22T02:04:17.123456789Z', count: 1, stream: 'stdout' });
       assert.equal(fs.readFileSync(file, 'utf8'), whole);
       assert.equal(await resumePointOfFile(`${dir}/missing.log`), undefined);
+      // A file made at StartContainer or by a reopen, before any output: no point of its own.
+      fs.writeFileSync(`${dir}/empty.log`, '');
+      assert.equal(await resumePointOfFile(`${dir}/empty.log`), undefined);
+      assert.equal(fs.readFileSync(`${dir}/empty.log`, 'utf8'), '');
+      // Only a torn line: cut to empty, and no point either.
+      fs.writeFileSync(`${dir}/torn.log`, '2026-11-22T02:04:18.000000000Z stdout F to');
+      assert.equal(await resumePointOfFile(`${dir}/torn.log`), undefined);
+      assert.equal(fs.readFileSync(`${dir}/torn.log`, 'utf8'), '');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -1,5 +1,7 @@
-// StartContainer: start the Docker container and its CRI log follower.
+// StartContainer: create the container's CRI log file, start the Docker container, and start
+// the log follower that fills the file.
 import type { CallContext, StartContainerRequest__Output, StartContainerResponse } from '../../cri/types';
+import { openContainerLog } from '../../logs/log-file';
 import type { ShimContext } from '../context';
 import { CONTAINER_LOG_PATH_LABEL } from '../../conventions/labels';
 import { resolveShimObject } from '../resolve';
@@ -7,10 +9,19 @@ import { resolveShimObject } from '../resolve';
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {
   const opts = { signal: ctx.signal };
   const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
-  await shim.docker.startContainer(Id, opts);
   const inspect = await shim.docker.inspectContainer(Id, opts);
   const logPath = inspect.Config.Labels?.[CONTAINER_LOG_PATH_LABEL] ?? '';
+  // As containerd does, the log file is made before the container starts: kubelet and log
+  // readers find it as soon as this returns, even if the container never prints, and a log
+  // path that cannot be written fails the start instead of running a container unlogged.
+  const file = logPath === '' ? undefined : await openContainerLog(logPath);
+  try {
+    await shim.docker.startContainer(Id, opts);
+  } catch (err) {
+    await file?.close();
+    throw err;
+  }
   // Docker keeps the output from the first byte, so following after the start loses nothing.
-  if (logPath !== '') shim.logs.follow(Id, logPath, inspect.Config.Tty === true);
+  if (file) await shim.logs.follow(Id, logPath, inspect.Config.Tty === true, file);
   return {};
 }
