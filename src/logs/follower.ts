@@ -19,7 +19,7 @@ import {
   type ResumePoint,
 } from './cri-format';
 import { openContainerLog } from './log-file';
-import type { FollowerState, FollowerStateStore } from './state';
+import type { FollowerRecord, FollowerRecordStore } from './follower-records';
 
 /** How much of the file's end is read to find where writing stopped. */
 const TAIL_BYTES = 1024 * 1024;
@@ -27,7 +27,7 @@ const MAX_RETRY_DELAY_MS = 5_000;
 
 export interface FollowerDeps {
   docker: DockerClient;
-  store: FollowerStateStore;
+  store: FollowerRecordStore;
   log: Logger;
 }
 
@@ -78,7 +78,7 @@ export class LogFollower {
   constructor(
     private readonly deps: FollowerDeps,
     readonly containerId: string,
-    private readonly state: FollowerState,
+    private readonly state: FollowerRecord,
     file?: fs.promises.FileHandle,
   ) {
     this.file = file;

@@ -6,18 +6,18 @@ import type { DockerClient } from '../docker/client';
 import { FailedPreconditionError } from '../errors';
 import type { Logger } from '../util/logger';
 import { LogFollower } from './follower';
-import { FollowerStateStore, type FollowerState } from './state';
+import { FollowerRecordStore, type FollowerRecord } from './follower-records';
 
 export class ContainerLogManager {
   private readonly followers = new Map<string, LogFollower>();
-  private readonly store: FollowerStateStore;
+  private readonly store: FollowerRecordStore;
 
   constructor(
     private readonly docker: DockerClient,
     private readonly log: Logger,
     rootDirectory: string,
   ) {
-    this.store = new FollowerStateStore(rootDirectory);
+    this.store = new FollowerRecordStore(rootDirectory);
   }
 
   /**
@@ -40,7 +40,7 @@ export class ContainerLogManager {
     this.start(containerId, state, file);
   }
 
-  private start(containerId: string, state: FollowerState, file?: fs.promises.FileHandle): void {
+  private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle): void {
     const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state, file);
     this.followers.set(containerId, follower);
     // A container removed without RemoveContainer (with its pod, say) leaves nothing behind.

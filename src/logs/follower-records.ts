@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { validateId } from '../conventions/ids';
 import type { ResumePoint } from './cri-format';
 
-export interface FollowerState {
+export interface FollowerRecord {
   logPath: string;
   tty: boolean;
   /** Where writing stood when the current file was opened (a reopen starts an empty file). */
@@ -16,7 +16,7 @@ export interface FollowerState {
   complete: boolean;
 }
 
-export class FollowerStateStore {
+export class FollowerRecordStore {
   readonly dir: string;
 
   constructor(rootDirectory: string) {
@@ -27,7 +27,7 @@ export class FollowerStateStore {
     return path.join(this.dir, `${validateId('container_id', containerId)}.json`);
   }
 
-  save(containerId: string, state: FollowerState): void {
+  save(containerId: string, state: FollowerRecord): void {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const target = this.file(containerId);
     const temp = `${target}.tmp`;
@@ -35,9 +35,9 @@ export class FollowerStateStore {
     fs.renameSync(temp, target);
   }
 
-  load(containerId: string): FollowerState | undefined {
+  load(containerId: string): FollowerRecord | undefined {
     try {
-      const parsed = JSON.parse(fs.readFileSync(this.file(containerId), 'utf8')) as Partial<FollowerState>;
+      const parsed = JSON.parse(fs.readFileSync(this.file(containerId), 'utf8')) as Partial<FollowerRecord>;
       if (typeof parsed.logPath !== 'string' || !path.isAbsolute(parsed.logPath)) return undefined;
       return { logPath: parsed.logPath, tty: parsed.tty === true, resume: parsed.resume, complete: parsed.complete === true };
     } catch {
