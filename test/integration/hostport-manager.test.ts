@@ -10,6 +10,7 @@ import { LocalPortHolder } from '../../src/network/hostport/port-holder';
 import { mappingChainName, type PodHostports } from '../../src/network/hostport/rules';
 import { applyHairpinMode } from '../../src/network/kubenet/hairpin';
 import { NODE_BRIDGE_V4, NODE_UPLINK_V4, NODE_UPLINK_V6, SERVER_TCP_PORT, SERVER_UDP_PORT, TestNode, type TestPod } from './hostport-netns';
+import { freeLoopbackPort } from '../support/net-probe';
 
 const ID1 = '1'.repeat(64);
 const ID2 = '2'.repeat(64);
@@ -152,18 +153,6 @@ describe('host port manager in a node namespace', () => {
     await manager.removeAll(); // again: nothing there, no error
   });
 });
-
-/** A port on 127.0.0.1 in the test's own namespace that nothing listens on right now. */
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

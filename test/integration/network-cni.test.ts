@@ -17,11 +17,15 @@ import { rejectsWith } from '../support/client';
 import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
 import { CNI_BIN_DIR, ipv6Unavailable, makeTestNetwork, type TestNetwork } from '../support/cni-network';
 import { dockerApi, ensureTestImages } from '../support/images';
+import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
 import { busybox, SLEEP_FOREVER } from './container-pod';
 
 let podCounter = 0;
+
+/** busybox httpd in the test pods serves /etc: /passwd proves the answer is the pod's. */
+const passwd = (host: string, port: number): Promise<string> => httpGet(host, port, '/passwd');
 
 function podConfig(run: string, extra: Partial<PodSandboxConfig> = {}): PodSandboxConfig {
   podCounter++;
@@ -77,27 +81,6 @@ async function nodeServer(): Promise<{ port: number; close(): Promise<void> }> {
   return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-/** GET /passwd: busybox httpd in the test pods serves /etc, so the answer proves it is the pod. */
-function httpGet(host: string, port: number, urlPath = '/passwd'): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host, port, path: urlPath, timeout: 3000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-  });
-}
-
 describe('cni network plugin', () => {
   const run = newTestRun();
   let net: TestNetwork;
@@ -143,19 +126,19 @@ describe('cni network plugin', () => {
   });
 
   it('serves a host port on 127.0.0.1 and on the node’s own address, and drops it with the pod', async () => {
-    const hostPort = await freePort();
+    const hostPort = await freeLoopbackPort();
     const p = await podWithShell(shim, run, { portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '' }] }, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
     const nodeAddress = hostAddresses().find((a) => !a.includes(':'));
     try {
-      const viaLoopback = await waitFor('the host port on 127.0.0.1', () => httpGet('127.0.0.1', hostPort).catch(() => undefined));
+      const viaLoopback = await waitFor('the host port on 127.0.0.1', () => passwd('127.0.0.1', hostPort).catch(() => undefined));
       assert.match(viaLoopback, /^root:/);
       assert.ok(nodeAddress, 'the node has an IPv4 address');
-      assert.match(await httpGet(nodeAddress, hostPort), /^root:/);
+      assert.match(await passwd(nodeAddress, hostPort), /^root:/);
       assert.ok(net.rulesMentioning(p.pod).length > 0, 'portmap wrote rules for the pod');
     } finally {
       await removePod(shim, p.pod);
     }
-    await assert.rejects(httpGet('127.0.0.1', hostPort));
+    await assert.rejects(passwd('127.0.0.1', hostPort));
     assertNothingLeft(net, [p.pod]);
   });
 
@@ -271,20 +254,20 @@ describe('cni network plugin', () => {
 
   it('keeps running pods’ networks and host ports across a shim restart; Stop after restart releases them', async () => {
     const root = tempDir('cni-restart');
-    const hostPort = await freePort();
+    const hostPort = await freeLoopbackPort();
     let first: ShimProcess | undefined = await startShim({ args: net.shimArgs, rootDir: root });
     let second: ShimProcess | undefined;
     try {
       const p = await podWithShell(first, run, { portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '127.0.0.1' }] }, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
-      await waitFor('the host port', () => httpGet('127.0.0.1', hostPort).catch(() => undefined));
+      await waitFor('the host port', () => passwd('127.0.0.1', hostPort).catch(() => undefined));
       await first.stop();
       first = undefined;
       second = await startShim({ args: net.shimArgs, rootDir: root });
       const { status } = await second.client.runtime.PodSandboxStatus({ podSandboxId: p.pod });
       assert.equal(status?.network?.ip, p.ips[0], 'the IP survives the restart');
-      assert.match(await httpGet('127.0.0.1', hostPort), /^root:/, 'the host port still answers');
+      assert.match(await passwd('127.0.0.1', hostPort), /^root:/, 'the host port still answers');
       await removePod(second, p.pod);
-      await assert.rejects(httpGet('127.0.0.1', hostPort));
+      await assert.rejects(passwd('127.0.0.1', hostPort));
       assertNothingLeft(net, [p.pod]);
     } finally {
       await first?.stop();

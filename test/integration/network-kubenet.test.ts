@@ -21,6 +21,7 @@ import { rejectsWith } from '../support/client';
 import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
 import { CNI_BIN_DIR } from '../support/cni-network';
 import { ensureTestImages } from '../support/images';
+import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
 import { busybox, SLEEP_FOREVER } from './container-pod';
@@ -42,26 +43,6 @@ function vethsOnBridge(): string[] {
 
 function reservations(): string[] {
   return fs.existsSync(IPAM_DIR) ? fs.readdirSync(IPAM_DIR).filter((f) => f !== 'lock' && !f.startsWith('last_reserved_ip')) : [];
-}
-
-function get(host: string, port: number, path = '/passwd'): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host, port, path, timeout: 3000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-  });
-}
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe('kubenet network plugin', () => {
@@ -129,7 +110,7 @@ describe('kubenet network plugin', () => {
     const server = http.createServer((_q, r) => r.end('from-the-node'));
     await new Promise<void>((r) => server.listen(0, '0.0.0.0', r));
     const nodePort = (server.address() as AddressInfo).port;
-    const hostPort = await freePort();
+    const hostPort = await freeLoopbackPort();
     const a = await podWith({}, SLEEP_FOREVER.command);
     const b = await podWith({ portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '' }] }, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
     try {
@@ -140,9 +121,9 @@ describe('kubenet network plugin', () => {
       });
       assert.match(fromB, /^HTTP\/1\.[01] 200/);
       assert.match(await sh(a.ctr, `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${gateway} ${nodePort}`), /from-the-node$/);
-      assert.match(await waitFor('the host port on 127.0.0.1', () => get('127.0.0.1', hostPort).catch(() => undefined)), /^root:/);
+      assert.match(await waitFor('the host port on 127.0.0.1', () => httpGet('127.0.0.1', hostPort, '/passwd').catch(() => undefined)), /^root:/);
       const nodeAddress = hostAddresses().find((x) => !x.includes(':'))!;
-      assert.match(await get(nodeAddress, hostPort), /^root:/);
+      assert.match(await httpGet(nodeAddress, hostPort, '/passwd'), /^root:/);
       assert.ok(iptablesLines(b.pod).length > 0, 'the host port rules name the pod');
       assert.equal(vethsOnBridge().length, 2);
       assert.equal(reservations().length, 2);
@@ -151,7 +132,7 @@ describe('kubenet network plugin', () => {
       await remove(a.pod);
       await remove(b.pod);
     }
-    await assert.rejects(get('127.0.0.1', hostPort));
+    await assert.rejects(httpGet('127.0.0.1', hostPort, '/passwd'));
     assert.deepEqual(vethsOnBridge(), []);
     assert.deepEqual(reservations(), []);
     assert.deepEqual(iptablesLines(b.pod), []);
@@ -159,20 +140,20 @@ describe('kubenet network plugin', () => {
   });
 
   it('keeps a pod’s host port working across a shim restart', async () => {
-    const hostPort = await freePort();
+    const hostPort = await freeLoopbackPort();
     const p = await podWith({ portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '127.0.0.1' }] }, ['httpd', '-f', '-p', '8080', '-h', '/etc']);
     try {
-      await waitFor('the host port', () => get('127.0.0.1', hostPort).catch(() => undefined));
+      await waitFor('the host port', () => httpGet('127.0.0.1', hostPort, '/passwd').catch(() => undefined));
       await shim.stop();
       shim = await startShim({ args, rootDir: root });
       await shim.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr } } });
-      assert.match(await get('127.0.0.1', hostPort), /^root:/);
+      assert.match(await httpGet('127.0.0.1', hostPort, '/passwd'), /^root:/);
       const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: p.pod });
       assert.equal(status?.network?.ip, p.ip);
     } finally {
       await remove(p.pod);
     }
-    await assert.rejects(get('127.0.0.1', hostPort));
+    await assert.rejects(httpGet('127.0.0.1', hostPort, '/passwd'));
     assert.deepEqual(reservations(), []);
     assert.deepEqual(vethsOnBridge(), []);
   });
