@@ -13,6 +13,7 @@ import {
   statusFromInspect,
 } from '../../src/status/sandbox-convert';
 import { KeyedLock } from '../../src/util/keyed-lock';
+import { inspectDoc, runningState } from './fixtures-docker-container';
 
 const ID = '0123456789abcdef'.repeat(4);
 const LABELS = {
@@ -60,14 +61,14 @@ function checkpoint(over: Partial<SandboxCheckpoint> = {}): SandboxCheckpoint {
 }
 
 function inspect(running: boolean, hostConfig: Record<string, string>): ContainerInspect {
-  return {
+  return inspectDoc({
     Id: ID,
     Name: '/k8s_POD_web_default_uid-1_3',
     Created: '2025-11-22T01:46:40.123456789Z',
-    State: { Running: running, Status: running ? 'running' : 'exited', Pid: running ? 42 : 0 },
+    State: running ? runningState() : { Status: 'exited' },
     Config: { Labels: LABELS, Image: 'pause' },
     HostConfig: hostConfig,
-  } as unknown as ContainerInspect;
+  });
 }
 
 describe('sandbox conversions', () => {
