@@ -4,19 +4,17 @@
 // PodSandboxStatus and ContainerStatus give them; and the streams end with UNAVAILABLE when
 // Docker goes away (a proxy in front of Docker that the test cuts).
 import { strict as assert } from 'node:assert';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { criContract } from '../../src/cri/contract';
 import type { ContainerEventResponse__Output } from '../../src/cri/types';
 import type { RuntimeServiceClient } from '../../src/generated/runtime/v1/RuntimeService';
-import { rejectsWith, type CriClient } from '../support/client';
-import { newTestRun, removePaths, removeTestContainers, testLabels } from '../support/cleanup';
-import { DockerProxy } from '../support/docker-proxy';
-import { dockerApi, ensureTestImages, TEST_BUSYBOX_IMAGE } from '../support/images';
+import { rejectsWith } from '../support/client';
+import { testLabels } from '../support/cleanup';
+import { useShim } from '../support/fixture';
+import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { busybox, SLEEP_FOREVER, startTestPod, type TestPod } from './container-pod';
+import { busybox, SLEEP_FOREVER, type TestPod } from '../support/pods';
 
 const TYPE_LABEL = 'io.kubernetes.docker.type';
 const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
@@ -59,50 +57,39 @@ class EventStream {
 }
 
 describe('GetContainerEvents', () => {
-  const run = newTestRun();
-  const dir = tempDir('events');
-  const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
-  let shim: ShimProcess;
-  let client: CriClient;
   let first: EventStream;
   let second: EventStream;
   let pod: TestPod;
   /** Containers whose whole life the streams saw. */
   const madeIds: string[] = [];
-
-  before(async () => {
-    await ensureTestImages();
-    await proxy.up();
-    shim = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`] });
-    client = shim.client;
-    first = new EventStream(shim.address);
-    second = new EventStream(shim.address);
+  // Registered before the fixture's, so the streams close before its clean-up stops the shim.
+  after(() => {
+    first?.close();
+    second?.close();
   });
-  after(async () => {
-    first.close();
-    second.close();
-    await shim.stop();
-    await proxy.down();
-    await removeTestContainers({ run });
-    removePaths(dir);
+  const f = useShim({ behindProxy: true });
+  const { run } = f;
+  before(() => {
+    first = new EventStream(f.shim.address);
+    second = new EventStream(f.shim.address);
   });
 
   /** The event's pod status is PodSandboxStatus's, and its container statuses ContainerStatus's, as they are now. */
   async function assertStatusesCurrent(ev: ContainerEventResponse__Output, podId: string, containerIds: string[]): Promise<void> {
-    const { status: podStatus } = await client.runtime.PodSandboxStatus({ podSandboxId: podId });
+    const { status: podStatus } = await f.client.runtime.PodSandboxStatus({ podSandboxId: podId });
     assert.deepEqual(ev.podSandboxStatus, podStatus);
     assert.deepEqual(
       ev.containersStatuses.map((s) => s.id),
       containerIds,
     );
     for (const s of ev.containersStatuses) {
-      const { status } = await client.runtime.ContainerStatus({ containerId: s.id });
+      const { status } = await f.client.runtime.ContainerStatus({ containerId: s.id });
       assert.deepEqual(s, status);
     }
   }
 
   it('a sandbox made through the shim: created and started, with its status', async () => {
-    pod = await startTestPod(client, run, 'events');
+    pod = await f.startPod('events');
     for (const stream of [first, second]) {
       const started = await stream.nth(pod.id, 2);
       assert.deepEqual(stream.typesFor(pod.id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT']);
@@ -113,25 +100,25 @@ describe('GetContainerEvents', () => {
   });
 
   it('a container made through the shim: created, started, stopped, deleted, once each, with statuses', async () => {
-    const { containerId: id } = await client.runtime.CreateContainer({ podSandboxId: pod.id, config: busybox(run, 'shim-made', SLEEP_FOREVER), sandboxConfig: pod.config });
+    const { containerId: id } = await f.client.runtime.CreateContainer({ podSandboxId: pod.id, config: busybox(run, 'shim-made', SLEEP_FOREVER), sandboxConfig: pod.config });
     const createdEv = await first.nth(id, 1);
     assert.equal(createdEv.containerEventType, 'CONTAINER_CREATED_EVENT');
     assert.equal(createdEv.containersStatuses.find((s) => s.id === id)?.state, 'CONTAINER_CREATED');
     await assertStatusesCurrent(createdEv, pod.id, [id]);
 
-    await client.runtime.StartContainer({ containerId: id });
+    await f.client.runtime.StartContainer({ containerId: id });
     const startedEv = await first.nth(id, 2);
     assert.equal(startedEv.containerEventType, 'CONTAINER_STARTED_EVENT');
     assert.equal(startedEv.containersStatuses.find((s) => s.id === id)?.state, 'CONTAINER_RUNNING');
     await assertStatusesCurrent(startedEv, pod.id, [id]);
 
-    await client.runtime.StopContainer({ containerId: id, timeout: 0 });
+    await f.client.runtime.StopContainer({ containerId: id, timeout: 0 });
     const stoppedEv = await first.nth(id, 3);
     assert.equal(stoppedEv.containerEventType, 'CONTAINER_STOPPED_EVENT');
     assert.equal(stoppedEv.containersStatuses.find((s) => s.id === id)?.state, 'CONTAINER_EXITED');
     await assertStatusesCurrent(stoppedEv, pod.id, [id]);
 
-    await client.runtime.RemoveContainer({ containerId: id });
+    await f.client.runtime.RemoveContainer({ containerId: id });
     const deletedEv = await first.nth(id, 4);
     assert.equal(deletedEv.containerEventType, 'CONTAINER_DELETED_EVENT');
     await assertStatusesCurrent(deletedEv, pod.id, []);
@@ -179,13 +166,12 @@ describe('GetContainerEvents', () => {
   });
 
   it('a sandbox stopped and removed through the shim: stopped (NOTREADY), then deleted', async () => {
-    await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: pod.id });
     const stoppedEv = await first.nth(pod.id, 3);
     assert.equal(stoppedEv.containerEventType, 'CONTAINER_STOPPED_EVENT');
     assert.equal(stoppedEv.podSandboxStatus?.state, 'SANDBOX_NOTREADY');
     await assertStatusesCurrent(stoppedEv, pod.id, []);
-    await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
-    removePaths(pod.logDir);
+    await f.removePod(pod);
     const deletedEv = await first.nth(pod.id, 4);
     assert.equal(deletedEv.containerEventType, 'CONTAINER_DELETED_EVENT');
     // kubelet drops the pod from its cache by the sandbox's metadata: the event still names it.
@@ -201,14 +187,14 @@ describe('GetContainerEvents', () => {
   });
 
   it('every stream ends with UNAVAILABLE when Docker goes away; listening works again once it is back', async () => {
-    await proxy.down();
+    await f.proxy.down();
     for (const stream of [first, second]) {
       const ended = await waitFor('the stream to end', () => stream.ended);
       assert.notEqual(ended, 'end', 'the stream must fail, not end cleanly');
       rejectsWith(grpc.status.UNAVAILABLE, /lost track of Docker/)(ended);
     }
     // While the shim cannot vouch for Docker's state, a new listener is refused at once.
-    const refused = new EventStream(shim.address);
+    const refused = new EventStream(f.shim.address);
     try {
       const ended = await waitFor('the refused stream to end', () => refused.ended);
       rejectsWith(grpc.status.UNAVAILABLE)(ended);
@@ -216,23 +202,22 @@ describe('GetContainerEvents', () => {
       refused.close();
     }
 
-    await proxy.up();
+    await f.proxy.up();
     // Once the shim has resynced, a new listener is accepted and hears of new changes. Until
     // then it is refused; each try makes a pod and waits for its event or the refusal.
     let attempt = 0;
     const accepted = await waitFor(
       'a listener to be accepted once Docker is back',
       async () => {
-        const stream = new EventStream(shim.address);
-        const podAgain = await startTestPod(client, run, `events-again-${attempt++}`).catch((err: unknown) => {
+        const stream = new EventStream(f.shim.address);
+        const podAgain = await f.startPod(`events-again-${attempt++}`).catch((err: unknown) => {
           stream.close();
           throw err;
         });
         const heard = await waitFor('the event or the refusal', () => stream.ended ?? stream.events.find((e) => e.containerId === podAgain.id));
         if (heard !== stream.ended) return { stream, pod: podAgain };
         stream.close();
-        await client.runtime.RemovePodSandbox({ podSandboxId: podAgain.id });
-        removePaths(podAgain.logDir);
+        await f.removePod(podAgain);
         return undefined;
       },
       { timeoutMs: 30_000 },
@@ -242,23 +227,20 @@ describe('GetContainerEvents', () => {
       assert.deepEqual(accepted.stream.typesFor(accepted.pod.id).slice(0, 2), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT']);
     } finally {
       accepted.stream.close();
-      await client.runtime.RemovePodSandbox({ podSandboxId: accepted.pod.id });
-      removePaths(accepted.pod.logDir);
+      await f.removePod(accepted.pod);
     }
   });
 
   it('a shutdown ends the streams with UNAVAILABLE instead of waiting them out', async () => {
-    const own = await startShim({ args: [`--docker-endpoint=unix://${proxy.socketPath}`] });
+    const { shim: own } = await f.startShim({ args: [`--docker-endpoint=unix://${f.proxy.socketPath}`] });
     const stream = new EventStream(own.address);
     // An event shows the stream was accepted before the shutdown began.
-    const ownPod = await startTestPod(own.client, run, 'events-shutdown');
+    const ownPod = await f.startPod('events-shutdown', {}, own.client);
     await stream.nth(ownPod.id, 1);
     assert.equal(await own.stop(), 0);
     const ended = await waitFor('the stream to end', () => stream.ended);
     stream.close();
     rejectsWith(grpc.status.UNAVAILABLE, /shutting down/)(ended);
     assert.doesNotMatch(own.output(), /cutting them off/);
-    await client.runtime.RemovePodSandbox({ podSandboxId: ownPod.id });
-    removePaths(ownPod.logDir);
   });
 });

@@ -3,14 +3,16 @@
 // cancelled by the progress deadline when the registry stalls.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
 import { waitFor } from '../support/poll';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
-import { importUniqueImage, startRegistry, startStallingProxy, type PushedImage, type TestRegistry } from '../support/registry';
-import { startShim, type ShimProcess } from '../support/shim';
+import { useShim } from '../support/fixture';
+import { importUniqueImage, startStallingProxy, type PushedImage, type TestRegistry } from '../support/registry';
+import type { ShimProcess } from '../support/shim';
 
 describe('PullImage from a private registry', () => {
+  const f = useShim({ shim: false });
   let registry: TestRegistry;
   let shim: ShimProcess;
   let busy: PushedImage;
@@ -18,26 +20,17 @@ describe('PullImage from a private registry', () => {
   let uniqId: string;
   const docker = dockerApi();
 
-  async function removeLocal(ref: string): Promise<void> {
-    await docker.getImage(ref).remove({ noprune: false }).catch(() => undefined);
-  }
-
   before(async () => {
-    registry = await startRegistry();
+    registry = await f.startRegistry();
     busy = await registry.push(TEST_BUSYBOX_IMAGE, 'busy:1');
     await registry.push(TEST_BUSYBOX_IMAGE, 'busy:latest');
+    f.removeImagesAfter([busy.ref, `${registry.host}/busy:latest`]);
     const local = `cds-test-uniq/${Date.now().toString(36)}:1`;
     uniqId = await importUniqueImage(local);
+    f.removeImagesAfter([uniqId], { force: true });
     uniq = await registry.push(local, 'uniq:1');
     await docker.getImage(uniqId).remove({ force: true });
-    shim = await startShim();
-  });
-
-  after(async () => {
-    await shim?.stop();
-    for (const ref of [busy?.ref, `${registry?.host}/busy:latest`]) if (ref) await removeLocal(ref);
-    if (uniqId) await docker.getImage(uniqId).remove({ force: true }).catch(() => undefined);
-    await registry?.stop();
+    ({ shim } = await f.startShim());
   });
 
   const auth = (): { username: string; password: string } => ({ username: registry.username, password: registry.password });
@@ -112,29 +105,23 @@ describe('PullImage from a private registry', () => {
 });
 
 describe('PullImage from a registry that stalls', () => {
+  const f = useShim({ shim: false });
   let registry: TestRegistry;
-  let proxy: { host: string; stop(): Promise<void> };
   let shim: ShimProcess;
-  let uniqId: string;
   let name: string;
   const docker = dockerApi();
 
   before(async () => {
-    registry = await startRegistry();
+    registry = await f.startRegistry();
     const local = `cds-test-stall/${Date.now().toString(36)}:1`;
-    uniqId = await importUniqueImage(local);
+    const uniqId = await importUniqueImage(local);
+    f.removeImagesAfter([uniqId], { force: true });
     await registry.push(local, 'stall:1');
     await docker.getImage(uniqId).remove({ force: true });
-    proxy = await startStallingProxy(registry.host);
+    const proxy = await startStallingProxy(registry.host);
+    f.onCleanUp(() => proxy.stop());
     name = `${proxy.host}/stall:1`;
-    shim = await startShim({ args: ['--image-pull-progress-deadline=2s'] });
-  });
-
-  after(async () => {
-    await shim?.stop();
-    await proxy?.stop();
-    await docker.getImage(uniqId).remove({ force: true }).catch(() => undefined);
-    await registry?.stop();
+    ({ shim } = await f.startShim({ args: ['--image-pull-progress-deadline=2s'] }));
   });
 
   it('is cancelled with DEADLINE_EXCEEDED naming the image when no progress arrives', async () => {
