@@ -10,16 +10,15 @@ import { criContract } from '../../src/cri/contract';
 import type { ContainerEventResponse__Output } from '../../src/cri/types';
 import type { RuntimeServiceClient } from '../../src/generated/runtime/v1/RuntimeService';
 import { rejectsWith } from '../support/client';
-import { testLabels } from '../support/cleanup';
 import { useShim } from '../support/fixture';
-import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
+import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
-import { busybox, SLEEP_FOREVER, type TestPod } from '../support/pods';
+import { busybox, createBehindTheBack, SLEEP_FOREVER, type TestPod } from '../support/pods';
 
-const TYPE_LABEL = 'io.kubernetes.docker.type';
-const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
 
 type EventType = ContainerEventResponse__Output['containerEventType'];
+
+const WHOLE_LIFE: EventType[] = ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT'];
 
 /** One GetContainerEvents stream, recording what arrives and how it ended. */
 class EventStream {
@@ -74,6 +73,21 @@ describe('GetContainerEvents', () => {
     second = new EventStream(f.shim.address);
   });
 
+  /** Waits for the `n`th event about `id` on the first stream, which must be of this type. */
+  async function nthEvent(id: string, n: number, type: EventType): Promise<ContainerEventResponse__Output> {
+    const ev = await first.nth(id, n);
+    assert.equal(ev.containerEventType, type);
+    return ev;
+  }
+
+  /** Both streams saw the whole life of container `id`, each step once, in order. */
+  async function assertWholeLife(id: string): Promise<void> {
+    await second.nth(id, 4);
+    madeIds.push(id);
+    assert.deepEqual(first.typesFor(id), WHOLE_LIFE);
+    assert.deepEqual(second.typesFor(id), WHOLE_LIFE);
+  }
+
   /** The event's pod status is PodSandboxStatus's, and its container statuses ContainerStatus's, as they are now. */
   async function assertStatusesCurrent(ev: ContainerEventResponse__Output, podId: string, containerIds: string[]): Promise<void> {
     const { status: podStatus } = await f.client.runtime.PodSandboxStatus({ podSandboxId: podId });
@@ -101,68 +115,42 @@ describe('GetContainerEvents', () => {
 
   it('a container made through the shim: created, started, stopped, deleted, once each, with statuses', async () => {
     const { containerId: id } = await f.client.runtime.CreateContainer({ podSandboxId: pod.id, config: busybox(run, 'shim-made', SLEEP_FOREVER), sandboxConfig: pod.config });
-    const createdEv = await first.nth(id, 1);
-    assert.equal(createdEv.containerEventType, 'CONTAINER_CREATED_EVENT');
-    assert.equal(createdEv.containersStatuses.find((s) => s.id === id)?.state, 'CONTAINER_CREATED');
-    await assertStatusesCurrent(createdEv, pod.id, [id]);
-
+    /** Its `n`th event has this type, shows it in this state (none once deleted), and statuses as they are now. */
+    const check = async (n: number, type: EventType, state: string | undefined): Promise<void> => {
+      const ev = await nthEvent(id, n, type);
+      assert.equal(ev.containersStatuses.find((s) => s.id === id)?.state, state);
+      await assertStatusesCurrent(ev, pod.id, state ? [id] : []);
+    };
+    await check(1, 'CONTAINER_CREATED_EVENT', 'CONTAINER_CREATED');
     await f.client.runtime.StartContainer({ containerId: id });
-    const startedEv = await first.nth(id, 2);
-    assert.equal(startedEv.containerEventType, 'CONTAINER_STARTED_EVENT');
-    assert.equal(startedEv.containersStatuses.find((s) => s.id === id)?.state, 'CONTAINER_RUNNING');
-    await assertStatusesCurrent(startedEv, pod.id, [id]);
-
+    await check(2, 'CONTAINER_STARTED_EVENT', 'CONTAINER_RUNNING');
     await f.client.runtime.StopContainer({ containerId: id, timeout: 0 });
-    const stoppedEv = await first.nth(id, 3);
-    assert.equal(stoppedEv.containerEventType, 'CONTAINER_STOPPED_EVENT');
-    assert.equal(stoppedEv.containersStatuses.find((s) => s.id === id)?.state, 'CONTAINER_EXITED');
-    await assertStatusesCurrent(stoppedEv, pod.id, [id]);
-
+    await check(3, 'CONTAINER_STOPPED_EVENT', 'CONTAINER_EXITED');
     await f.client.runtime.RemoveContainer({ containerId: id });
-    const deletedEv = await first.nth(id, 4);
-    assert.equal(deletedEv.containerEventType, 'CONTAINER_DELETED_EVENT');
-    await assertStatusesCurrent(deletedEv, pod.id, []);
+    await check(4, 'CONTAINER_DELETED_EVENT', undefined);
 
-    const expected = ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT'];
-    await second.nth(id, 4);
-    madeIds.push(id);
-    assert.deepEqual(first.typesFor(id), expected);
-    assert.deepEqual(second.typesFor(id), expected);
+    await assertWholeLife(id);
     // Event times are what kubelet orders its cache by.
     const times = first.events.filter((e) => e.containerId === id).map((e) => BigInt(e.createdAt));
     for (let i = 1; i < times.length; i++) assert.ok(times[i]! > times[i - 1]!);
   });
 
   it('a container changed behind the shim with the Docker API yields the same events', async () => {
-    const docker = dockerApi();
-    const made = await docker.createContainer({
-      name: `k8s_behind_${pod.config.metadata!.name}_cds-test_${pod.config.metadata!.uid}_0`,
-      Image: TEST_BUSYBOX_IMAGE,
-      Cmd: ['sleep', '3600'],
-      Labels: { ...testLabels(run), [TYPE_LABEL]: 'container', [SANDBOX_ID_LABEL]: pod.id },
-      HostConfig: { NetworkMode: `container:${pod.id}` },
-    });
-    const id = made.id;
-    const createdEv = await first.nth(id, 1);
-    assert.equal(createdEv.containerEventType, 'CONTAINER_CREATED_EVENT');
+    const id = await createBehindTheBack(run, pod, 'behind');
+    const made = dockerApi().getContainer(id);
+    const createdEv = await nthEvent(id, 1, 'CONTAINER_CREATED_EVENT');
     assert.equal(createdEv.podSandboxStatus?.id, pod.id);
     assert.deepEqual(createdEv.containersStatuses.map((s) => s.id), [id]);
 
     await made.start();
-    assert.equal((await first.nth(id, 2)).containerEventType, 'CONTAINER_STARTED_EVENT');
+    await nthEvent(id, 2, 'CONTAINER_STARTED_EVENT');
     await made.kill();
-    const stoppedEv = await first.nth(id, 3);
-    assert.equal(stoppedEv.containerEventType, 'CONTAINER_STOPPED_EVENT');
+    const stoppedEv = await nthEvent(id, 3, 'CONTAINER_STOPPED_EVENT');
     assert.equal(stoppedEv.containersStatuses[0]?.state, 'CONTAINER_EXITED');
     await made.remove();
-    const deletedEv = await first.nth(id, 4);
-    assert.equal(deletedEv.containerEventType, 'CONTAINER_DELETED_EVENT');
+    const deletedEv = await nthEvent(id, 4, 'CONTAINER_DELETED_EVENT');
     assert.deepEqual(deletedEv.containersStatuses, []);
-    await second.nth(id, 4);
-    madeIds.push(id);
-    const expected = ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT'];
-    assert.deepEqual(first.typesFor(id), expected);
-    assert.deepEqual(second.typesFor(id), expected);
+    await assertWholeLife(id);
   });
 
   it('a sandbox stopped and removed through the shim: stopped (NOTREADY), then deleted', async () => {
@@ -178,11 +166,10 @@ describe('GetContainerEvents', () => {
     assert.equal(deletedEv.podSandboxStatus?.id, pod.id);
     assert.equal(deletedEv.podSandboxStatus?.metadata?.uid, pod.config.metadata!.uid);
     await second.nth(pod.id, 4);
-    const expected = ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT'];
     // Docker's own events for the earlier containers arrived long since: still one event each.
     for (const id of [pod.id, ...madeIds]) {
-      assert.deepEqual(first.typesFor(id), expected);
-      assert.deepEqual(second.typesFor(id), expected);
+      assert.deepEqual(first.typesFor(id), WHOLE_LIFE);
+      assert.deepEqual(second.typesFor(id), WHOLE_LIFE);
     }
   });
 

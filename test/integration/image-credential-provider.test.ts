@@ -118,6 +118,15 @@ describe('--image-credential-provider-config at start-up', () => {
   let dir: string;
   before(() => (dir = f.tempDir('credcfg')));
 
+  /** Runs the shim with this provider config (plugins looked for in `dir`) until it exits. */
+  const startWith = (config: string, socketName: string) =>
+    runShimToExit([
+      `--container-runtime-endpoint=unix://${path.join(dir, socketName)}`,
+      `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
+      `--image-credential-provider-config=${config}`,
+      `--image-credential-provider-bin-dir=${dir}`,
+    ]);
+
   it('a provider whose binary is missing stops start-up, naming it', async () => {
     const file = path.join(dir, 'cfg.json');
     fs.writeFileSync(
@@ -128,12 +137,7 @@ describe('--image-credential-provider-config at start-up', () => {
         providers: [{ name: 'absent-plugin', matchImages: ['x.io'], defaultCacheDuration: '1m', apiVersion: 'credentialprovider.kubelet.k8s.io/v1' }],
       }),
     );
-    const res = await runShimToExit([
-      `--container-runtime-endpoint=unix://${path.join(dir, 'cri.sock')}`,
-      `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
-      `--image-credential-provider-config=${file}`,
-      `--image-credential-provider-bin-dir=${dir}`,
-    ]);
+    const res = await startWith(file, 'cri.sock');
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /absent-plugin/);
   });
@@ -141,12 +145,7 @@ describe('--image-credential-provider-config at start-up', () => {
   it('an invalid config stops start-up, naming the file and the field', async () => {
     const file = path.join(dir, 'bad.yaml');
     fs.writeFileSync(file, 'apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n  - name: p\n    matchImages: []\n');
-    const res = await runShimToExit([
-      `--container-runtime-endpoint=unix://${path.join(dir, 'cri2.sock')}`,
-      `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
-      `--image-credential-provider-config=${file}`,
-      `--image-credential-provider-bin-dir=${dir}`,
-    ]);
+    const res = await startWith(file, 'cri2.sock');
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /bad\.yaml.*matchImages must list/);
   });

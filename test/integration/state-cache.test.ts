@@ -7,14 +7,11 @@ import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { CriClient } from '../support/client';
 import { rejectsWith } from '../support/client';
-import { testLabels } from '../support/cleanup';
 import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
-import { busybox, SLEEP_FOREVER, type TestPod } from '../support/pods';
+import { busybox, createBehindTheBack, runContainer, SLEEP_FOREVER } from '../support/pods';
 
-const TYPE_LABEL = 'io.kubernetes.docker.type';
-const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
 /** Changes behind the shim's back must show within a second; the deadline leaves room for a loaded machine. */
 const SEEN_WITHIN = { timeoutMs: 5_000 };
 
@@ -26,18 +23,6 @@ async function containerState(client: CriClient, id: string): Promise<string | u
 async function sandboxState(client: CriClient, id: string): Promise<string | undefined> {
   const { items } = await client.runtime.ListPodSandbox({ filter: { id } });
   return items.find((s) => s.id === id)?.state;
-}
-
-/** A container with the shim's labels made directly through Docker, joined to the pod's network. */
-async function createBehindTheBack(run: string, pod: TestPod, name: string): Promise<string> {
-  const created = await dockerApi().createContainer({
-    name: `k8s_${name}_${pod.config.metadata!.name}_cds-test_${pod.config.metadata!.uid}_0`,
-    Image: TEST_BUSYBOX_IMAGE,
-    Cmd: ['sleep', '3600'],
-    Labels: { ...testLabels(run), [TYPE_LABEL]: 'container', [SANDBOX_ID_LABEL]: pod.id },
-    HostConfig: { NetworkMode: `container:${pod.id}` },
-  });
-  return created.id;
 }
 
 describe('state cache: reads after the shim’s own changes and changes behind its back', () => {
@@ -88,12 +73,7 @@ describe('state cache: reads after the shim’s own changes and changes behind i
 
   it('answers the polled reads without asking Docker', async () => {
     const pod = await f.startPod('quiet');
-    const { containerId: id } = await f.client.runtime.CreateContainer({
-      podSandboxId: pod.id,
-      config: busybox(run, 'quiet', SLEEP_FOREVER),
-      sandboxConfig: pod.config,
-    });
-    await f.client.runtime.StartContainer({ containerId: id });
+    const id = await runContainer(f.client, pod, busybox(run, 'quiet', SLEEP_FOREVER));
     const polls = async (): Promise<void> => {
       await f.client.runtime.ListPodSandbox({});
       await f.client.runtime.ListPodSandbox({ filter: { id: pod.id } });
@@ -118,12 +98,7 @@ describe('state cache: reads after the shim’s own changes and changes behind i
 
   it('shows a container killed, updated, renamed or removed with the Docker API', async () => {
     const pod = await f.startPod('behind');
-    const { containerId: id } = await f.client.runtime.CreateContainer({
-      podSandboxId: pod.id,
-      config: busybox(run, 'behind', SLEEP_FOREVER),
-      sandboxConfig: pod.config,
-    });
-    await f.client.runtime.StartContainer({ containerId: id });
+    const id = await runContainer(f.client, pod, busybox(run, 'behind', SLEEP_FOREVER));
     const docker = dockerApi().getContainer(id);
 
     await docker.update({ Memory: 96 * 1024 * 1024, MemorySwap: -1 });
@@ -202,12 +177,7 @@ describe('state cache: a lost event stream', () => {
 
   it('is detected: reads go to Docker (and fail while it is unreachable), never to a stale cache', async () => {
     const pod = await f.startPod('lost');
-    const { containerId: id } = await f.client.runtime.CreateContainer({
-      podSandboxId: pod.id,
-      config: busybox(run, 'lost', SLEEP_FOREVER),
-      sandboxConfig: pod.config,
-    });
-    await f.client.runtime.StartContainer({ containerId: id });
+    const id = await runContainer(f.client, pod, busybox(run, 'lost', SLEEP_FOREVER));
     assert.equal(await containerState(f.client, id), 'CONTAINER_RUNNING');
 
     await f.proxy.down();

@@ -6,7 +6,7 @@ import { before, describe, it } from 'node:test';
 import { TEST_LABEL } from '../support/cleanup';
 import { dockerApi } from '../support/images';
 import { useShim } from '../support/fixture';
-import { busybox, runContainer, SLEEP_FOREVER } from '../support/pods';
+import { SLEEP_FOREVER } from '../support/pods';
 
 const CONTAINERS = 20;
 
@@ -24,7 +24,7 @@ describe('stats figures at 20 containers (measured, not asserted)', () => {
   const ids: string[] = [];
 
   before(async () => {
-    for (let i = 0; i < CONTAINERS; i++) ids.push(await runContainer(f.client, f.pod, busybox(run, `c${i}`, SLEEP_FOREVER)));
+    for (let i = 0; i < CONTAINERS; i++) ids.push(await f.runContainer(`c${i}`, SLEEP_FOREVER));
   });
 
   it('ListContainerStats vs Docker /containers/<id>/stats?stream=false', async (t) => {

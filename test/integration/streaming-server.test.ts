@@ -13,7 +13,7 @@ import { ControlType, decodeFrames, encodeControl, FLAG_FIN, HeaderCodec } from 
 import { createLogger } from '../../src/util/logger';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
-import { busybox, runContainer, SLEEP_FOREVER } from '../support/pods';
+import { SLEEP_FOREVER } from '../support/pods';
 import { parseStatus, spdyConnect } from './streaming-clients';
 
 /** An HTTP upgrade to SPDY/3.1 that hands back the raw socket. */
@@ -61,12 +61,9 @@ function readStreams(socket: Socket, ids: number[]): Promise<Map<number, Buffer>
 
 describe('streaming server with a spdystream-style client', () => {
   const f = useShim({ pod: 'rawspdy' });
-  const { run } = f;
   let sleeper: string;
 
-  before(async () => {
-    sleeper = await runContainer(f.client, f.pod, busybox(run, 'sleeper', SLEEP_FOREVER));
-  });
+  before(async () => (sleeper = await f.runContainer('sleeper', SLEEP_FOREVER)));
 
   it('delivers 300 kB of output without any window update from the client', async () => {
     const size = 300_000;

@@ -16,9 +16,7 @@ describe('streaming: exec, attach and port forward', () => {
   const { run } = f;
   let sleeper: string;
 
-  before(async () => {
-    sleeper = await runContainer(f.client, f.pod, busybox(run, 'sleeper', SLEEP_FOREVER));
-  });
+  before(async () => (sleeper = await f.runContainer('sleeper', SLEEP_FOREVER)));
 
   it('answers URLs on 127.0.0.1 by default', async () => {
     const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });

@@ -45,7 +45,7 @@ export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux'>;
 
 export interface FakeCall {
   method: DockerMethod;
-  /** The method's own arguments, without the trailing CallOptions. */
+  /** The method's own arguments, without the trailing CallOptions (the unmodelled methods: all, as given). */
   args: unknown[];
   /** The caller's cancellation signal, if it passed one. */
   signal: AbortSignal | undefined;
@@ -375,38 +375,20 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  createExec(containerId: string): Promise<string> {
-    return this.unmodelled('createExec', [containerId]);
-  }
+  // Exec, attach, resizes and disk usage are not modelled: each such call is recorded, then refused.
+  readonly createExec = this.unmodelled<string>('createExec');
+  readonly startExec = this.unmodelled<Duplex>('startExec');
+  readonly inspectExec = this.unmodelled<ExecInspect>('inspectExec');
+  readonly resizeExec = this.unmodelled<void>('resizeExec');
+  readonly attachContainer = this.unmodelled<Duplex>('attachContainer');
+  readonly resizeContainer = this.unmodelled<void>('resizeContainer');
+  readonly systemDataUsage = this.unmodelled<SystemDataUsage>('systemDataUsage');
 
-  startExec(execId: string): Promise<Duplex> {
-    return this.unmodelled('startExec', [execId]);
-  }
-
-  inspectExec(execId: string): Promise<ExecInspect> {
-    return this.unmodelled('inspectExec', [execId]);
-  }
-
-  resizeExec(execId: string): Promise<void> {
-    return this.unmodelled('resizeExec', [execId]);
-  }
-
-  attachContainer(id: string): Promise<Duplex> {
-    return this.unmodelled('attachContainer', [id]);
-  }
-
-  resizeContainer(id: string): Promise<void> {
-    return this.unmodelled('resizeContainer', [id]);
-  }
-
-  systemDataUsage(): Promise<SystemDataUsage> {
-    return this.unmodelled('systemDataUsage', []);
-  }
-
-  private unmodelled<T>(method: DockerMethod, args: unknown[]): Promise<T> {
-    return this.call(method, args, undefined, () => {
-      throw new UnimplementedError(`fake Docker: ${method} is not modelled`);
-    });
+  private unmodelled<T>(method: DockerMethod): (...args: unknown[]) => Promise<T> {
+    return (...args) =>
+      this.call(method, args, undefined, () => {
+        throw new UnimplementedError(`fake Docker: ${method} is not modelled`);
+      });
   }
 
   listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {

@@ -7,13 +7,13 @@
 //   const f = useShim({ pod: 'web' });      // before: shim + pod; after: all of it removed
 //   it('...', async () => { await f.client.runtime.CreateContainer({ podSandboxId: f.pod.id, ... }) });
 import { after, before } from 'node:test';
-import type { LinuxPodSandboxConfig } from '../../src/cri/types';
+import type { ContainerConfig, LinuxPodSandboxConfig } from '../../src/cri/types';
 import { newTestRun, removePaths, removeTestContainers, testLabels } from './cleanup';
 import type { CriClient } from './client';
 import type { DockerProxy } from './docker-proxy';
 import { dockerApi, ensureTestImages } from './images';
-import { removeTestPod, startTestPod, type TestPod } from './pods';
-import { startRegistry, type TestRegistry } from './registry';
+import { busybox, removeTestPod, runContainer, startTestPod, type TestPod } from './pods';
+import { importUniqueImage, startRegistry, type PushedImage, type TestRegistry } from './registry';
 import { startShim, startShimBehindProxy, type ProxiedShim, type ShimOptions, type ShimProcess } from './shim';
 import { tempDir } from './temp';
 
@@ -28,6 +28,8 @@ export interface PodSpec {
 }
 
 export interface FixtureOptions extends ShimSpec {
+  /** Start a private registry (./registry) before the shim: `registry`. */
+  registry?: boolean;
   /** Start a shim before the suite (default true); false for suites that start their own. */
   shim?: boolean;
   /**
@@ -50,6 +52,7 @@ export class Fixture {
   readonly run = newTestRun();
   private main: FixtureShim | undefined;
   private mainPod: TestPod | undefined;
+  private mainRegistry: TestRegistry | undefined;
   private readonly shims: FixtureShim[] = [];
   private readonly pods: Array<{ client: CriClient; id: string; logDir?: string }> = [];
   private readonly paths: string[] = [];
@@ -82,15 +85,22 @@ export class Fixture {
     return this.mainPod;
   }
 
+  /** The suite's registry (the `registry` option). */
+  get registry(): TestRegistry {
+    if (!this.mainRegistry) throw new Error('the fixture has no registry: give the registry option');
+    return this.mainRegistry;
+  }
+
   /** The labels to put on every pod and container the suite makes, plus `extra`. */
   labels(extra: Record<string, string> = {}): Record<string, string> {
     return { ...testLabels(this.run), ...extra };
   }
 
-  /** Starts the suite's shim and pod, as the options say. */
+  /** Starts the suite's registry, shim and pod, as the options say. */
   async start(): Promise<void> {
-    const { shim = true, pod } = this.options;
+    const { shim = true, pod, registry } = this.options;
     await ensureTestImages();
+    if (registry) this.mainRegistry = await this.startRegistry();
     if (!shim) return;
     this.main = await this.startShim(this.options);
     if (pod !== undefined) {
@@ -133,6 +143,24 @@ export class Fixture {
     const i = this.pods.findIndex((p) => p.id === pod.id);
     const { client } = i >= 0 ? this.pods.splice(i, 1)[0]! : { client: this.client };
     await removeTestPod(client, pod);
+  }
+
+  /** Creates and starts busybox container `name` (with `over`) in `pod` (the suite's by default); answers its ID. */
+  runContainer(name: string, over: Partial<ContainerConfig> = {}, pod: TestPod = this.pod): Promise<string> {
+    return runContainer(this.client, pod, busybox(this.run, name, over));
+  }
+
+  /**
+   * An image no other suite has, present only in `registry` (as `name`, e.g. "uniq:1"): made
+   * locally, pushed, and removed locally again; its ID is removed at clean-up after pulls.
+   */
+  async registryOnlyImage(registry: TestRegistry, name: string): Promise<{ id: string; pushed: PushedImage }> {
+    const local = `cds-test-registry-only/${this.run}-${name.replace(/[^a-z0-9]/g, '-')}:1`;
+    const id = await importUniqueImage(local);
+    this.removeImagesAfter([id], { force: true });
+    const pushed = await registry.push(local, name);
+    await dockerApi().getImage(id).remove({ force: true });
+    return { id, pushed };
   }
 
   /** A sandbox the test ran itself, to be removed at clean-up through `client` (RemovePodSandbox). */

@@ -134,6 +134,21 @@ export async function startBeside(run: string, sandboxId: string, script: string
   return container.id;
 }
 
+/**
+ * A container of `pod` made straight through Docker, named and labelled as CreateContainer
+ * would (a change behind the shim's back), joined to the pod's network; not started.
+ */
+export async function createBehindTheBack(run: string, pod: TestPod, name: string): Promise<string> {
+  const created = await dockerApi().createContainer({
+    name: `k8s_${name}_${pod.config.metadata!.name}_cds-test_${pod.config.metadata!.uid}_0`,
+    Image: TEST_BUSYBOX_IMAGE,
+    Cmd: ['sleep', '3600'],
+    Labels: { ...testLabels(run), 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': pod.id },
+    HostConfig: { NetworkMode: `container:${pod.id}` },
+  });
+  return created.id;
+}
+
 /** Docker's multiplexed log format: 8-byte headers before each chunk. */
 function demuxed(buf: Buffer): string {
   let out = '';

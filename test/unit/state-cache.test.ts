@@ -29,10 +29,11 @@ function doc(id: string, labels: Record<string, string>, running = true): Contai
   });
 }
 
-/** A Docker that has the image behind the containers' Image column. */
-function fakeDocker(): FakeDocker {
+/** A Docker that holds `containers` and has the image behind their Image column. */
+function fakeDocker(...containers: ContainerInspect[]): FakeDocker {
   const docker = new FakeDocker();
   docker.addImage('busybox', { Id: 'sha256:1111' });
+  for (const c of containers) docker.containers.set(c.Id, c);
   return docker;
 }
 
@@ -55,13 +56,17 @@ describe('state cache with a fake Docker', () => {
     cache = undefined;
   });
 
-  it('holds only the shim’s containers and answers shim queries without Docker', async () => {
-    const docker = fakeDocker();
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER));
-    docker.containers.set(ID_X, doc(ID_X, { other: 'x' }));
+  /** The cache and caching client over `docker`, started; the cache is stopped after the test. */
+  async function started(docker: FakeDocker): Promise<{ cache: DockerStateCache; client: CachingDockerClient }> {
     const s = setUp(docker);
     cache = s.cache;
     await s.cache.start();
+    return s;
+  }
+
+  it('holds only the shim’s containers and answers shim queries without Docker', async () => {
+    const docker = fakeDocker(doc(ID_A, CONTAINER), doc(ID_X, { other: 'x' }));
+    const s = await started(docker);
     assert.equal(s.cache.synced, true);
     assert.equal(s.cache.containers.size, 1);
 
@@ -84,9 +89,7 @@ describe('state cache with a fake Docker', () => {
 
   it('applies events: a new container appears, a destroyed one goes, others are ignored', async () => {
     const docker = fakeDocker();
-    const s = setUp(docker);
-    cache = s.cache;
-    await s.cache.start();
+    const s = await started(docker);
     docker.containers.set(ID_B, doc(ID_B, CONTAINER));
     docker.emit('create', ID_B, CONTAINER);
     docker.emit('start', ID_X, { other: 'x' });
@@ -98,11 +101,8 @@ describe('state cache with a fake Docker', () => {
   });
 
   it('goes to Docker as soon as the stream is lost, and resyncs on reconnecting', async () => {
-    const docker = fakeDocker();
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER));
-    const s = setUp(docker);
-    cache = s.cache;
-    await s.cache.start();
+    const docker = fakeDocker(doc(ID_A, CONTAINER));
+    const s = await started(docker);
     const down = goUnreachable(docker);
     docker.endStreams(new DockerUnreachableError('connection reset'));
     await waitFor('the cache to notice', () => !s.cache.synced);
@@ -121,11 +121,8 @@ describe('state cache with a fake Docker', () => {
   });
 
   it('stops answering when a re-inspect fails, since it cannot vouch for that container', async () => {
-    const docker = fakeDocker();
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER));
-    const s = setUp(docker);
-    cache = s.cache;
-    await s.cache.start();
+    const docker = fakeDocker(doc(ID_A, CONTAINER));
+    const s = await started(docker);
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     docker.calls.length = 0;
     docker.emit('die', ID_A, CONTAINER);
@@ -136,11 +133,8 @@ describe('state cache with a fake Docker', () => {
   });
 
   it('refreshes after a mutating call before returning, even one that names a container by prefix', async () => {
-    const docker = fakeDocker();
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER));
-    const s = setUp(docker);
-    cache = s.cache;
-    await s.cache.start();
+    const docker = fakeDocker(doc(ID_A, CONTAINER));
+    const s = await started(docker);
     docker.calls.length = 0;
     await s.client.removeContainer(ID_A.slice(0, 10), { force: true, removeVolumes: true });
     assert.deepEqual(await s.client.listContainers(SHIM_LIST), [], 'no event needed');
@@ -151,9 +145,8 @@ describe('state cache with a fake Docker', () => {
 
 describe('container store', () => {
   it('applies changes to one container one at a time, in the order asked, so the newest wins', async () => {
-    const docker = fakeDocker();
+    const docker = fakeDocker(doc(ID_A, CONTAINER, true));
     const store = new ContainerStore(docker);
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER, true));
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const first = store.refresh(ID_A); // sees "running", but is slow
     await waitFor('the first inspect', () => docker.calls.length === 1);
@@ -167,9 +160,8 @@ describe('container store', () => {
   });
 
   it('lets refreshes asked for while one waits to start share it (one change, several events)', async () => {
-    const docker = fakeDocker();
+    const docker = fakeDocker(doc(ID_A, CONTAINER, true));
     const store = new ContainerStore(docker);
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER, true));
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const running = store.refresh(ID_A); // under way, its answer held back
     await waitFor('the first inspect', () => docker.calls.length === 1);
@@ -187,9 +179,8 @@ describe('container store', () => {
   });
 
   it('drops a container that is gone or not the shim’s', async () => {
-    const docker = fakeDocker();
+    const docker = fakeDocker(doc(ID_A, CONTAINER));
     const store = new ContainerStore(docker);
-    docker.containers.set(ID_A, doc(ID_A, CONTAINER));
     await store.refresh(ID_A);
     assert.ok(store.get(ID_A));
     docker.containers.delete(ID_A);
