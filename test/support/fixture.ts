@@ -1,8 +1,9 @@
 // The one set-up of the integration suites: a shim (the real binary, optionally behind a
 // DockerProxy, optionally on a root directory the suite keeps across restarts), optionally a
-// pod, and a record of everything the suite made, so that one call removes it all: pods
-// (through the shim, so whatever RunPodSandbox set up is torn down), shims, every container
-// labelled with the suite's run, the suite's own extra clean-ups, temp and log directories.
+// pod and a private registry, and a record of everything the suite made, so that one call
+// removes it all: pods (through the shim, so whatever RunPodSandbox set up is torn down),
+// shims, every container labelled with the suite's run, the suite's own extra clean-ups,
+// images, registries, temp and log directories.
 //
 //   const f = useShim({ pod: 'web' });      // before: shim + pod; after: all of it removed
 //   it('...', async () => { await f.client.runtime.CreateContainer({ podSandboxId: f.pod.id, ... }) });
@@ -187,11 +188,6 @@ export class Fixture {
     return dir;
   }
 
-  /** Files or directories the suite made some other way, removed at clean-up. */
-  removeAfter(...paths: string[]): void {
-    this.paths.push(...paths);
-  }
-
   /** A clean-up of the suite's own, run once the shims are stopped and the containers swept (last added, first run). */
   onCleanUp(step: () => Promise<unknown> | void): void {
     this.cleanUps.push(step);
@@ -214,13 +210,16 @@ export class Fixture {
     };
     const running = (client: CriClient): boolean =>
       this.shims.some((s) => s.shim.client === client && s.shim.child.exitCode === null && s.shim.child.signalCode === null);
-    for (const { client, id, logDir } of this.pods.splice(0)) {
-      // A pod whose shim the test stopped goes through the suite's shim; with none running,
-      // the sweep below removes its containers.
-      const via = [client, this.main?.shim.client].find((c): c is CriClient => c !== undefined && running(c));
-      if (via) await attempt(() => via.runtime.RemovePodSandbox({ podSandboxId: id }));
-      if (logDir) this.paths.push(logDir);
-    }
+    // One pod's removal does not wait for another's (the shim takes them concurrently).
+    await Promise.all(
+      this.pods.splice(0).map(async ({ client, id, logDir }) => {
+        if (logDir) this.paths.push(logDir);
+        // A pod whose shim the test stopped goes through the suite's shim; with none running,
+        // the sweep below removes its containers.
+        const via = [client, this.main?.shim.client].find((c): c is CriClient => c !== undefined && running(c));
+        if (via) await attempt(() => via.runtime.RemovePodSandbox({ podSandboxId: id }));
+      }),
+    );
     for (const s of this.shims.splice(0).reverse()) await attempt(() => s.stop());
     await attempt(() => removeTestContainers({ run: this.run }));
     for (const step of this.cleanUps.splice(0).reverse()) await attempt(step);
