@@ -13,7 +13,7 @@ export class NoopNetworkPlugin implements NetworkPlugin {
     return this.podStatus(pod);
   }
 
-  async tearDownPod(): Promise<void> {}
+  async tearDownPod(_pod: PodRef): Promise<void> {}
 
   async podStatus(pod: PodRef): Promise<PodNetworkStatus> {
     return { ips: await this.host.bridgeAddresses(pod.sandboxId) };

@@ -5,13 +5,13 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { BenchResult, LatencyRow } from '../../bench/report';
 import { LIFECYCLE_CALLS } from '../../bench/lifecycle';
 import { READ_CALLS } from '../../bench/reads';
-import { removePaths, removeTestContainers, TEST_LABEL } from '../support/cleanup';
-import { dockerApi, ensureTestImages } from '../support/images';
-import { tempDir } from '../support/shim';
+import { removeTestContainers, TEST_LABEL } from '../support/cleanup';
+import { useShim } from '../support/fixture';
+import { dockerApi } from '../support/images';
 
 const RUN_JS = path.resolve(__dirname, '../../bench/run.js');
 
@@ -48,21 +48,18 @@ function assertLatencyRow(row: LatencyRow, where: string): void {
 }
 
 describe('the benchmark (--quick)', () => {
-  const out = tempDir('bench-out');
+  const f = useShim({ shim: false });
+  const out = f.tempDir('bench-out');
   let result: BenchResult;
   let stdout: string;
+  // The benchmark removes what it made; this only matters if it was killed half-way.
+  f.onCleanUp(() => result && removeTestContainers({ run: result.meta.run }));
 
   before(async () => {
-    await ensureTestImages();
     const ran = await runBench(['--quick', `--out=${out}`], 300_000);
     assert.equal(ran.code, 0, `the benchmark failed:\n${ran.stderr}`);
     stdout = ran.stdout;
     result = JSON.parse(fs.readFileSync(path.join(out, 'latest.json'), 'utf8')) as BenchResult;
-  });
-  after(async () => {
-    // The benchmark removes what it made; this only matters if it was killed half-way.
-    if (result) await removeTestContainers({ run: result.meta.run });
-    removePaths(out);
   });
 
   it('describes the engine and the machine', () => {

@@ -2,32 +2,21 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { status as Code } from '@grpc/grpc-js';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, TEST_LABEL } from '../support/cleanup';
+import { TEST_LABEL } from '../support/cleanup';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { busybox, runContainer, SLEEP_FOREVER, waitExited } from '../support/pods';
 
 describe('container lifecycle', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  let pod: TestPod;
-
-  before(async () => {
-    shim = await startShim();
-    pod = await startTestPod(shim.client, run, 'life');
-  });
-  after(async () => {
-    if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim({ pod: 'life' });
+  const { run } = f;
 
   it('creates, starts, reports, stops and removes a container', async () => {
-    const c = shim.client.runtime;
+    const c = f.client.runtime;
     const config = busybox(run, 'web', { ...SLEEP_FOREVER, annotations: { 'kubernetes.io/config': 'a=b' }, labels: { ...busybox(run, 'x').labels, app: 'web' } });
-    const { containerId } = await c.CreateContainer({ podSandboxId: pod.id, config, sandboxConfig: pod.config });
+    const { containerId } = await c.CreateContainer({ podSandboxId: f.pod.id, config, sandboxConfig: f.pod.config });
     const inspect = await dockerApi().getContainer(containerId).inspect();
     assert.equal(inspect.Name, `/k8s_web_life_cds-test_${run}-life_0`);
 
@@ -38,7 +27,7 @@ describe('container lifecycle', () => {
     assert.deepEqual(status!.annotations, { 'kubernetes.io/config': 'a=b' });
     assert.equal(status!.image!.image, TEST_BUSYBOX_IMAGE);
     assert.match(status!.imageId, /^sha256:/);
-    assert.equal(status!.logPath, `${pod.logDir}/web/0.log`);
+    assert.equal(status!.logPath, `${f.pod.logDir}/web/0.log`);
 
     await c.StartContainer({ containerId });
     ({ status } = await c.ContainerStatus({ containerId, verbose: true }).then((r) => {
@@ -64,11 +53,11 @@ describe('container lifecycle', () => {
   });
 
   it('reports Completed with exit code 0, and Error with the exit code', async () => {
-    const c = shim.client.runtime;
-    const ok = await runContainer(shim.client, pod, busybox(run, 'ok', { command: ['true'] }));
-    const bad = await runContainer(shim.client, pod, busybox(run, 'bad', { command: ['sh', '-c', 'exit 3'] }));
-    const okStatus = await waitExited(shim.client, ok);
-    const badStatus = await waitExited(shim.client, bad);
+    const c = f.client.runtime;
+    const ok = await runContainer(f.client, f.pod, busybox(run, 'ok', { command: ['true'] }));
+    const bad = await runContainer(f.client, f.pod, busybox(run, 'bad', { command: ['sh', '-c', 'exit 3'] }));
+    const okStatus = await waitExited(f.client, ok);
+    const badStatus = await waitExited(f.client, bad);
     assert.deepEqual([okStatus.exitCode, okStatus.reason], [0, 'Completed']);
     assert.deepEqual([badStatus.exitCode, badStatus.reason], [3, 'Error']);
     await c.RemoveContainer({ containerId: ok });
@@ -76,9 +65,9 @@ describe('container lifecycle', () => {
   });
 
   it('stops with the configured stop signal', async () => {
-    const c = shim.client.runtime;
+    const c = f.client.runtime;
     const config = busybox(run, 'stopsig', { stopSignal: 'SIGUSR1', command: ['sh', '-c', 'trap "exit 0" USR1; while true; do usleep 50000; done'] });
-    const id = await runContainer(shim.client, pod, config);
+    const id = await runContainer(f.client, f.pod, config);
     assert.equal(((await dockerApi().getContainer(id).inspect()).Config as { StopSignal?: string }).StopSignal, 'SIGUSR1');
     await c.StopContainer({ containerId: id, timeout: 60 });
     const { status } = await c.ContainerStatus({ containerId: id });
@@ -87,8 +76,8 @@ describe('container lifecycle', () => {
   });
 
   it('reports a container whose command cannot run', async () => {
-    const c = shim.client.runtime;
-    const { containerId } = await c.CreateContainer({ podSandboxId: pod.id, config: busybox(run, 'cannot', { command: ['/no/such/binary'] }), sandboxConfig: pod.config });
+    const c = f.client.runtime;
+    const { containerId } = await c.CreateContainer({ podSandboxId: f.pod.id, config: busybox(run, 'cannot', { command: ['/no/such/binary'] }), sandboxConfig: f.pod.config });
     await assert.rejects(c.StartContainer({ containerId }));
     const { status } = await c.ContainerStatus({ containerId });
     assert.equal(status!.state, 'CONTAINER_EXITED');
@@ -98,9 +87,9 @@ describe('container lifecycle', () => {
   });
 
   it('removes a running container and forgets its log state', async () => {
-    const c = shim.client.runtime;
-    const id = await runContainer(shim.client, pod, busybox(run, 'rmrunning', SLEEP_FOREVER));
-    const stateFile = path.join(shim.rootDir, 'container-logs', `${id}.json`);
+    const c = f.client.runtime;
+    const id = await runContainer(f.client, f.pod, busybox(run, 'rmrunning', SLEEP_FOREVER));
+    const stateFile = path.join(f.shim.rootDir, 'container-logs', `${id}.json`);
     assert.ok(fs.existsSync(stateFile), 'the log follower keeps its state under the root directory');
     await c.RemoveContainer({ containerId: id });
     assert.ok(!fs.existsSync(stateFile));
@@ -112,16 +101,16 @@ describe('container lifecycle', () => {
       command: ['sh', '-c', 'x=a; while true; do x="$x$x"; done'],
       linux: { resources: { memoryLimitInBytes: 16 * 1024 * 1024 } },
     });
-    const id = await runContainer(shim.client, pod, config);
-    const status = await waitExited(shim.client, id, 60_000);
+    const id = await runContainer(f.client, f.pod, config);
+    const status = await waitExited(f.client, id, 60_000);
     assert.deepEqual([status.exitCode, status.reason], [137, 'OOMKilled']);
-    await shim.client.runtime.RemoveContainer({ containerId: id });
+    await f.client.runtime.RemoveContainer({ containerId: id });
   });
 
   it('refuses bad requests with the field named, leaving no container behind', async () => {
-    const c = shim.client.runtime;
-    const create = (over: Parameters<typeof busybox>[2], podSandboxId = pod.id) =>
-      c.CreateContainer({ podSandboxId, config: busybox(run, 'bad-input', over), sandboxConfig: pod.config });
+    const c = f.client.runtime;
+    const create = (over: Parameters<typeof busybox>[2], podSandboxId = f.pod.id) =>
+      c.CreateContainer({ podSandboxId, config: busybox(run, 'bad-input', over), sandboxConfig: f.pod.config });
     await assert.rejects(create({}, 'f'.repeat(64)), rejectsWith(Code.NOT_FOUND, /sandbox/));
     await assert.rejects(create({}, 'not-an-id'), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
     await assert.rejects(create({ metadata: { name: '' } }), rejectsWith(Code.INVALID_ARGUMENT, /config.metadata.name is required/));
@@ -147,30 +136,26 @@ describe('container lifecycle', () => {
   });
 
   it('lists containers by every filter, combined', async () => {
-    const c = shim.client.runtime;
-    const other = await startTestPod(shim.client, run, 'other');
-    try {
-      const a = await runContainer(shim.client, pod, busybox(run, 'la', { ...SLEEP_FOREVER, labels: { ...busybox(run, 'x').labels, tier: 'front' } }));
-      const { containerId: b } = await c.CreateContainer({ podSandboxId: other.id, config: busybox(run, 'lb', { labels: { ...busybox(run, 'x').labels, tier: 'back' } }), sandboxConfig: other.config });
-      const ids = async (filter: object) => (await c.ListContainers({ filter })).containers.map((x) => x.id).sort();
-      const mine = { [TEST_LABEL]: run };
-      assert.deepEqual(await ids({ labelSelector: mine }), [a, b].sort());
-      assert.deepEqual(await ids({ id: a.slice(0, 12) }), [a]);
-      assert.deepEqual(await ids({ podSandboxId: other.id }), [b]);
-      assert.deepEqual(await ids({ labelSelector: mine, state: { state: 'CONTAINER_RUNNING' } }), [a]);
-      assert.deepEqual(await ids({ labelSelector: mine, state: { state: 'CONTAINER_CREATED' } }), [b]);
-      assert.deepEqual(await ids({ labelSelector: { ...mine, tier: 'back' } }), [b]);
-      assert.deepEqual(await ids({ podSandboxId: pod.id, labelSelector: { tier: 'back' } }), []);
-      const listed = (await c.ListContainers({ filter: { id: a } })).containers[0]!;
-      assert.equal(listed.podSandboxId, pod.id);
-      assert.deepEqual(listed.metadata, { name: 'la', attempt: 0 });
-      assert.equal(listed.labels!.tier, 'front');
-      const streamed = (await c.StreamContainers({ filter: { labelSelector: mine } })).flatMap((m) => m.containers.map((x) => x.id)).sort();
-      assert.deepEqual(streamed, [a, b].sort());
-      await c.RemoveContainer({ containerId: a });
-      await c.RemoveContainer({ containerId: b });
-    } finally {
-      await removeTestPod(shim.client, other);
-    }
+    const c = f.client.runtime;
+    const other = await f.startPod('other');
+    const a = await runContainer(f.client, f.pod, busybox(run, 'la', { ...SLEEP_FOREVER, labels: { ...busybox(run, 'x').labels, tier: 'front' } }));
+    const { containerId: b } = await c.CreateContainer({ podSandboxId: other.id, config: busybox(run, 'lb', { labels: { ...busybox(run, 'x').labels, tier: 'back' } }), sandboxConfig: other.config });
+    const ids = async (filter: object) => (await c.ListContainers({ filter })).containers.map((x) => x.id).sort();
+    const mine = { [TEST_LABEL]: run };
+    assert.deepEqual(await ids({ labelSelector: mine }), [a, b].sort());
+    assert.deepEqual(await ids({ id: a.slice(0, 12) }), [a]);
+    assert.deepEqual(await ids({ podSandboxId: other.id }), [b]);
+    assert.deepEqual(await ids({ labelSelector: mine, state: { state: 'CONTAINER_RUNNING' } }), [a]);
+    assert.deepEqual(await ids({ labelSelector: mine, state: { state: 'CONTAINER_CREATED' } }), [b]);
+    assert.deepEqual(await ids({ labelSelector: { ...mine, tier: 'back' } }), [b]);
+    assert.deepEqual(await ids({ podSandboxId: f.pod.id, labelSelector: { tier: 'back' } }), []);
+    const listed = (await c.ListContainers({ filter: { id: a } })).containers[0]!;
+    assert.equal(listed.podSandboxId, f.pod.id);
+    assert.deepEqual(listed.metadata, { name: 'la', attempt: 0 });
+    assert.equal(listed.labels!.tier, 'front');
+    const streamed = (await c.StreamContainers({ filter: { labelSelector: mine } })).flatMap((m) => m.containers.map((x) => x.id)).sort();
+    assert.deepEqual(streamed, [a, b].sort());
+    await c.RemoveContainer({ containerId: a });
+    await c.RemoveContainer({ containerId: b });
   });
 });

@@ -1,49 +1,30 @@
 // Resources seen in the container's cgroup files, their update, and ExecSync.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { status as Code } from '@grpc/grpc-js';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { criContract } from '../../src/cri/contract';
 import type { ExecSyncResponse__Output } from '../../src/cri/types';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers } from '../support/cleanup';
 import { waitFor } from '../support/poll';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, sh, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { busybox, removePodCgroups, runContainer, sh, SLEEP_FOREVER, waitExited } from '../support/pods';
 
 const MiB = 1024 * 1024;
 
 describe('container resources and ExecSync', () => {
-  const run = newTestRun();
+  const f = useShim({ pod: (run) => ({ name: 'res', linux: { cgroupParent: `/cds-test-${run}` } }) });
+  const { run } = f;
   const cgroupParent = `/cds-test-${run}`;
-  let shim: ShimProcess;
-  let pod: TestPod;
-
-  before(async () => {
-    shim = await startShim();
-    pod = await startTestPod(shim.client, run, 'res', { cgroupParent });
-  });
-  after(async () => {
-    if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
-    // Docker made the pod's parent cgroup in each controller; it is empty once the containers are gone.
-    for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
-      try {
-        fs.rmdirSync(`/sys/fs/cgroup/${controller}${cgroupParent}`);
-      } catch {
-        // Not made in this controller.
-      }
-    }
-  });
+  // Docker made the pod's parent cgroup in each controller; it is empty once the containers are gone.
+  f.onCleanUp(() => removePodCgroups(cgroupParent));
 
   it('puts limits in the cgroup files, under the pod cgroup parent, and updates them', async () => {
-    const id = await runContainer(shim.client, pod, busybox(run, 'limits', {
+    const id = await runContainer(f.client, f.pod, busybox(run, 'limits', {
       ...SLEEP_FOREVER,
       linux: { resources: { cpuPeriod: 100000, cpuQuota: 50000, cpuShares: 512, memoryLimitInBytes: 64 * MiB, cpusetCpus: '0', oomScoreAdj: 500 } },
     }));
-    const read = async (file: string) => (await sh(shim.client, id, `cat ${file}`)).trim();
+    const read = async (file: string) => (await sh(f.client, id, `cat ${file}`)).trim();
     assert.match(await read('/proc/self/cgroup'), new RegExp(`:cpu[^:]*:${cgroupParent}/${id}`));
     assert.equal(await read('/sys/fs/cgroup/cpu/cpu.cfs_period_us'), '100000');
     assert.equal(await read('/sys/fs/cgroup/cpu/cpu.cfs_quota_us'), '50000');
@@ -51,10 +32,10 @@ describe('container resources and ExecSync', () => {
     assert.equal(await read('/sys/fs/cgroup/memory/memory.limit_in_bytes'), String(64 * MiB));
     assert.equal(await read('/sys/fs/cgroup/cpuset/cpuset.cpus'), '0');
     assert.equal(await read('/proc/self/oom_score_adj'), '500');
-    const swapFile = await shim.client.runtime.ExecSync({ containerId: id, cmd: ['cat', '/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes'], timeout: 10 });
+    const swapFile = await f.client.runtime.ExecSync({ containerId: id, cmd: ['cat', '/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes'], timeout: 10 });
     if (swapFile.exitCode === 0) assert.equal(swapFile.stdout.toString().trim(), String(64 * MiB), 'no swap beyond the memory limit');
 
-    const c = shim.client.runtime;
+    const c = f.client.runtime;
     await c.UpdateContainerResources({ containerId: id, linux: { cpuPeriod: 100000, cpuQuota: 20000, cpuShares: 256, memoryLimitInBytes: 128 * MiB, oomScoreAdj: 500 } });
     assert.equal(await read('/sys/fs/cgroup/cpu/cpu.cfs_quota_us'), '20000');
     assert.equal(await read('/sys/fs/cgroup/cpu/cpu.shares'), '256');
@@ -72,26 +53,26 @@ describe('container resources and ExecSync', () => {
   });
 
   it('runs a command and returns stdout, stderr and the exit code', async () => {
-    const id = await runContainer(shim.client, pod, busybox(run, 'exec', SLEEP_FOREVER));
-    const res = await shim.client.runtime.ExecSync({ containerId: id, cmd: ['sh', '-c', 'echo out; echo err >&2; exit 7'], timeout: 10 });
+    const id = await runContainer(f.client, f.pod, busybox(run, 'exec', SLEEP_FOREVER));
+    const res = await f.client.runtime.ExecSync({ containerId: id, cmd: ['sh', '-c', 'echo out; echo err >&2; exit 7'], timeout: 10 });
     assert.deepEqual([res.stdout.toString(), res.stderr.toString(), res.exitCode], ['out\n', 'err\n', 7]);
-    await assert.rejects(shim.client.runtime.ExecSync({ containerId: id, cmd: [], timeout: 10 }), rejectsWith(Code.INVALID_ARGUMENT, /cmd is required/));
+    await assert.rejects(f.client.runtime.ExecSync({ containerId: id, cmd: [], timeout: 10 }), rejectsWith(Code.INVALID_ARGUMENT, /cmd is required/));
   });
 
   it('kills the command when its timeout expires', async () => {
-    const id = await runContainer(shim.client, pod, busybox(run, 'exectimeout', SLEEP_FOREVER));
+    const id = await runContainer(f.client, f.pod, busybox(run, 'exectimeout', SLEEP_FOREVER));
     await assert.rejects(
-      shim.client.runtime.ExecSync({ containerId: id, cmd: ['sleep', '4242'], timeout: 1 }),
+      f.client.runtime.ExecSync({ containerId: id, cmd: ['sleep', '4242'], timeout: 1 }),
       rejectsWith(Code.DEADLINE_EXCEEDED, /timed out after 1s/),
     );
-    await waitFor('the timed-out command to be gone', async () => !(await sh(shim.client, id, 'ps -o args')).includes('sleep 4242'), { timeoutMs: 10_000 });
+    await waitFor('the timed-out command to be gone', async () => !(await sh(f.client, id, 'ps -o args')).includes('sleep 4242'), { timeoutMs: 10_000 });
   });
 
   it('caps the output so the answer fits in 16 MiB, and says so', async () => {
-    const id = await runContainer(shim.client, pod, busybox(run, 'execbig', SLEEP_FOREVER));
+    const id = await runContainer(f.client, f.pod, busybox(run, 'execbig', SLEEP_FOREVER));
     // A client that accepts what kubelet would (the default client stops at 4 MiB).
     const v1 = criContract().runtime.v1;
-    const big = new v1.RuntimeService(shim.address, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * MiB });
+    const big = new v1.RuntimeService(f.shim.address, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * MiB });
     try {
       const res = await new Promise<ExecSyncResponse__Output>((resolve, reject) =>
         big.ExecSync({ containerId: id, cmd: ['head', '-c', String(17 * MiB), '/dev/zero'], timeout: 30 }, (err, r) => (err ? reject(err) : resolve(r!))),
@@ -105,9 +86,9 @@ describe('container resources and ExecSync', () => {
   });
 
   it('refuses ExecSync and ReopenContainerLog on a stopped container', async () => {
-    const id = await runContainer(shim.client, pod, busybox(run, 'stopped', { command: ['true'] }));
-    await waitExited(shim.client, id);
-    await assert.rejects(shim.client.runtime.ExecSync({ containerId: id, cmd: ['true'], timeout: 5 }), rejectsWith(Code.FAILED_PRECONDITION, /not running/));
-    await assert.rejects(shim.client.runtime.ReopenContainerLog({ containerId: id }), rejectsWith(Code.FAILED_PRECONDITION, /not running/));
+    const id = await runContainer(f.client, f.pod, busybox(run, 'stopped', { command: ['true'] }));
+    await waitExited(f.client, id);
+    await assert.rejects(f.client.runtime.ExecSync({ containerId: id, cmd: ['true'], timeout: 5 }), rejectsWith(Code.FAILED_PRECONDITION, /not running/));
+    await assert.rejects(f.client.runtime.ReopenContainerLog({ containerId: id }), rejectsWith(Code.FAILED_PRECONDITION, /not running/));
   });
 });

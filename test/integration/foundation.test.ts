@@ -5,13 +5,13 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
-import { dockerApi, ensureTestImages } from '../support/images';
+import { useShim } from '../support/fixture';
+import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
-import { runShimToExit, startShim, startShimBehindProxy, tempDir, type ShimProcess } from '../support/shim';
-import { removePaths } from '../support/cleanup';
+import { runShimToExit } from '../support/shim';
 
 function condition(res: { status: { conditions: Array<{ type: string; status: boolean; reason: string; message: string }> } | null }, type: string) {
   const found = res.status?.conditions.find((c) => c.type === type);
@@ -20,18 +20,11 @@ function condition(res: { status: { conditions: Array<{ type: string; status: bo
 }
 
 describe('a running shim', () => {
-  let shim: ShimProcess;
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
-  });
-  after(async () => {
-    await shim.stop();
-  });
+  const f = useShim();
 
   it('answers Version with Docker’s own version and CRI v1', async () => {
     const docker = await dockerApi().version();
-    const v = await shim.client.runtime.Version({ version: '0.1.0' });
+    const v = await f.client.runtime.Version({ version: '0.1.0' });
     assert.equal(v.runtimeName, 'docker');
     assert.equal(v.runtimeVersion, docker.Version);
     assert.equal(v.runtimeApiVersion, 'v1');
@@ -39,13 +32,13 @@ describe('a running shim', () => {
   });
 
   it('reports runtime and network ready, with verbose details', async () => {
-    const res = await shim.client.runtime.Status({ verbose: true });
+    const res = await f.client.runtime.Status({ verbose: true });
     assert.equal(condition(res, 'RuntimeReady').status, true);
     assert.equal(condition(res, 'NetworkReady').status, true);
     const docker = JSON.parse(res.info.docker!) as { Version: string; ApiVersion: string };
     assert.equal(docker.Version, (await dockerApi().version()).Version);
     assert.equal((JSON.parse(res.info.cgroup!) as { driver: string }).driver, (await dockerApi().info()).CgroupDriver);
-    assert.equal((JSON.parse(res.info.config!) as { rootDirectory: string }).rootDirectory, shim.rootDir);
+    assert.equal((JSON.parse(res.info.config!) as { rootDirectory: string }).rootDirectory, f.shim.rootDir);
     const runtimes = Object.keys((await dockerApi().info()).Runtimes ?? {}).sort();
     assert.deepEqual(res.runtimeHandlers.map((h) => h.name), ['', ...runtimes]);
     assert.ok(runtimes.length > 0, 'Docker names at least one runtime');
@@ -55,44 +48,44 @@ describe('a running shim', () => {
   });
 
   it('omits the info map unless verbose', async () => {
-    const res = await shim.client.runtime.Status({});
+    const res = await f.client.runtime.Status({});
     assert.deepEqual(res.info, {});
   });
 
   it('reports Docker’s cgroup driver in RuntimeConfig', async () => {
     const info = await dockerApi().info();
-    const res = await shim.client.runtime.RuntimeConfig({});
+    const res = await f.client.runtime.RuntimeConfig({});
     assert.equal(res.linux?.cgroupDriver, info.CgroupDriver === 'systemd' ? 'SYSTEMD' : 'CGROUPFS');
   });
 
   it('passes a pod CIDR to the network plugin, and accepts an empty UpdateRuntimeConfig', async () => {
-    await shim.client.runtime.UpdateRuntimeConfig({});
-    await shim.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: '10.88.0.0/16' } } });
-    const res = await shim.client.runtime.Status({ verbose: true });
+    await f.client.runtime.UpdateRuntimeConfig({});
+    await f.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: '10.88.0.0/16' } } });
+    const res = await f.client.runtime.Status({ verbose: true });
     assert.equal((JSON.parse(res.info.network!) as { podCidr: string }).podCidr, '10.88.0.0/16');
     await assert.rejects(
-      shim.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: 'not-a-cidr' } } }),
+      f.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: 'not-a-cidr' } } }),
       rejectsWith(Code.INVALID_ARGUMENT, /pod_cidr/),
     );
   });
 
   it('answers UNIMPLEMENTED, naming the RPC, for what is not built', async () => {
     await assert.rejects(
-      shim.client.runtime.CheckpointContainer({ containerId: 'abc', location: '/tmp/x' }),
+      f.client.runtime.CheckpointContainer({ containerId: 'abc', location: '/tmp/x' }),
       rejectsWith(Code.UNIMPLEMENTED, /CheckpointContainer/),
     );
   });
 
   it('creates its socket with mode 0660', () => {
-    const stat = fs.statSync(shim.socket);
+    const stat = fs.statSync(f.shim.socket);
     assert.ok(stat.isSocket());
     assert.equal(stat.mode & 0o777, 0o660);
   });
 
   it('logs one debug line per RPC with its duration', async () => {
-    await shim.client.runtime.Version({});
+    await f.client.runtime.Version({});
     await waitFor('an rpc log line', () =>
-      shim
+      f.shim
         .output()
         .split('\n')
         .some((line) => line.includes('"rpc":"runtime.v1.RuntimeService/Version"') && /"durationMs":[\d.]+/.test(line)),
@@ -100,39 +93,31 @@ describe('a running shim', () => {
   });
 
   it('refuses a second server on the same live socket', async () => {
-    const res = await runShimToExit([`--container-runtime-endpoint=unix://${shim.socket}`, `--cri-dockerd-root-directory=${shim.rootDir}`]);
+    const res = await runShimToExit([`--container-runtime-endpoint=unix://${f.shim.socket}`, `--cri-dockerd-root-directory=${f.shim.rootDir}`]);
     assert.equal(res.code, 1);
     assert.match(res.stderr, /in use by a running server/);
-    assert.ok(fs.statSync(shim.socket).isSocket(), 'the running server’s socket must stay');
+    assert.ok(fs.statSync(f.shim.socket).isSocket(), 'the running server’s socket must stay');
   });
 });
 
 describe('socket handling and shutdown', () => {
-  const dirs: string[] = [];
-  after(() => removePaths(...dirs));
+  const f = useShim({ shim: false });
 
   it('replaces a stale socket left by a crashed run', async () => {
-    const root = tempDir('root');
-    dirs.push(root);
-    const crashed = await startShim({ rootDir: root });
+    const root = f.tempDir('root');
+    const { shim: crashed } = await f.startShim({ rootDir: root });
     crashed.child.kill('SIGKILL');
     await waitFor('the crashed shim to exit', () => crashed.child.exitCode !== null || crashed.child.signalCode !== null);
     // Keep its socket file, as a real crash would: start a new shim on the same path.
     const socket = crashed.socket;
     assert.ok(fs.statSync(socket).isSocket(), 'a killed shim leaves its socket behind');
-    const next = await startShim({ rootDir: root, args: [`--container-runtime-endpoint=unix://${socket}`] });
-    try {
-      assert.match(next.output(), /removing stale socket/);
-      assert.equal((await next.client.runtime.Version({})).runtimeName, 'docker');
-    } finally {
-      await next.stop();
-      await crashed.stop();
-    }
+    const { shim: next } = await f.startShim({ rootDir: root, args: [`--container-runtime-endpoint=unix://${socket}`] });
+    assert.match(next.output(), /removing stale socket/);
+    assert.equal((await next.client.runtime.Version({})).runtimeName, 'docker');
   });
 
   it('refuses to replace a path that is not a socket', async () => {
-    const dir = tempDir('notsock');
-    dirs.push(dir);
+    const dir = f.tempDir('notsock');
     const file = path.join(dir, 'cri.sock');
     fs.writeFileSync(file, 'precious');
     const res = await runShimToExit([`--container-runtime-endpoint=unix://${file}`, `--cri-dockerd-root-directory=${dir}/root`]);
@@ -143,7 +128,7 @@ describe('socket handling and shutdown', () => {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`exits 0 on ${signal} and removes its socket`, async () => {
-      const shim = await startShim();
+      const { shim } = await f.startShim();
       const socket = shim.socket;
       const code = await shim.stop(signal);
       assert.equal(code, 0);
@@ -152,7 +137,7 @@ describe('socket handling and shutdown', () => {
   }
 
   it('lets an in-flight call finish before exiting on SIGTERM', async () => {
-    const behind = await startShimBehindProxy(['--shutdown-grace-period=20s']);
+    const behind = await f.startShimBehindProxy(['--shutdown-grace-period=20s']);
     const { shim, proxy } = behind;
     try {
       proxy.delayMs = 1500;
@@ -168,46 +153,39 @@ describe('socket handling and shutdown', () => {
   });
 
   it('cuts off calls still running after the grace period, and still exits 0', async () => {
-    const behind = await startShimBehindProxy(['--shutdown-grace-period=200ms']);
-    const { shim, proxy } = behind;
-    try {
-      proxy.delayMs = 60_000;
-      const before = proxy.received;
-      const inFlight = shim.client.runtime.Status({}).then(
-        () => 'answered',
-        (err: { code: number }) => err.code,
-      );
-      await waitFor('Status to reach Docker', () => proxy.received > before);
-      assert.equal(await behind.stop('SIGTERM'), 0);
-      assert.notEqual(await inFlight, 'answered');
-    } finally {
-      await behind.stop();
-    }
+    const { shim, proxy, stop } = await f.startShimBehindProxy(['--shutdown-grace-period=200ms']);
+    proxy.delayMs = 60_000;
+    const before = proxy.received;
+    const inFlight = shim.client.runtime.Status({}).then(
+      () => 'answered',
+      (err: { code: number }) => err.code,
+    );
+    await waitFor('Status to reach Docker', () => proxy.received > before);
+    assert.equal(await stop('SIGTERM'), 0);
+    assert.notEqual(await inFlight, 'answered');
   });
 });
 
 describe('Docker going away and coming back', () => {
+  const f = useShim({ behindProxy: true, args: ['--runtime-request-timeout=2s'] });
+
   it('turns RuntimeReady false with DockerDaemonNotReady, then true again without a restart', async () => {
-    const behind = await startShimBehindProxy(['--runtime-request-timeout=2s']);
-    const { shim, proxy } = behind;
-    try {
-      assert.equal(condition(await shim.client.runtime.Status({}), 'RuntimeReady').status, true);
-      await proxy.down();
-      const down = condition(await shim.client.runtime.Status({}), 'RuntimeReady');
-      assert.equal(down.status, false);
-      assert.equal(down.reason, 'DockerDaemonNotReady');
-      assert.match(down.message, /docker/i);
-      await proxy.up();
-      await waitFor('RuntimeReady to come back', async () => condition(await shim.client.runtime.Status({}), 'RuntimeReady').status);
-    } finally {
-      await behind.stop();
-    }
+    assert.equal(condition(await f.client.runtime.Status({}), 'RuntimeReady').status, true);
+    await f.proxy.down();
+    const down = condition(await f.client.runtime.Status({}), 'RuntimeReady');
+    assert.equal(down.status, false);
+    assert.equal(down.reason, 'DockerDaemonNotReady');
+    assert.match(down.message, /docker/i);
+    await f.proxy.up();
+    await waitFor('RuntimeReady to come back', async () => condition(await f.client.runtime.Status({}), 'RuntimeReady').status);
   });
 });
 
 describe('start-up checks', () => {
+  const f = useShim({ shim: false });
+
   it('refuses a Docker whose API is older than 1.41, naming both versions', async () => {
-    const dir = tempDir('olddocker');
+    const dir = f.tempDir('olddocker');
     const socket = path.join(dir, 'docker.sock');
     const fake = http.createServer((req, res) => {
       res.setHeader('Content-Type', 'application/json');
@@ -231,52 +209,53 @@ describe('start-up checks', () => {
       assert.equal(fs.existsSync(`${dir}/cri.sock`), false, 'no socket is served by a refused start');
     } finally {
       await new Promise<void>((resolve) => fake.close(() => resolve()));
-      removePaths(dir);
     }
   });
 
   it('refuses a --cgroup-driver that differs from Docker’s, naming both', async () => {
     const info = await dockerApi().info();
     const other = info.CgroupDriver === 'systemd' ? 'cgroupfs' : 'systemd';
-    const dir = tempDir('cgroup');
-    try {
-      const res = await runShimToExit([
-        `--cgroup-driver=${other}`,
-        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
-        `--cri-dockerd-root-directory=${dir}/root`,
-      ]);
-      assert.equal(res.code, 1);
-      assert.match(res.stderr, new RegExp(`--cgroup-driver=${other} does not match Docker's cgroup driver ${info.CgroupDriver}`));
-    } finally {
-      removePaths(dir);
-    }
+    const dir = f.tempDir('cgroup');
+    const res = await runShimToExit([
+      `--cgroup-driver=${other}`,
+      `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+      `--cri-dockerd-root-directory=${dir}/root`,
+    ]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, new RegExp(`--cgroup-driver=${other} does not match Docker's cgroup driver ${info.CgroupDriver}`));
   });
 
-  it('refuses cni and kubenet until they are built', async () => {
-    for (const plugin of ['cni', 'kubenet']) {
-      const res = await runShimToExit([`--network-plugin=${plugin}`, '--container-runtime-endpoint=unix:///tmp/never.sock']);
-      assert.equal(res.code, 1);
-      assert.match(res.stderr, new RegExp(`--network-plugin=${plugin} is not built yet`));
+  it('starts with cni and kubenet, and says in Status what their network still lacks', async () => {
+    const emptyConfDir = f.tempDir('no-cni-conf');
+    const cases: Array<[string[], RegExp]> = [
+      [['--network-plugin=cni', `--cni-conf-dir=${emptyConfDir}`, `--cni-cache-dir=${f.tempDir('cni-cache')}`], /no network config found/],
+      [['--network-plugin=kubenet', `--cni-cache-dir=${f.tempDir('kubenet-cache')}`], /kubenet has no pod CIDR yet/],
+    ];
+    for (const [args, reason] of cases) {
+      const { shim, stop } = await f.startShim({ args });
+      const res = await shim.client.runtime.Status({});
+      const network = res.status!.conditions.find((c) => c.type === 'NetworkReady')!;
+      assert.deepEqual([network.status, network.reason], [false, 'NetworkPluginNotReady']);
+      assert.match(network.message, reason);
+      assert.equal((await stop()) ?? 0, 0);
     }
   });
 
   it('fails with a clear message when Docker cannot be reached', async () => {
-    const dir = tempDir('nodocker');
-    try {
-      const res = await runShimToExit([
-        `--docker-endpoint=unix://${dir}/absent.sock`,
-        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
-        `--cri-dockerd-root-directory=${dir}/root`,
-      ]);
-      assert.equal(res.code, 1);
-      assert.match(res.stderr, /did not answer: cannot reach Docker at unix:\/\/.*absent\.sock/);
-    } finally {
-      removePaths(dir);
-    }
+    const dir = f.tempDir('nodocker');
+    const res = await runShimToExit([
+      `--docker-endpoint=unix://${dir}/absent.sock`,
+      `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+      `--cri-dockerd-root-directory=${dir}/root`,
+    ]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /did not answer: cannot reach Docker at unix:\/\/.*absent\.sock/);
   });
 });
 
 describe('command line', () => {
+  const f = useShim({ shim: false });
+
   it('exits 2 with a clear message on an unknown flag', async () => {
     const res = await runShimToExit(['--frobnicate']);
     assert.equal(res.code, 2);
@@ -306,12 +285,8 @@ describe('command line', () => {
         probe.close(() => resolve(p));
       });
     });
-    const shim = await startShim({ args: [`--container-runtime-endpoint=tcp://127.0.0.1:${port}`] });
-    try {
-      assert.equal(shim.address, `127.0.0.1:${port}`);
-      assert.equal((await shim.client.runtime.Version({})).runtimeName, 'docker');
-    } finally {
-      await shim.stop();
-    }
+    const { shim } = await f.startShim({ args: [`--container-runtime-endpoint=tcp://127.0.0.1:${port}`] });
+    assert.equal(shim.address, `127.0.0.1:${port}`);
+    assert.equal((await shim.client.runtime.Version({})).runtimeName, 'docker');
   });
 });

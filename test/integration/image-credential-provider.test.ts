@@ -5,12 +5,12 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
-import { removePaths } from '../support/cleanup';
+import { useShim } from '../support/fixture';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
-import { startRegistry, type TestRegistry } from '../support/registry';
-import { runShimToExit, startShim, tempDir, type ShimProcess } from '../support/shim';
+import type { TestRegistry } from '../support/registry';
+import { runShimToExit, type ShimProcess } from '../support/shim';
 
 const FIXTURE = path.resolve(__dirname, '../../../test/fixtures/credential-provider/test-credential-provider');
 
@@ -23,6 +23,7 @@ interface ProviderSetup {
 }
 
 describe('PullImage with credential provider plugins', () => {
+  const f = useShim({ shim: false });
   let registry: TestRegistry;
   let shim: ShimProcess;
   let dir: string;
@@ -60,25 +61,19 @@ describe('PullImage with credential provider plugins', () => {
   }
 
   before(async () => {
-    dir = tempDir('credprov');
-    registry = await startRegistry();
+    dir = f.tempDir('credprov');
+    registry = await f.startRegistry();
     for (const name of ['cached/a:1', 'cached/b:1', 'nocache/a:1', 'garbage/a:1', 'unmatched/a:1']) {
       pushed.push((await registry.push(TEST_BUSYBOX_IMAGE, name)).ref);
     }
+    f.removeImagesAfter(pushed);
     const config = writeConfig([
       // Slow, so concurrent pulls overlap while it runs; cached per registry for an hour.
       { name: 'cached-provider', mode: 'slow', pathPrefix: 'cached', defaultCacheDuration: '0s', env: { CDS_PLUGIN_CACHE_KEY_TYPE: 'Registry', CDS_PLUGIN_CACHE_DURATION: '1h' } },
       { name: 'nocache-provider', mode: 'ok', pathPrefix: 'nocache', defaultCacheDuration: '0s' },
       { name: 'garbage-provider', mode: 'garbage', pathPrefix: 'garbage', defaultCacheDuration: '1h' },
     ]);
-    shim = await startShim({ args: [`--image-credential-provider-config=${config}`, `--image-credential-provider-bin-dir=${path.join(dir, 'bin')}`] });
-  });
-
-  after(async () => {
-    await shim?.stop();
-    for (const ref of pushed) await docker.getImage(ref).remove().catch(() => undefined);
-    await registry?.stop();
-    if (dir) removePaths(dir);
+    ({ shim } = await f.startShim({ args: [`--image-credential-provider-config=${config}`, `--image-credential-provider-bin-dir=${path.join(dir, 'bin')}`] }));
   });
 
   it('concurrent pulls of one image run the plugin once, with the image in the request', async () => {
@@ -119,9 +114,18 @@ describe('PullImage with credential provider plugins', () => {
 });
 
 describe('--image-credential-provider-config at start-up', () => {
+  const f = useShim({ shim: false });
   let dir: string;
-  before(() => (dir = tempDir('credcfg')));
-  after(() => removePaths(dir));
+  before(() => (dir = f.tempDir('credcfg')));
+
+  /** Runs the shim with this provider config (plugins looked for in `dir`) until it exits. */
+  const startWith = (config: string, socketName: string) =>
+    runShimToExit([
+      `--container-runtime-endpoint=unix://${path.join(dir, socketName)}`,
+      `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
+      `--image-credential-provider-config=${config}`,
+      `--image-credential-provider-bin-dir=${dir}`,
+    ]);
 
   it('a provider whose binary is missing stops start-up, naming it', async () => {
     const file = path.join(dir, 'cfg.json');
@@ -133,12 +137,7 @@ describe('--image-credential-provider-config at start-up', () => {
         providers: [{ name: 'absent-plugin', matchImages: ['x.io'], defaultCacheDuration: '1m', apiVersion: 'credentialprovider.kubelet.k8s.io/v1' }],
       }),
     );
-    const res = await runShimToExit([
-      `--container-runtime-endpoint=unix://${path.join(dir, 'cri.sock')}`,
-      `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
-      `--image-credential-provider-config=${file}`,
-      `--image-credential-provider-bin-dir=${dir}`,
-    ]);
+    const res = await startWith(file, 'cri.sock');
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /absent-plugin/);
   });
@@ -146,18 +145,14 @@ describe('--image-credential-provider-config at start-up', () => {
   it('an invalid config stops start-up, naming the file and the field', async () => {
     const file = path.join(dir, 'bad.yaml');
     fs.writeFileSync(file, 'apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n  - name: p\n    matchImages: []\n');
-    const res = await runShimToExit([
-      `--container-runtime-endpoint=unix://${path.join(dir, 'cri2.sock')}`,
-      `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
-      `--image-credential-provider-config=${file}`,
-      `--image-credential-provider-bin-dir=${dir}`,
-    ]);
+    const res = await startWith(file, 'cri2.sock');
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /bad\.yaml.*matchImages must list/);
   });
 });
 
 describe('PullImage with a Docker config.json in the root directory', () => {
+  const f = useShim({ shim: false });
   let registry: TestRegistry;
   let shim: ShimProcess;
   let dir: string;
@@ -165,19 +160,13 @@ describe('PullImage with a Docker config.json in the root directory', () => {
   const docker = dockerApi();
 
   before(async () => {
-    dir = tempDir('dockercfg');
-    registry = await startRegistry();
+    dir = f.tempDir('dockercfg');
+    registry = await f.startRegistry();
     ref = (await registry.push(TEST_BUSYBOX_IMAGE, 'fromconfig:1')).ref;
+    f.removeImagesAfter([ref]);
     const auth = Buffer.from(`${registry.username}:${registry.password}`).toString('base64');
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ auths: { [`http://${registry.host}/v2/`]: { auth } } }), { mode: 0o600 });
-    shim = await startShim({ rootDir: dir });
-  });
-
-  after(async () => {
-    await shim?.stop();
-    if (ref) await docker.getImage(ref).remove().catch(() => undefined);
-    await registry?.stop();
-    if (dir) removePaths(dir);
+    ({ shim } = await f.startShim({ rootDir: dir }));
   });
 
   it('uses its credentials when the request has none', async () => {

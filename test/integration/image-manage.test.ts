@@ -3,39 +3,28 @@
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { execFileSync } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
+import { testLabels } from '../support/cleanup';
 import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
 import { importUniqueImage } from '../support/registry';
-import { startShim, type ShimProcess } from '../support/shim';
+import { useShim } from '../support/fixture';
 
 describe('image management', () => {
-  const run = newTestRun();
+  const f = useShim();
+  const { run } = f;
   const repo = `cds-test-manage/${run}`;
   const docker = dockerApi();
-  let shim: ShimProcess;
-  const made: string[] = [];
 
   async function makeImage(tag: string, changes: string[] = []): Promise<string> {
     const id = await importUniqueImage(`${repo}:${tag}`, changes);
-    made.push(id);
+    f.removeImagesAfter([id], { force: true });
     return id;
   }
 
-  before(async () => {
-    shim = await startShim();
-  });
-
-  after(async () => {
-    await removeTestContainers({ run });
-    await shim?.stop();
-    for (const id of made) await docker.getImage(id).remove({ force: true }).catch(() => undefined);
-  });
-
   it('ImageStatus reports tags, size and a numeric user as uid', async () => {
     const id = await makeImage('uid', ['USER 1234:1234']);
-    const res = await shim.client.images.ImageStatus({ image: { image: `${repo}:uid` } });
+    const res = await f.client.images.ImageStatus({ image: { image: `${repo}:uid` } });
     assert.equal(res.image?.id, id);
     assert.deepEqual(res.image?.repoTags, [`${repo}:uid`]);
     assert.deepEqual(res.image?.repoDigests, []);
@@ -50,7 +39,7 @@ describe('image management', () => {
 
   it('ImageStatus reports a named user as username, by ID too, and verbose adds the config', async () => {
     const id = await makeImage('named', ['USER tester']);
-    const res = await shim.client.images.ImageStatus({ image: { image: id }, verbose: true });
+    const res = await f.client.images.ImageStatus({ image: { image: id }, verbose: true });
     assert.equal(res.image?.id, id);
     assert.equal(res.image?.username, 'tester');
     assert.equal(res.image?.uid, null);
@@ -60,37 +49,37 @@ describe('image management', () => {
   });
 
   it('ImageStatus of a missing image is an empty answer, not an error', async () => {
-    const res = await shim.client.images.ImageStatus({ image: { image: `${repo}:never-made` } });
+    const res = await f.client.images.ImageStatus({ image: { image: `${repo}:never-made` } });
     assert.equal(res.image, null);
   });
 
   it('the sandbox image is pinned', async () => {
-    const res = await shim.client.images.ImageStatus({ image: { image: TEST_PAUSE_IMAGE } });
+    const res = await f.client.images.ImageStatus({ image: { image: TEST_PAUSE_IMAGE } });
     assert.equal(res.image?.pinned, true);
-    const listed = await shim.client.images.ListImages({ filter: { image: { image: TEST_PAUSE_IMAGE } } });
+    const listed = await f.client.images.ListImages({ filter: { image: { image: TEST_PAUSE_IMAGE } } });
     assert.equal(listed.images.length, 1);
     assert.equal(listed.images[0]!.pinned, true);
   });
 
   it('ListImages lists what Docker has, and the filter narrows it', async () => {
     const id = await makeImage('listed');
-    const all = await shim.client.images.ListImages({});
+    const all = await f.client.images.ListImages({});
     const ids = all.images.map((i) => i.id);
     assert.ok(ids.includes(id));
     assert.ok(all.images.some((i) => i.repoTags.includes(TEST_BUSYBOX_IMAGE)));
     const dockerIds = (await docker.listImages()).map((i) => i.Id);
     for (const mine of [id]) assert.ok(dockerIds.includes(mine));
-    const one = await shim.client.images.ListImages({ filter: { image: { image: `${repo}:listed` } } });
+    const one = await f.client.images.ListImages({ filter: { image: { image: `${repo}:listed` } } });
     assert.deepEqual(one.images.map((i) => i.id), [id]);
     assert.deepEqual(one.images[0]!.repoTags, [`${repo}:listed`]);
-    const byId = await shim.client.images.ListImages({ filter: { image: { image: id.slice(7, 19) } } });
+    const byId = await f.client.images.ListImages({ filter: { image: { image: id.slice(7, 19) } } });
     assert.deepEqual(byId.images.map((i) => i.id), [id]);
   });
 
   it('StreamImages sends the same images as ListImages', async () => {
     const filter = { image: { image: repo } };
-    const listed = await shim.client.images.ListImages({ filter });
-    const streamed = (await shim.client.images.StreamImages({ filter })).flatMap((m) => m.images);
+    const listed = await f.client.images.ListImages({ filter });
+    const streamed = (await f.client.images.StreamImages({ filter })).flatMap((m) => m.images);
     assert.ok(listed.images.length >= 1);
     assert.deepEqual(streamed.map((i) => i.id).sort(), listed.images.map((i) => i.id).sort());
   });
@@ -98,13 +87,13 @@ describe('image management', () => {
   it('RemoveImage by tag removes only that tag; by ID removes every tag; gone is success', async () => {
     const id = await makeImage('one');
     await docker.getImage(id).tag({ repo, tag: 'two' });
-    await shim.client.images.RemoveImage({ image: { image: `${repo}:one` } });
+    await f.client.images.RemoveImage({ image: { image: `${repo}:one` } });
     assert.deepEqual((await docker.getImage(id).inspect()).RepoTags, [`${repo}:two`]);
     await docker.getImage(id).tag({ repo: `${repo}-other`, tag: 'three' });
-    await shim.client.images.RemoveImage({ image: { image: id } });
+    await f.client.images.RemoveImage({ image: { image: id } });
     await assert.rejects(docker.getImage(id).inspect(), 'the image is gone with all its tags');
-    await shim.client.images.RemoveImage({ image: { image: id } });
-    await shim.client.images.RemoveImage({ image: { image: `${repo}:two` } });
+    await f.client.images.RemoveImage({ image: { image: id } });
+    await f.client.images.RemoveImage({ image: { image: `${repo}:two` } });
   });
 
   it('RemoveImage of an image a container uses is FAILED_PRECONDITION and removes nothing', async () => {
@@ -113,12 +102,12 @@ describe('image management', () => {
     const c = await docker.createContainer({ Image: id, Cmd: ['/random.bin'], Labels: testLabels(run) });
     try {
       await assert.rejects(
-        shim.client.images.RemoveImage({ image: { image: id } }),
+        f.client.images.RemoveImage({ image: { image: id } }),
         rejectsWith(status.FAILED_PRECONDITION, new RegExp(`in use by container\\(s\\) ${c.id.slice(0, 12)}`)),
       );
       assert.deepEqual((await docker.getImage(id).inspect()).RepoTags.sort(), [`${repo}:used`, `${repo}:used-too`]);
-      await shim.client.images.RemoveImage({ image: { image: `${repo}:used` } }); // another tag remains: just untagged
-      await assert.rejects(shim.client.images.RemoveImage({ image: { image: `${repo}:used-too` } }), rejectsWith(status.FAILED_PRECONDITION, /in use/));
+      await f.client.images.RemoveImage({ image: { image: `${repo}:used` } }); // another tag remains: just untagged
+      await assert.rejects(f.client.images.RemoveImage({ image: { image: `${repo}:used-too` } }), rejectsWith(status.FAILED_PRECONDITION, /in use/));
       assert.deepEqual((await docker.getImage(id).inspect()).RepoTags, [`${repo}:used-too`]);
     } finally {
       await c.remove({ force: true });
@@ -126,7 +115,7 @@ describe('image management', () => {
   });
 
   it('RemoveImage refuses a malformed reference', async () => {
-    await assert.rejects(shim.client.images.RemoveImage({ image: { image: 'No Such/Image' } }), rejectsWith(status.INVALID_ARGUMENT, /image\.image/));
+    await assert.rejects(f.client.images.RemoveImage({ image: { image: 'No Such/Image' } }), rejectsWith(status.INVALID_ARGUMENT, /image\.image/));
   });
 
   it('ImageFsInfo matches du over Docker storage and stays within df', async () => {
@@ -135,7 +124,7 @@ describe('image management', () => {
     try {
       const info = await docker.info();
       const storage = `${info.DockerRootDir}/${info.Driver}`;
-      const res = await shim.client.images.ImageFsInfo({});
+      const res = await f.client.images.ImageFsInfo({});
       const img = res.imageFilesystems[0]!;
       const ctr = res.containerFilesystems[0]!;
       assert.equal(img.fsId?.mountpoint, storage);

@@ -3,47 +3,31 @@
 // cancelled by the progress deadline when the registry stalls.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
 import { waitFor } from '../support/poll';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
-import { importUniqueImage, startRegistry, startStallingProxy, type PushedImage, type TestRegistry } from '../support/registry';
-import { startShim, type ShimProcess } from '../support/shim';
+import { useShim } from '../support/fixture';
+import { startStallingProxy, type PushedImage } from '../support/registry';
 
 describe('PullImage from a private registry', () => {
-  let registry: TestRegistry;
-  let shim: ShimProcess;
+  const f = useShim({ registry: true });
   let busy: PushedImage;
   let uniq: PushedImage;
   let uniqId: string;
   const docker = dockerApi();
 
-  async function removeLocal(ref: string): Promise<void> {
-    await docker.getImage(ref).remove({ noprune: false }).catch(() => undefined);
-  }
-
   before(async () => {
-    registry = await startRegistry();
-    busy = await registry.push(TEST_BUSYBOX_IMAGE, 'busy:1');
-    await registry.push(TEST_BUSYBOX_IMAGE, 'busy:latest');
-    const local = `cds-test-uniq/${Date.now().toString(36)}:1`;
-    uniqId = await importUniqueImage(local);
-    uniq = await registry.push(local, 'uniq:1');
-    await docker.getImage(uniqId).remove({ force: true });
-    shim = await startShim();
+    busy = await f.registry.push(TEST_BUSYBOX_IMAGE, 'busy:1');
+    await f.registry.push(TEST_BUSYBOX_IMAGE, 'busy:latest');
+    f.removeImagesAfter([busy.ref, `${f.registry.host}/busy:latest`]);
+    ({ id: uniqId, pushed: uniq } = await f.registryOnlyImage(f.registry, 'uniq:1'));
   });
 
-  after(async () => {
-    await shim?.stop();
-    for (const ref of [busy?.ref, `${registry?.host}/busy:latest`]) if (ref) await removeLocal(ref);
-    if (uniqId) await docker.getImage(uniqId).remove({ force: true }).catch(() => undefined);
-    await registry?.stop();
-  });
-
-  const auth = (): { username: string; password: string } => ({ username: registry.username, password: registry.password });
+  const auth = (): { username: string; password: string } => ({ username: f.registry.username, password: f.registry.password });
 
   it('pulls by tag with username and password, answering the image ID', async () => {
-    const res = await shim.client.images.PullImage({ image: { image: uniq.ref }, auth: auth() });
+    const res = await f.client.images.PullImage({ image: { image: uniq.ref }, auth: auth() });
     assert.equal(res.imageRef, uniqId, 'the ref kubelet gets is the image ID');
     const inspected = await docker.getImage(uniq.ref).inspect();
     assert.equal(inspected.Id, uniqId);
@@ -52,17 +36,17 @@ describe('PullImage from a private registry', () => {
 
   it('pulls by digest with the combined auth field', async () => {
     await docker.getImage(uniqId).remove({ force: true });
-    const encoded = Buffer.from(`${registry.username}:${registry.password}`).toString('base64');
-    const res = await shim.client.images.PullImage({ image: { image: uniq.digestRef }, auth: { auth: encoded } });
+    const encoded = Buffer.from(`${f.registry.username}:${f.registry.password}`).toString('base64');
+    const res = await f.client.images.PullImage({ image: { image: uniq.digestRef }, auth: { auth: encoded } });
     assert.equal(res.imageRef, uniqId);
-    const status = await shim.client.images.ImageStatus({ image: { image: uniq.digestRef } });
+    const status = await f.client.images.ImageStatus({ image: { image: uniq.digestRef } });
     assert.equal(status.image?.id, uniqId);
     assert.deepEqual(status.image?.repoDigests, [uniq.digestRef]);
   });
 
   it('pulls a name without a tag as :latest, not every tag', async () => {
-    const name = `${registry.host}/busy`;
-    const res = await shim.client.images.PullImage({ image: { image: name }, auth: auth() });
+    const name = `${f.registry.host}/busy`;
+    const res = await f.client.images.PullImage({ image: { image: name }, auth: auth() });
     const latest = await docker.getImage(`${name}:latest`).inspect();
     assert.equal(res.imageRef, latest.Id);
     await assert.rejects(docker.getImage(busy.ref).inspect(), 'busy:1 was not pulled along');
@@ -70,76 +54,62 @@ describe('PullImage from a private registry', () => {
 
   it('is refused without credentials, and with wrong ones, as UNAUTHENTICATED', async () => {
     await assert.rejects(
-      shim.client.images.PullImage({ image: { image: busy.ref } }),
+      f.client.images.PullImage({ image: { image: busy.ref } }),
       rejectsWith(status.UNAUTHENTICATED, /pulling image ".*busy:1": the registry refused the credentials/),
     );
     await assert.rejects(
-      shim.client.images.PullImage({ image: { image: busy.ref }, auth: { username: registry.username, password: 'wrong-password' } }),
+      f.client.images.PullImage({ image: { image: busy.ref }, auth: { username: f.registry.username, password: 'wrong-password' } }),
       rejectsWith(status.UNAUTHENTICATED, /busy:1/),
     );
   });
 
   it('a missing tag or repository is NOT_FOUND', async () => {
     await assert.rejects(
-      shim.client.images.PullImage({ image: { image: `${registry.host}/busy:nope` }, auth: auth() }),
+      f.client.images.PullImage({ image: { image: `${f.registry.host}/busy:nope` }, auth: auth() }),
       rejectsWith(status.NOT_FOUND, /busy:nope.*not found/),
     );
     await assert.rejects(
-      shim.client.images.PullImage({ image: { image: `${registry.host}/nothing-here:1` }, auth: auth() }),
+      f.client.images.PullImage({ image: { image: `${f.registry.host}/nothing-here:1` }, auth: auth() }),
       rejectsWith(status.NOT_FOUND, /nothing-here:1/),
     );
   });
 
   it('a malformed reference or auth is INVALID_ARGUMENT naming the field', async () => {
-    await assert.rejects(shim.client.images.PullImage({ image: { image: 'Bad Ref' } }), rejectsWith(status.INVALID_ARGUMENT, /image\.image/));
+    await assert.rejects(f.client.images.PullImage({ image: { image: 'Bad Ref' } }), rejectsWith(status.INVALID_ARGUMENT, /image\.image/));
     await assert.rejects(
-      shim.client.images.PullImage({ image: { image: busy.ref }, auth: { auth: 'not base64!' } }),
+      f.client.images.PullImage({ image: { image: busy.ref }, auth: { auth: 'not base64!' } }),
       rejectsWith(status.INVALID_ARGUMENT, /auth\.auth is not base64/),
     );
   });
 
   it('removes a pulled image by digest', async () => {
-    await shim.client.images.PullImage({ image: { image: uniq.ref }, auth: auth() });
-    await shim.client.images.RemoveImage({ image: { image: uniq.digestRef } });
+    await f.client.images.PullImage({ image: { image: uniq.ref }, auth: auth() });
+    await f.client.images.RemoveImage({ image: { image: uniq.digestRef } });
     const after = await docker.getImage(uniqId).inspect().catch(() => undefined);
     assert.ok(!after || !after.RepoDigests.includes(uniq.digestRef), 'the digest reference is gone');
   });
 
   it('never logs the registry password', () => {
-    assert.ok(shim.output().includes('PullImage'), 'the shim logged the calls');
-    assert.ok(!shim.output().includes(registry.password), 'password absent from the shim log');
+    assert.ok(f.shim.output().includes('PullImage'), 'the shim logged the calls');
+    assert.ok(!f.shim.output().includes(f.registry.password), 'password absent from the shim log');
   });
 });
 
 describe('PullImage from a registry that stalls', () => {
-  let registry: TestRegistry;
-  let proxy: { host: string; stop(): Promise<void> };
-  let shim: ShimProcess;
-  let uniqId: string;
+  const f = useShim({ registry: true, args: ['--image-pull-progress-deadline=2s'] });
   let name: string;
   const docker = dockerApi();
 
   before(async () => {
-    registry = await startRegistry();
-    const local = `cds-test-stall/${Date.now().toString(36)}:1`;
-    uniqId = await importUniqueImage(local);
-    await registry.push(local, 'stall:1');
-    await docker.getImage(uniqId).remove({ force: true });
-    proxy = await startStallingProxy(registry.host);
+    await f.registryOnlyImage(f.registry, 'stall:1');
+    const proxy = await startStallingProxy(f.registry.host);
+    f.onCleanUp(() => proxy.stop());
     name = `${proxy.host}/stall:1`;
-    shim = await startShim({ args: ['--image-pull-progress-deadline=2s'] });
-  });
-
-  after(async () => {
-    await shim?.stop();
-    await proxy?.stop();
-    await docker.getImage(uniqId).remove({ force: true }).catch(() => undefined);
-    await registry?.stop();
   });
 
   it('is cancelled with DEADLINE_EXCEEDED naming the image when no progress arrives', async () => {
     await assert.rejects(
-      shim.client.images.PullImage({ image: { image: name }, auth: { username: registry.username, password: registry.password } }),
+      f.client.images.PullImage({ image: { image: name }, auth: { username: f.registry.username, password: f.registry.password } }),
       rejectsWith(status.DEADLINE_EXCEEDED, /pulling image ".*stall:1": no progress for 2s \(--image-pull-progress-deadline\)/),
     );
     await assert.rejects(docker.getImage(name).inspect(), 'nothing was pulled');
@@ -147,13 +117,13 @@ describe('PullImage from a registry that stalls', () => {
 
   it('honours the request deadline', async () => {
     await assert.rejects(
-      shim.client.images.PullImage(
-        { image: { image: name }, auth: { username: registry.username, password: registry.password } },
+      f.client.images.PullImage(
+        { image: { image: name }, auth: { username: f.registry.username, password: f.registry.password } },
         { deadline: Date.now() + 1000 },
       ),
       rejectsWith(status.DEADLINE_EXCEEDED),
     );
     // The client gives up by itself at its deadline; the shim must also stop its pull then.
-    await waitFor('the shim to cancel the pull at the request deadline', () => shim.output().includes("the request's deadline passed"));
+    await waitFor('the shim to cancel the pull at the request deadline', () => f.shim.output().includes("the request's deadline passed"));
   });
 });

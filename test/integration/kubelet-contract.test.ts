@@ -4,13 +4,12 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers } from '../support/cleanup';
-import { dockerApi, ensureTestImages } from '../support/images';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, startTestPod } from './container-pod';
+import { dockerApi } from '../support/images';
+import { useShim } from '../support/fixture';
+import { busybox, runContainer } from '../support/pods';
 
 /** IDs of the shapes kubelet and conformance clients send for things that do not exist. */
 const UNKNOWN_IDS = [
@@ -22,19 +21,11 @@ const UNKNOWN_IDS = [
 ];
 
 describe('kubelet contract', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
-  });
-  after(async () => {
-    await shim.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim();
+  const { run } = f;
 
   it('Stop and Remove of an ID that names nothing are OK, whatever the ID looks like', async () => {
-    const r = shim.client.runtime;
+    const r = f.client.runtime;
     for (const id of UNKNOWN_IDS) {
       assert.deepEqual(await r.StopPodSandbox({ podSandboxId: id }), {}, `StopPodSandbox ${id}`);
       assert.deepEqual(await r.RemovePodSandbox({ podSandboxId: id }), {}, `RemovePodSandbox ${id}`);
@@ -42,12 +33,12 @@ describe('kubelet contract', () => {
       assert.deepEqual(await r.RemoveContainer({ containerId: id }), {}, `RemoveContainer ${id}`);
     }
     // Nothing was made under the root directory from those IDs.
-    const made = fs.readdirSync(shim.rootDir, { recursive: true }).map(String);
+    const made = fs.readdirSync(f.shim.rootDir, { recursive: true }).map(String);
     assert.ok(!made.some((f) => f.includes('passwd') || f.includes('my-pod-name')), `files: ${made.join(', ')}`);
   });
 
   it('an empty ID is still INVALID_ARGUMENT, and status calls still say NOT_FOUND', async () => {
-    const r = shim.client.runtime;
+    const r = f.client.runtime;
     await assert.rejects(r.StopPodSandbox({ podSandboxId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id is required/));
     await assert.rejects(r.RemovePodSandbox({ podSandboxId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id is required/));
     await assert.rejects(r.StopContainer({ containerId: '', timeout: 1 }), rejectsWith(Code.INVALID_ARGUMENT, /container_id is required/));
@@ -57,31 +48,27 @@ describe('kubelet contract', () => {
   });
 
   it('StopPodSandbox kills what ignores SIGTERM at once, instead of waiting out a grace period', async () => {
-    const pod = await startTestPod(shim.client, run, 'stubborn');
-    try {
-      const id = await runContainer(shim.client, pod, busybox(run, 'stubborn', { command: ['sh', '-c', "trap '' TERM; while :; do sleep 1; done"] }));
-      const started = Date.now();
-      await shim.client.runtime.StopPodSandbox({ podSandboxId: pod.id });
-      const tookMs = Date.now() - started;
-      // Docker's default grace (and the old behaviour) is 10 s; a kill takes well under a second.
-      assert.ok(tookMs < 5_000, `StopPodSandbox took ${tookMs} ms`);
-      const inspect = await dockerApi().getContainer(id).inspect();
-      assert.equal(inspect.State.Running, false);
-      assert.equal(inspect.State.ExitCode, 137, 'killed by SIGKILL');
-      const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: pod.id });
-      assert.equal(status?.state, 'SANDBOX_NOTREADY');
-    } finally {
-      await removeTestPod(shim.client, pod);
-    }
+    const pod = await f.startPod('stubborn');
+    const id = await runContainer(f.client, pod, busybox(run, 'stubborn', { command: ['sh', '-c', "trap '' TERM; while :; do sleep 1; done"] }));
+    const started = Date.now();
+    await f.client.runtime.StopPodSandbox({ podSandboxId: pod.id });
+    const tookMs = Date.now() - started;
+    // Docker's default grace (and the old behaviour) is 10 s; a kill takes well under a second.
+    assert.ok(tookMs < 5_000, `StopPodSandbox took ${tookMs} ms`);
+    const inspect = await dockerApi().getContainer(id).inspect();
+    assert.equal(inspect.State.Running, false);
+    assert.equal(inspect.State.ExitCode, 137, 'killed by SIGKILL');
+    const { status } = await f.client.runtime.PodSandboxStatus({ podSandboxId: pod.id });
+    assert.equal(status?.state, 'SANDBOX_NOTREADY');
   });
 
   it('a 1 MB ID gets a short INVALID_ARGUMENT at once through a Node gRPC client', async () => {
     const huge = 'a'.repeat(1024 * 1024);
     const deadline = new Date(Date.now() + 15_000);
     for (const call of [
-      () => shim.client.runtime.ContainerStatus({ containerId: huge }, { deadline }),
-      () => shim.client.runtime.StopContainer({ containerId: huge, timeout: 1 }, { deadline }),
-      () => shim.client.runtime.PodSandboxStatus({ podSandboxId: huge }, { deadline }),
+      () => f.client.runtime.ContainerStatus({ containerId: huge }, { deadline }),
+      () => f.client.runtime.StopContainer({ containerId: huge, timeout: 1 }, { deadline }),
+      () => f.client.runtime.PodSandboxStatus({ podSandboxId: huge }, { deadline }),
     ]) {
       await assert.rejects(call(), (err: { code: number; details: string }) => {
         rejectsWith(Code.INVALID_ARGUMENT, /is longer than 256 characters/)(err);
@@ -93,7 +80,7 @@ describe('kubelet contract', () => {
   });
 
   it('labels and annotations beyond Kubernetes bounds are refused before any work', async () => {
-    const r = shim.client.runtime;
+    const r = f.client.runtime;
     const metadata = { name: `bounds-${run}`, namespace: 'cds-test', uid: `${run}-bounds`, attempt: 0 };
     await assert.rejects(
       r.RunPodSandbox({ config: { metadata, labels: { k: 'v'.repeat(300) } } }),
@@ -112,7 +99,7 @@ describe('kubelet contract', () => {
   });
 
   it('a 17 MiB request is RESOURCE_EXHAUSTED and the connection keeps serving; 15 MiB is still read', async () => {
-    const r = shim.client.runtime;
+    const r = f.client.runtime;
     await assert.rejects(
       r.ContainerStatus({ containerId: 'a'.repeat(17 * 1024 * 1024) }),
       rejectsWith(Code.RESOURCE_EXHAUSTED),
@@ -124,6 +111,6 @@ describe('kubelet contract', () => {
       rejectsWith(Code.INVALID_ARGUMENT, /config\.annotations/),
     );
     assert.equal((await r.Version({})).runtimeName, 'docker');
-    assert.ok(fs.existsSync(path.join(shim.rootDir)), 'shim still has its state directory');
+    assert.ok(fs.existsSync(path.join(f.shim.rootDir)), 'shim still has its state directory');
   });
 });

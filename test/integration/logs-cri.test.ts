@@ -4,14 +4,15 @@ import { status as Code } from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { finished } from 'node:stream/promises';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { parseCriLine, type CriLine } from '../../src/logs/cri-format';
 import type { CriClient } from '../support/client';
-import { newTestRun, removePaths, removeTestContainers } from '../support/cleanup';
+import { removePaths } from '../support/cleanup';
+import { useShim } from '../support/fixture';
 import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { busybox, logFile, removeTestPod, runContainer, sh, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
+import { busybox, logFile, runContainer, sh, SLEEP_FOREVER, waitExited, type TestPod } from '../support/pods';
 
 function readLog(file: string): CriLine[] {
   if (!fs.existsSync(file)) return [];
@@ -76,21 +77,14 @@ async function waitForLine(file: string, text: string): Promise<void> {
 }
 
 describe('CRI container logs', () => {
-  const run = newTestRun();
+  const f = useShim({ pod: 'logs' });
+  const { run } = f;
   let shim: ShimProcess;
   let pod: TestPod;
   const dirs: string[] = [];
+  f.onCleanUp(() => removePaths(...dirs));
 
-  before(async () => {
-    shim = await startShim();
-    pod = await startTestPod(shim.client, run, 'logs');
-  });
-  after(async () => {
-    if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
-    removePaths(...dirs);
-  });
+  before(() => ({ shim, pod } = f));
 
   it('writes stdout and stderr, a 100 KiB line, and the output right before exit', async () => {
     const script = 'echo one; echo two >&2; head -c 102400 /dev/zero | tr "\\0" a; echo; printf "no newline at the end"; echo last >&2';

@@ -20,7 +20,7 @@ import { dockerApi, ensureTestImages } from '../support/images';
 import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { busybox, SLEEP_FOREVER } from './container-pod';
+import { busybox, SLEEP_FOREVER } from '../support/pods';
 
 let podCounter = 0;
 

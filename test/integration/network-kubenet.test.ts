@@ -24,7 +24,7 @@ import { ensureTestImages } from '../support/images';
 import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { busybox, SLEEP_FOREVER } from './container-pod';
+import { busybox, SLEEP_FOREVER } from '../support/pods';
 
 const IPAM_DIR = '/var/lib/cni/networks/kubenet';
 

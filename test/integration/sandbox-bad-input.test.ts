@@ -4,31 +4,23 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { PodSandboxConfig, RunPodSandboxRequest } from '../../src/cri/types';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, TEST_LABEL } from '../support/cleanup';
-import { dockerApi, ensureTestImages } from '../support/images';
-import { startShim, type ShimProcess } from '../support/shim';
-import { podConfig } from './sandbox-fixtures';
+import { TEST_LABEL } from '../support/cleanup';
+import { dockerApi } from '../support/images';
+import { useShim } from '../support/fixture';
+import { podConfig } from '../support/pods';
 
 describe('RunPodSandbox with bad input', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
-  });
-  after(async () => {
-    await shim.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim();
+  const { run } = f;
 
   async function assertNothingLeft(): Promise<void> {
     const left = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${run}`] } });
     assert.deepEqual(left.map((c) => c.Names[0]), [], 'no container left behind');
-    const dir = path.join(shim.rootDir, 'sandbox');
+    const dir = path.join(f.shim.rootDir, 'sandbox');
     const files = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
     assert.deepEqual(files, [], 'no checkpoint left behind');
   }
@@ -79,7 +71,7 @@ describe('RunPodSandbox with bad input', () => {
 
   for (const [what, req, message] of cases) {
     it(`rejects ${what}`, async () => {
-      await assert.rejects(shim.client.runtime.RunPodSandbox(req), rejectsWith(Code.INVALID_ARGUMENT, message));
+      await assert.rejects(f.client.runtime.RunPodSandbox(req), rejectsWith(Code.INVALID_ARGUMENT, message));
       await assertNothingLeft();
     });
   }
@@ -88,7 +80,7 @@ describe('RunPodSandbox with bad input', () => {
     // A sysctl value the kernel refuses passes every check and fails only at start.
     const config = podConfig(run, linux({ sysctls: { 'net.ipv4.ip_local_port_range': 'not numbers' } }));
     await assert.rejects(
-      shim.client.runtime.RunPodSandbox({ config }),
+      f.client.runtime.RunPodSandbox({ config }),
       rejectsWith(Code.UNKNOWN, /start container [0-9a-f]{64}: .*ip_local_port_range/),
     );
     await assertNothingLeft();
@@ -96,27 +88,19 @@ describe('RunPodSandbox with bad input', () => {
 });
 
 describe('RunPodSandbox when the sandbox image cannot be had', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
   // A registry on a closed loopback port: the pull fails at once, without leaving the machine.
   const image = '127.0.0.1:1/cds-test/absent-pause:never';
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim({ args: [`--pod-infra-container-image=${image}`] });
-  });
-  after(async () => {
-    await shim.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim({ args: [`--pod-infra-container-image=${image}`] });
+  const { run } = f;
 
   it('tries to pull it, fails naming it, and leaves nothing behind', async () => {
-    await assert.rejects(shim.client.runtime.RunPodSandbox({ config: podConfig(run) }), (err: { code?: number; details?: string }) => {
+    await assert.rejects(f.client.runtime.RunPodSandbox({ config: podConfig(run) }), (err: { code?: number; details?: string }) => {
       assert.equal(err.code, Code.UNAVAILABLE, err.details);
       assert.match(err.details ?? '', /127\.0\.0\.1:1\/cds-test\/absent-pause:never.*the registry cannot be reached/);
       return true;
     });
     const left = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${run}`] } });
     assert.equal(left.length, 0);
-    assert.match(shim.output(), /pulling the sandbox image/);
+    assert.match(f.shim.output(), /pulling the sandbox image/);
   });
 });

@@ -3,40 +3,30 @@
 // the pod's own containers being stopped and removed with it; checkpoints on disk.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers } from '../support/cleanup';
-import { dockerApi, ensureTestImages, TEST_PAUSE_IMAGE } from '../support/images';
+import { dockerApi, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { podConfig, startBeside } from './sandbox-fixtures';
+import { useShim } from '../support/fixture';
+import { podConfig, startBeside } from '../support/pods';
 
 const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
 
 describe('pod sandbox lifecycle', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
-  });
-  after(async () => {
-    await shim.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim();
+  const { run } = f;
 
-  const checkpointFile = (id: string): string => path.join(shim.rootDir, 'sandbox', `${id}.json`);
+  const checkpointFile = (id: string): string => path.join(f.shim.rootDir, 'sandbox', `${id}.json`);
 
   it('runs a sandbox and reports it READY with what was given', async () => {
     const config = podConfig(run, { annotations: { 'example.com/note': 'hello', empty: '' }, hostname: 'lifecycle-host' });
     const before = BigInt(Date.now()) * 1_000_000n;
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config });
     assert.match(id, /^[0-9a-f]{64}$/);
 
-    const { status, timestamp } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+    const { status, timestamp } = await f.client.runtime.PodSandboxStatus({ podSandboxId: id });
     assert.ok(status);
     assert.equal(status.id, id);
     assert.equal(status.state, 'SANDBOX_READY');
@@ -59,10 +49,10 @@ describe('pod sandbox lifecycle', () => {
     assert.equal(inspect.HostConfig.ShmSize, 64 * 1024 * 1024);
 
     // a unique prefix works as docker's does
-    const byPrefix = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id.slice(0, 12) });
+    const byPrefix = await f.client.runtime.PodSandboxStatus({ podSandboxId: id.slice(0, 12) });
     assert.equal(byPrefix.status?.id, id);
 
-    const listed = await shim.client.runtime.ListPodSandbox({ filter: { id } });
+    const listed = await f.client.runtime.ListPodSandbox({ filter: { id } });
     assert.equal(listed.items.length, 1);
     assert.equal(listed.items[0]!.state, 'SANDBOX_READY');
     assert.equal(listed.items[0]!.createdAt, status.createdAt, 'list and status agree on createdAt');
@@ -75,41 +65,41 @@ describe('pod sandbox lifecycle', () => {
     assert.match(String(checkpoint.checksum), /^[0-9a-f]{64}$/);
 
     // verbose adds an info document
-    const verbose = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id, verbose: true });
+    const verbose = await f.client.runtime.PodSandboxStatus({ podSandboxId: id, verbose: true });
     const info = JSON.parse(verbose.info.info!) as { pid: number; image: string };
     assert.ok(info.pid > 0);
     assert.equal(info.image, TEST_PAUSE_IMAGE);
 
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
-    const stopped = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: id });
+    const stopped = await f.client.runtime.PodSandboxStatus({ podSandboxId: id });
     assert.equal(stopped.status?.state, 'SANDBOX_NOTREADY');
     assert.equal(stopped.status?.network?.ip, '');
     // stop is idempotent
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: id });
 
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
-    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND, /not found/));
-    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await assert.rejects(f.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND, /not found/));
+    assert.equal((await f.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
     assert.equal(fs.existsSync(checkpointFile(id)), false, 'checkpoint removed');
     await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
     // remove and stop of a removed sandbox succeed
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: id });
   });
 
   it('answers NOT_FOUND for an unknown ID and INVALID_ARGUMENT for a malformed one (Remove of one names nothing: OK)', async () => {
-    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: 'f'.repeat(64) }), rejectsWith(Code.NOT_FOUND));
-    await assert.rejects(shim.client.runtime.PodSandboxStatus({ podSandboxId: '../etc' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
-    await assert.rejects(shim.client.runtime.StopPodSandbox({ podSandboxId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id is required/));
-    assert.deepEqual(await shim.client.runtime.RemovePodSandbox({ podSandboxId: 'x/y' }), {});
-    assert.ok(!fs.existsSync(path.join(shim.rootDir, 'sandbox', 'x')), 'the ID reached no file path');
+    await assert.rejects(f.client.runtime.PodSandboxStatus({ podSandboxId: 'f'.repeat(64) }), rejectsWith(Code.NOT_FOUND));
+    await assert.rejects(f.client.runtime.PodSandboxStatus({ podSandboxId: '../etc' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
+    await assert.rejects(f.client.runtime.StopPodSandbox({ podSandboxId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id is required/));
+    assert.deepEqual(await f.client.runtime.RemovePodSandbox({ podSandboxId: 'x/y' }), {});
+    assert.ok(!fs.existsSync(path.join(f.shim.rootDir, 'sandbox', 'x')), 'the ID reached no file path');
   });
 
   it('stops the pod’s containers with it, and removes them with it', async () => {
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config: podConfig(run) });
     // A container of the pod, made behind the shim's back the way CreateContainer labels them.
     const member = await startBeside(run, id, 'trap "exit 0" TERM; while true; do sleep 1; done', { [SANDBOX_ID_LABEL]: id });
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: id });
     const memberState = await dockerApi().getContainer(member).inspect();
     assert.equal(memberState.State.Running, false, 'pod container stopped');
     const pauseState = await dockerApi().getContainer(id).inspect();
@@ -119,38 +109,38 @@ describe('pod sandbox lifecycle', () => {
       'the pod’s container stopped before the pause container',
     );
 
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
     await assert.rejects(dockerApi().getContainer(member).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
   });
 
   it('removes a running sandbox and its running containers', async () => {
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config: podConfig(run) });
     const member = await startBeside(run, id, 'while true; do sleep 1; done', { [SANDBOX_ID_LABEL]: id });
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
     await assert.rejects(dockerApi().getContainer(member).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
     await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
     assert.equal(fs.existsSync(checkpointFile(id)), false);
   });
 
   it('reports NOTREADY after the pause container is killed from outside', async () => {
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config: podConfig(run) });
     await dockerApi().getContainer(id).kill({ signal: 'SIGKILL' });
     await waitFor('the sandbox to be NOTREADY', async () => {
-      const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+      const { status } = await f.client.runtime.PodSandboxStatus({ podSandboxId: id });
       return status?.state === 'SANDBOX_NOTREADY';
     });
-    const listed = await shim.client.runtime.ListPodSandbox({ filter: { id } });
+    const listed = await f.client.runtime.ListPodSandbox({ filter: { id } });
     assert.equal(listed.items[0]?.state, 'SANDBOX_NOTREADY');
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
   });
 
   it('lists a sandbox whose pause container is gone as NOTREADY from its checkpoint, until removed', async () => {
     const config = podConfig(run, { annotations: { kept: 'yes' } });
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config });
     await dockerApi().getContainer(id).remove({ force: true });
 
-    const listed = await shim.client.runtime.ListPodSandbox({ filter: { id } });
+    const listed = await f.client.runtime.ListPodSandbox({ filter: { id } });
     assert.equal(listed.items.length, 1);
     const item = listed.items[0]!;
     assert.equal(item.state, 'SANDBOX_NOTREADY');
@@ -158,88 +148,76 @@ describe('pod sandbox lifecycle', () => {
     assert.deepEqual(item.labels, config.labels);
     assert.deepEqual(item.annotations, config.annotations);
 
-    const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id.slice(0, 16) });
+    const { status } = await f.client.runtime.PodSandboxStatus({ podSandboxId: id.slice(0, 16) });
     assert.equal(status?.state, 'SANDBOX_NOTREADY');
     assert.equal(status?.id, id);
 
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: id });
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
-    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+    await f.client.runtime.StopPodSandbox({ podSandboxId: id });
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    assert.equal((await f.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
     assert.equal(fs.existsSync(checkpointFile(id)), false);
   });
 
   it('replaces a stale sandbox of the same name, and refuses a live one', async () => {
     const config = podConfig(run);
-    const { podSandboxId: first } = await shim.client.runtime.RunPodSandbox({ config });
+    const { podSandboxId: first } = await f.client.runtime.RunPodSandbox({ config });
     await assert.rejects(
-      shim.client.runtime.RunPodSandbox({ config }),
+      f.client.runtime.RunPodSandbox({ config }),
       rejectsWith(Code.ALREADY_EXISTS, new RegExp(`k8s_POD_${config.metadata!.name}.*already in use by running sandbox ${first}`)),
     );
     await dockerApi().getContainer(first).stop({ t: 0 });
-    const { podSandboxId: second } = await shim.client.runtime.RunPodSandbox({ config });
+    const { podSandboxId: second } = await f.client.runtime.RunPodSandbox({ config });
     assert.notEqual(second, first);
     await assert.rejects(dockerApi().getContainer(first).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
     assert.equal(fs.existsSync(checkpointFile(first)), false, 'the stale checkpoint went with it');
-    assert.equal((await shim.client.runtime.PodSandboxStatus({ podSandboxId: second })).status?.state, 'SANDBOX_READY');
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: second });
+    assert.equal((await f.client.runtime.PodSandboxStatus({ podSandboxId: second })).status?.state, 'SANDBOX_READY');
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: second });
   });
 
   it('treats a corrupt checkpoint as absent and removes it when it loads them', async () => {
     // Checkpoints are read from disk once, at start-up (and kept in memory after), so the
     // files are corrupted between two runs of the shim on the same state directory.
-    const rootDir = tempDir('corrupt-checkpoint');
+    const rootDir = f.tempDir('corrupt-checkpoint');
     const file = (id: string): string => path.join(rootDir, 'sandbox', `${id}.json`);
-    let first: ShimProcess | undefined = await startShim({ rootDir });
-    let second: ShimProcess | undefined;
-    try {
-      const { podSandboxId: id } = await first.client.runtime.RunPodSandbox({ config: podConfig(run) });
-      const other = await first.client.runtime.RunPodSandbox({ config: podConfig(run) });
-      await first.stop();
-      first = undefined;
-      await dockerApi().getContainer(id).remove({ force: true });
-      await dockerApi().getContainer(other.podSandboxId).remove({ force: true });
-      fs.writeFileSync(file(id), fs.readFileSync(file(id), 'utf8').replace('"hostNetwork": false', '"hostNetwork": true'));
-      // not JSON at all: same treatment
-      fs.writeFileSync(file(other.podSandboxId), '{"version": "v1", trunc');
+    const { shim: first } = await f.startShim({ rootDir });
+    const { podSandboxId: id } = await first.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    const other = await first.client.runtime.RunPodSandbox({ config: podConfig(run) });
+    await first.stop();
+    await dockerApi().getContainer(id).remove({ force: true });
+    await dockerApi().getContainer(other.podSandboxId).remove({ force: true });
+    fs.writeFileSync(file(id), fs.readFileSync(file(id), 'utf8').replace('"hostNetwork": false', '"hostNetwork": true'));
+    // not JSON at all: same treatment
+    fs.writeFileSync(file(other.podSandboxId), '{"version": "v1", trunc');
 
-      second = await startShim({ rootDir });
-      assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
-      assert.equal(fs.existsSync(file(id)), false, 'corrupt checkpoint removed');
-      assert.match(second.output(), /removing corrupt sandbox checkpoint/);
-      await assert.rejects(second.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND));
-      assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id: other.podSandboxId } })).items.length, 0);
-      assert.equal(fs.existsSync(file(other.podSandboxId)), false);
-    } finally {
-      await first?.stop();
-      await second?.stop();
-      fs.rmSync(rootDir, { recursive: true, force: true });
-    }
+    const { shim: second } = await f.startShim({ rootDir });
+    assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);
+    assert.equal(fs.existsSync(file(id)), false, 'corrupt checkpoint removed');
+    assert.match(second.output(), /removing corrupt sandbox checkpoint/);
+    await assert.rejects(second.client.runtime.PodSandboxStatus({ podSandboxId: id }), rejectsWith(Code.NOT_FOUND));
+    assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id: other.podSandboxId } })).items.length, 0);
+    assert.equal(fs.existsSync(file(other.podSandboxId)), false);
   });
 
   it('runs with a named runtime handler (a Docker runtime) and reports it back', async () => {
     const runtime = (await dockerApi().info()).DefaultRuntime as string;
     const config = podConfig(run);
-    const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config, runtimeHandler: runtime });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config, runtimeHandler: runtime });
     assert.equal((await dockerApi().getContainer(id).inspect()).HostConfig.Runtime, runtime);
-    assert.equal((await shim.client.runtime.PodSandboxStatus({ podSandboxId: id })).status?.runtimeHandler, runtime);
-    const [listed] = (await shim.client.runtime.ListPodSandbox({ filter: { id } })).items;
+    assert.equal((await f.client.runtime.PodSandboxStatus({ podSandboxId: id })).status?.runtimeHandler, runtime);
+    const [listed] = (await f.client.runtime.ListPodSandbox({ filter: { id } })).items;
     assert.equal(listed?.runtimeHandler, runtime);
     assert.deepEqual(listed?.labels, config.labels, 'the handler label is not handed back as a pod label');
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
   });
 
   it('applies a localhost seccomp profile from the node', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-seccomp-'));
-    try {
-      const profile = path.join(dir, 'allow.json');
-      fs.writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW' }, null, 2));
-      const config = podConfig(run, { linux: { securityContext: { seccomp: { profileType: 'Localhost', localhostRef: profile } } } });
-      const { podSandboxId: id } = await shim.client.runtime.RunPodSandbox({ config });
-      const opts = (await dockerApi().getContainer(id).inspect()).HostConfig.SecurityOpt as string[];
-      assert.ok(opts.some((o) => o.startsWith('seccomp=') && o.includes('SCMP_ACT_ALLOW')), JSON.stringify(opts));
-      await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = f.tempDir('seccomp');
+    const profile = path.join(dir, 'allow.json');
+    fs.writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW' }, null, 2));
+    const config = podConfig(run, { linux: { securityContext: { seccomp: { profileType: 'Localhost', localhostRef: profile } } } });
+    const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config });
+    const opts = (await dockerApi().getContainer(id).inspect()).HostConfig.SecurityOpt as string[];
+    assert.ok(opts.some((o) => o.startsWith('seccomp=') && o.includes('SCMP_ACT_ALLOW')), JSON.stringify(opts));
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
   });
 });

@@ -1,29 +1,27 @@
 // ListPodSandbox and StreamPodSandboxes filters (alone and combined), listing across a shim
 // restart on the same root directory, and 20 concurrent RunPodSandbox calls.
 import { strict as assert } from 'node:assert';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { PodSandbox__Output, PodSandboxFilter } from '../../src/cri/types';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removePaths, removeTestContainers, TEST_LABEL } from '../support/cleanup';
-import { dockerApi, ensureTestImages } from '../support/images';
-import { startShim, tempDir, type ShimProcess } from '../support/shim';
-import { podConfig } from './sandbox-fixtures';
+import { TEST_LABEL } from '../support/cleanup';
+import { dockerApi } from '../support/images';
+import { useShim } from '../support/fixture';
+import { podConfig } from '../support/pods';
 
 const ids = (items: PodSandbox__Output[]): string[] => items.map((s) => s.id).sort();
 
 describe('listing pod sandboxes', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
+  const f = useShim();
+  const { run } = f;
   // ready: two "web" pods, one "db" pod; notReady: a stopped "web" pod, and a "db" pod whose
   // pause container was removed behind the shim's back (listed from its checkpoint).
   const pods = { webA: '', webB: '', db: '', webStopped: '', dbGone: '' };
 
   before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
     const start = async (tier: string): Promise<string> =>
-      (await shim.client.runtime.RunPodSandbox({ config: podConfig(run, { labels: { tier } }) })).podSandboxId;
+      (await f.client.runtime.RunPodSandbox({ config: podConfig(run, { labels: { tier } }) })).podSandboxId;
     [pods.webA, pods.webB, pods.db, pods.webStopped, pods.dbGone] = await Promise.all([
       start('web'),
       start('web'),
@@ -31,19 +29,15 @@ describe('listing pod sandboxes', () => {
       start('web'),
       start('db'),
     ]);
-    await shim.client.runtime.StopPodSandbox({ podSandboxId: pods.webStopped });
+    await f.client.runtime.StopPodSandbox({ podSandboxId: pods.webStopped });
     await dockerApi().getContainer(pods.dbGone).remove({ force: true });
-  });
-  after(async () => {
-    await shim.stop();
-    await removeTestContainers({ run });
   });
 
   /** Both list RPCs with the same filter, restricted to this test's pods; they must agree. */
   async function list(filter: PodSandboxFilter): Promise<string[]> {
     const labelSelector = { [TEST_LABEL]: run, ...(filter.labelSelector ?? {}) };
-    const listed = await shim.client.runtime.ListPodSandbox({ filter: { ...filter, labelSelector } });
-    const streamed = await shim.client.runtime.StreamPodSandboxes({ filter: { ...filter, labelSelector } });
+    const listed = await f.client.runtime.ListPodSandbox({ filter: { ...filter, labelSelector } });
+    const streamed = await f.client.runtime.StreamPodSandboxes({ filter: { ...filter, labelSelector } });
     assert.deepEqual(ids(streamed.flatMap((m) => m.podSandboxes)), ids(listed.items), 'stream and list agree');
     return ids(listed.items);
   }
@@ -82,7 +76,7 @@ describe('listing pod sandboxes', () => {
     const stranger = await dockerApi().createContainer({
       name: `k8s_POD_stranger-${run}_sandbox-test_uid_0`,
       Image: (await dockerApi().getContainer(pods.webA).inspect()).Config.Image,
-      Labels: { [TEST_LABEL]: run, 'cri-docker-shim.test/session': process.env.CDS_TEST_SESSION ?? 'manual' },
+      Labels: f.labels(),
     });
     try {
       assert.ok(!(await list({})).includes(stranger.id));
@@ -93,18 +87,13 @@ describe('listing pod sandboxes', () => {
 });
 
 describe('sandboxes across a shim restart', () => {
-  const run = newTestRun();
-  const rootDir = tempDir('sandbox-restart');
-  let shim: ShimProcess | undefined;
-  after(async () => {
-    await shim?.stop();
-    await removeTestContainers({ run });
-    removePaths(rootDir);
-  });
+  const f = useShim({ shim: false });
+  const { run } = f;
 
   it('lists every sandbox with the same ID and state after a restart', async () => {
-    shim = await startShim({ rootDir });
-    const runPod = async (): Promise<string> => (await shim!.client.runtime.RunPodSandbox({ config: podConfig(run) })).podSandboxId;
+    const rootDir = f.tempDir('sandbox-restart');
+    let { shim } = await f.startShim({ rootDir });
+    const runPod = async (): Promise<string> => (await shim.client.runtime.RunPodSandbox({ config: podConfig(run) })).podSandboxId;
     const ready = await runPod();
     const stopped = await runPod();
     const gone = await runPod();
@@ -112,12 +101,11 @@ describe('sandboxes across a shim restart', () => {
     const selector = { labelSelector: { [TEST_LABEL]: run } };
     const beforeRestart = (await shim.client.runtime.ListPodSandbox({ filter: selector })).items;
     await shim.stop();
-    shim = undefined;
 
     // While the shim is down, a pause container disappears.
     await dockerApi().getContainer(gone).remove({ force: true });
 
-    shim = await startShim({ rootDir });
+    ({ shim } = await f.startShim({ rootDir }));
     const afterRestart = (await shim.client.runtime.ListPodSandbox({ filter: selector })).items;
     const stateOf = (items: PodSandbox__Output[], id: string): string | undefined => items.find((s) => s.id === id)?.state;
     assert.deepEqual(ids(afterRestart), [ready, stopped, gone].sort());
@@ -139,44 +127,36 @@ describe('sandboxes across a shim restart', () => {
 });
 
 describe('concurrent RunPodSandbox', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
-  });
-  after(async () => {
-    await shim.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim();
+  const { run } = f;
 
   it('makes exactly 20 sandboxes from 20 concurrent calls, and removes them concurrently', async () => {
     const configs = Array.from({ length: 20 }, () => podConfig(run));
-    const results = await Promise.all(configs.map((config) => shim.client.runtime.RunPodSandbox({ config })));
+    const results = await Promise.all(configs.map((config) => f.client.runtime.RunPodSandbox({ config })));
     const made = new Set(results.map((r) => r.podSandboxId));
     assert.equal(made.size, 20);
     const selector = { labelSelector: { [TEST_LABEL]: run } };
-    const listed = (await shim.client.runtime.ListPodSandbox({ filter: selector })).items;
+    const listed = (await f.client.runtime.ListPodSandbox({ filter: selector })).items;
     assert.deepEqual(ids(listed), [...made].sort());
     assert.ok(listed.every((s) => s.state === 'SANDBOX_READY'));
     const inDocker = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${run}`] } });
     assert.equal(inDocker.length, 20);
 
     // Stop each twice at once (stop is safe to call concurrently), then remove them all at once.
-    await Promise.all([...made].flatMap((id) => [id, id].map((podSandboxId) => shim.client.runtime.StopPodSandbox({ podSandboxId }))));
-    await Promise.all([...made].map((podSandboxId) => shim.client.runtime.RemovePodSandbox({ podSandboxId })));
-    assert.equal((await shim.client.runtime.ListPodSandbox({ filter: selector })).items.length, 0);
+    await Promise.all([...made].flatMap((id) => [id, id].map((podSandboxId) => f.client.runtime.StopPodSandbox({ podSandboxId }))));
+    await Promise.all([...made].map((podSandboxId) => f.client.runtime.RemovePodSandbox({ podSandboxId })));
+    assert.equal((await f.client.runtime.ListPodSandbox({ filter: selector })).items.length, 0);
   });
 
   it('lets exactly one of two concurrent calls for the same pod win; the other is ALREADY_EXISTS', async () => {
     const config = podConfig(run);
-    const results = await Promise.allSettled([1, 2, 3].map(() => shim.client.runtime.RunPodSandbox({ config })));
+    const results = await Promise.allSettled([1, 2, 3].map(() => f.client.runtime.RunPodSandbox({ config })));
     const won = results.filter((r): r is PromiseFulfilledResult<{ podSandboxId: string }> => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     assert.equal(won.length, 1);
     for (const r of lost) rejectsWith(Code.ALREADY_EXISTS, /already in use by running sandbox/)(r.reason);
     const id = won[0]!.value.podSandboxId;
-    assert.equal((await shim.client.runtime.PodSandboxStatus({ podSandboxId: id })).status?.state, 'SANDBOX_READY');
-    await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
+    assert.equal((await f.client.runtime.PodSandboxStatus({ podSandboxId: id })).status?.state, 'SANDBOX_READY');
+    await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
   });
 });

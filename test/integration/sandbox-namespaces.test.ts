@@ -3,31 +3,15 @@
 // the sandbox's namespaces (the pause image has no shell).
 import { strict as assert } from 'node:assert';
 import * as os from 'node:os';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers } from '../support/cleanup';
-import { dockerApi, ensureTestImages } from '../support/images';
+import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShim, type ShimProcess } from '../support/shim';
-import { podConfig, runBeside, startBeside } from './sandbox-fixtures';
-
-/** Docker's cgroupfs driver leaves a parent cgroup behind once its last container is gone. */
-function removeTestCgroups(name: string): void {
-  const root = '/sys/fs/cgroup';
-  if (!fs.existsSync(root)) return;
-  for (const controller of fs.readdirSync(root)) {
-    try {
-      fs.rmdirSync(path.join(root, controller, name));
-    } catch {
-      // not there in this hierarchy (or a co-mounted alias already removed it)
-    }
-  }
-}
+import { useShim } from '../support/fixture';
+import { podConfig, removePodCgroups, runBeside, startBeside } from '../support/pods';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -54,23 +38,14 @@ function httpGet(url: string): Promise<string> {
 }
 
 describe('inside a pod sandbox', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  const sandboxes: string[] = [];
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim();
-  });
-  after(async () => {
-    for (const id of sandboxes) await shim.client.runtime.RemovePodSandbox({ podSandboxId: id });
-    await shim.stop();
-    await removeTestContainers({ run });
-    removeTestCgroups(`cds-test-${run}`);
-  });
+  const f = useShim();
+  const { run } = f;
+  // Docker's cgroupfs driver leaves a parent cgroup behind once its last container is gone.
+  f.onCleanUp(() => removePodCgroups(`cds-test-${run}`));
 
   async function runSandbox(extra: Parameters<typeof podConfig>[1]): Promise<string> {
-    const { podSandboxId } = await shim.client.runtime.RunPodSandbox({ config: podConfig(run, extra) });
-    sandboxes.push(podSandboxId);
+    const { podSandboxId } = await f.client.runtime.RunPodSandbox({ config: podConfig(run, extra) });
+    f.trackPod(podSandboxId);
     return podSandboxId;
   }
 
@@ -124,7 +99,7 @@ describe('inside a pod sandbox', () => {
     assert.deepEqual(inside.trim().split('\n').slice(0, 3), host.trim().split('\n'));
     assert.match(inside, /nameserver 10\.96\.0\.10/);
 
-    const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: id });
+    const { status } = await f.client.runtime.PodSandboxStatus({ podSandboxId: id });
     assert.equal(status?.linux?.namespaces?.options?.network, 'NODE');
     assert.equal(status?.linux?.namespaces?.options?.pid, 'NODE');
     assert.equal(status?.linux?.namespaces?.options?.ipc, 'NODE');
@@ -180,7 +155,7 @@ describe('inside a pod sandbox', () => {
 
   it('updates the pause container’s resources, and says what Docker cannot update', async () => {
     const id = await runSandbox({});
-    await shim.client.runtime.UpdatePodSandboxResources({
+    await f.client.runtime.UpdatePodSandboxResources({
       podSandboxId: id,
       resources: { cpuShares: '256', cpuQuota: '20000', cpuPeriod: '100000', memoryLimitInBytes: String(128 * 1024 * 1024) },
       overhead: { cpuShares: '10' },
@@ -191,7 +166,7 @@ describe('inside a pod sandbox', () => {
     assert.equal(c.HostConfig.Memory, 128 * 1024 * 1024);
 
     await assert.rejects(
-      shim.client.runtime.UpdatePodSandboxResources({
+      f.client.runtime.UpdatePodSandboxResources({
         podSandboxId: id,
         resources: { cpuShares: '300', hugepageLimits: [{ pageSize: '2MB', limit: '4194304' }], unified: { 'memory.high': '1' } },
       }),
@@ -199,17 +174,17 @@ describe('inside a pod sandbox', () => {
     );
     assert.equal((await dockerApi().getContainer(id).inspect()).HostConfig.CpuShares, 256, 'nothing applied');
     // kubelet lists every hugepage size with limit 0 when the pod asks for none: that is no request.
-    await shim.client.runtime.UpdatePodSandboxResources({
+    await f.client.runtime.UpdatePodSandboxResources({
       podSandboxId: id,
       resources: { cpuShares: '320', hugepageLimits: [{ pageSize: '2MB', limit: '0' }, { pageSize: '1GB', limit: '0' }] },
     });
     assert.equal((await dockerApi().getContainer(id).inspect()).HostConfig.CpuShares, 320);
     await assert.rejects(
-      shim.client.runtime.UpdatePodSandboxResources({ podSandboxId: id, resources: { cpuShares: '-5' } }),
+      f.client.runtime.UpdatePodSandboxResources({ podSandboxId: id, resources: { cpuShares: '-5' } }),
       rejectsWith(Code.INVALID_ARGUMENT, /resources\.cpu_shares/),
     );
     await assert.rejects(
-      shim.client.runtime.UpdatePodSandboxResources({ podSandboxId: 'e'.repeat(64), resources: { cpuShares: '300' } }),
+      f.client.runtime.UpdatePodSandboxResources({ podSandboxId: 'e'.repeat(64), resources: { cpuShares: '300' } }),
       rejectsWith(Code.NOT_FOUND),
     );
   });

@@ -3,19 +3,15 @@
 // right when the event stream is lost (through a proxy in front of Docker that can be cut)
 // until it is resynced; and the hot reads are answered without asking Docker.
 import { strict as assert } from 'node:assert';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { CriClient } from '../support/client';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
-import type { DockerProxy } from '../support/docker-proxy';
-import { dockerApi, ensureTestImages, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
+import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShimBehindProxy, type ProxiedShim } from '../support/shim';
-import { busybox, removeTestPod, SLEEP_FOREVER, startTestPod, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { busybox, createBehindTheBack, runContainer, SLEEP_FOREVER } from '../support/pods';
 
-const TYPE_LABEL = 'io.kubernetes.docker.type';
-const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
 /** Changes behind the shim's back must show within a second; the deadline leaves room for a loaded machine. */
 const SEEN_WITHIN = { timeoutMs: 5_000 };
 
@@ -29,120 +25,86 @@ async function sandboxState(client: CriClient, id: string): Promise<string | und
   return items.find((s) => s.id === id)?.state;
 }
 
-/** A container with the shim's labels made directly through Docker, joined to the pod's network. */
-async function createBehindTheBack(run: string, pod: TestPod, name: string): Promise<string> {
-  const created = await dockerApi().createContainer({
-    name: `k8s_${name}_${pod.config.metadata!.name}_cds-test_${pod.config.metadata!.uid}_0`,
-    Image: TEST_BUSYBOX_IMAGE,
-    Cmd: ['sleep', '3600'],
-    Labels: { ...testLabels(run), [TYPE_LABEL]: 'container', [SANDBOX_ID_LABEL]: pod.id },
-    HostConfig: { NetworkMode: `container:${pod.id}` },
-  });
-  return created.id;
-}
-
 describe('state cache: reads after the shim’s own changes and changes behind its back', () => {
-  const run = newTestRun();
-  let behind: ProxiedShim;
-  let proxy: DockerProxy;
-  let client: CriClient;
-  before(async () => {
-    await ensureTestImages();
-    behind = await startShimBehindProxy();
-    proxy = behind.proxy;
-    client = behind.shim.client;
-  });
-  after(async () => {
-    await behind?.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim({ behindProxy: true });
+  const { run } = f;
 
   it('reflects every mutating RPC in List* and *Status as soon as it returns', async () => {
-    const pod = await startTestPod(client, run, 'mutate');
-    assert.equal(await sandboxState(client, pod.id), 'SANDBOX_READY');
-    assert.equal((await client.runtime.PodSandboxStatus({ podSandboxId: pod.id })).status?.state, 'SANDBOX_READY');
+    const pod = await f.startPod('mutate');
+    assert.equal(await sandboxState(f.client, pod.id), 'SANDBOX_READY');
+    assert.equal((await f.client.runtime.PodSandboxStatus({ podSandboxId: pod.id })).status?.state, 'SANDBOX_READY');
 
-    const { containerId: id } = await client.runtime.CreateContainer({
+    const { containerId: id } = await f.client.runtime.CreateContainer({
       podSandboxId: pod.id,
       config: busybox(run, 'mutate', SLEEP_FOREVER),
       sandboxConfig: pod.config,
     });
-    assert.equal(await containerState(client, id), 'CONTAINER_CREATED');
-    assert.equal((await client.runtime.ContainerStatus({ containerId: id })).status?.state, 'CONTAINER_CREATED');
+    assert.equal(await containerState(f.client, id), 'CONTAINER_CREATED');
+    assert.equal((await f.client.runtime.ContainerStatus({ containerId: id })).status?.state, 'CONTAINER_CREATED');
     assert.deepEqual(
-      (await client.runtime.ListContainers({ filter: { podSandboxId: pod.id } })).containers.map((c) => c.id),
+      (await f.client.runtime.ListContainers({ filter: { podSandboxId: pod.id } })).containers.map((c) => c.id),
       [id],
     );
 
-    await client.runtime.StartContainer({ containerId: id });
-    assert.equal(await containerState(client, id), 'CONTAINER_RUNNING');
-    assert.equal((await client.runtime.ContainerStatus({ containerId: id })).status?.state, 'CONTAINER_RUNNING');
+    await f.client.runtime.StartContainer({ containerId: id });
+    assert.equal(await containerState(f.client, id), 'CONTAINER_RUNNING');
+    assert.equal((await f.client.runtime.ContainerStatus({ containerId: id })).status?.state, 'CONTAINER_RUNNING');
 
-    await client.runtime.UpdateContainerResources({ containerId: id, linux: { memoryLimitInBytes: '67108864' } });
-    const updated = await client.runtime.ContainerStatus({ containerId: id });
+    await f.client.runtime.UpdateContainerResources({ containerId: id, linux: { memoryLimitInBytes: '67108864' } });
+    const updated = await f.client.runtime.ContainerStatus({ containerId: id });
     assert.equal(updated.status?.resources?.linux?.memoryLimitInBytes, '67108864');
 
-    await client.runtime.StopContainer({ containerId: id, timeout: '0' });
-    assert.equal(await containerState(client, id), 'CONTAINER_EXITED');
-    assert.equal((await client.runtime.ContainerStatus({ containerId: id })).status?.state, 'CONTAINER_EXITED');
+    await f.client.runtime.StopContainer({ containerId: id, timeout: '0' });
+    assert.equal(await containerState(f.client, id), 'CONTAINER_EXITED');
+    assert.equal((await f.client.runtime.ContainerStatus({ containerId: id })).status?.state, 'CONTAINER_EXITED');
 
-    await client.runtime.RemoveContainer({ containerId: id });
-    assert.equal(await containerState(client, id), undefined);
-    await assert.rejects(client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.NOT_FOUND));
+    await f.client.runtime.RemoveContainer({ containerId: id });
+    assert.equal(await containerState(f.client, id), undefined);
+    await assert.rejects(f.client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.NOT_FOUND));
 
-    await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
-    assert.equal(await sandboxState(client, pod.id), 'SANDBOX_NOTREADY');
-    assert.equal((await client.runtime.PodSandboxStatus({ podSandboxId: pod.id })).status?.state, 'SANDBOX_NOTREADY');
+    await f.client.runtime.StopPodSandbox({ podSandboxId: pod.id });
+    assert.equal(await sandboxState(f.client, pod.id), 'SANDBOX_NOTREADY');
+    assert.equal((await f.client.runtime.PodSandboxStatus({ podSandboxId: pod.id })).status?.state, 'SANDBOX_NOTREADY');
 
-    await removeTestPod(client, pod);
-    assert.equal(await sandboxState(client, pod.id), undefined);
-    await assert.rejects(client.runtime.PodSandboxStatus({ podSandboxId: pod.id }), rejectsWith(Code.NOT_FOUND));
+    await f.removePod(pod);
+    assert.equal(await sandboxState(f.client, pod.id), undefined);
+    await assert.rejects(f.client.runtime.PodSandboxStatus({ podSandboxId: pod.id }), rejectsWith(Code.NOT_FOUND));
   });
 
   it('answers the polled reads without asking Docker', async () => {
-    const pod = await startTestPod(client, run, 'quiet');
-    const { containerId: id } = await client.runtime.CreateContainer({
-      podSandboxId: pod.id,
-      config: busybox(run, 'quiet', SLEEP_FOREVER),
-      sandboxConfig: pod.config,
-    });
-    await client.runtime.StartContainer({ containerId: id });
+    const pod = await f.startPod('quiet');
+    const id = await runContainer(f.client, pod, busybox(run, 'quiet', SLEEP_FOREVER));
     const polls = async (): Promise<void> => {
-      await client.runtime.ListPodSandbox({});
-      await client.runtime.ListPodSandbox({ filter: { id: pod.id } });
-      await client.runtime.ListContainers({});
-      await client.runtime.ListContainers({ filter: { podSandboxId: pod.id } });
-      await client.runtime.PodSandboxStatus({ podSandboxId: pod.id });
-      await client.runtime.ContainerStatus({ containerId: id });
-      await client.images.ListImages({});
-      await client.images.ImageStatus({ image: { image: TEST_BUSYBOX_IMAGE } });
+      await f.client.runtime.ListPodSandbox({});
+      await f.client.runtime.ListPodSandbox({ filter: { id: pod.id } });
+      await f.client.runtime.ListContainers({});
+      await f.client.runtime.ListContainers({ filter: { podSandboxId: pod.id } });
+      await f.client.runtime.PodSandboxStatus({ podSandboxId: pod.id });
+      await f.client.runtime.ContainerStatus({ containerId: id });
+      await f.client.images.ListImages({});
+      await f.client.images.ImageStatus({ image: { image: TEST_BUSYBOX_IMAGE } });
     };
     await polls(); // the image answers are fetched once
-    const seen = proxy.requests.length;
+    const seen = f.proxy.requests.length;
     await polls();
-    const asked = proxy.requests.slice(seen);
+    const asked = f.proxy.requests.slice(seen);
     // Other suites share this Docker: events about their containers make the cache re-inspect
     // those, and their pulls and tags make it ask for images again. Nothing may be a container
     // list, or about this pod and container.
     const ours = asked.filter((r) => /\/containers\/json/.test(r) || r.includes(id) || r.includes(pod.id));
     assert.deepEqual(ours, []);
-    await removeTestPod(client, pod);
+    await f.removePod(pod);
   });
 
   it('shows a container killed, updated, renamed or removed with the Docker API', async () => {
-    const pod = await startTestPod(client, run, 'behind');
-    const { containerId: id } = await client.runtime.CreateContainer({
-      podSandboxId: pod.id,
-      config: busybox(run, 'behind', SLEEP_FOREVER),
-      sandboxConfig: pod.config,
-    });
-    await client.runtime.StartContainer({ containerId: id });
+    const pod = await f.startPod('behind');
+    const id = await runContainer(f.client, pod, busybox(run, 'behind', SLEEP_FOREVER));
     const docker = dockerApi().getContainer(id);
 
     await docker.update({ Memory: 96 * 1024 * 1024, MemorySwap: -1 });
     await waitFor(
       'the new memory limit in ContainerStatus',
-      async () => (await client.runtime.ContainerStatus({ containerId: id })).status?.resources?.linux?.memoryLimitInBytes === String(96 * 1024 * 1024),
+      async () => (await f.client.runtime.ContainerStatus({ containerId: id })).status?.resources?.linux?.memoryLimitInBytes === String(96 * 1024 * 1024),
       SEEN_WITHIN,
     );
 
@@ -151,8 +113,8 @@ describe('state cache: reads after the shim’s own changes and changes behind i
     await waitFor(
       'the new name in ListContainers and ContainerStatus',
       async () => {
-        const [listed] = (await client.runtime.ListContainers({ filter: { id } })).containers;
-        const { status } = await client.runtime.ContainerStatus({ containerId: id });
+        const [listed] = (await f.client.runtime.ListContainers({ filter: { id } })).containers;
+        const { status } = await f.client.runtime.ContainerStatus({ containerId: id });
         return listed?.metadata?.name === 'renamed' && listed.metadata.attempt === 4 && status?.metadata?.name === 'renamed';
       },
       SEEN_WITHIN,
@@ -162,85 +124,68 @@ describe('state cache: reads after the shim’s own changes and changes behind i
     await waitFor(
       'the killed container to be EXITED in list and status',
       async () =>
-        (await containerState(client, id)) === 'CONTAINER_EXITED' &&
-        (await client.runtime.ContainerStatus({ containerId: id })).status?.state === 'CONTAINER_EXITED',
+        (await containerState(f.client, id)) === 'CONTAINER_EXITED' &&
+        (await f.client.runtime.ContainerStatus({ containerId: id })).status?.state === 'CONTAINER_EXITED',
       SEEN_WITHIN,
     );
 
     await docker.remove({ force: true });
-    await waitFor('the removed container to leave the list', async () => (await containerState(client, id)) === undefined, SEEN_WITHIN);
-    await assert.rejects(client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.NOT_FOUND));
+    await waitFor('the removed container to leave the list', async () => (await containerState(f.client, id)) === undefined, SEEN_WITHIN);
+    await assert.rejects(f.client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.NOT_FOUND));
 
     await dockerApi().getContainer(pod.id).kill({ signal: 'SIGKILL' });
-    await waitFor('the killed pause container to make the pod NOTREADY', async () => (await sandboxState(client, pod.id)) === 'SANDBOX_NOTREADY', SEEN_WITHIN);
-    await removeTestPod(client, pod);
+    await waitFor('the killed pause container to make the pod NOTREADY', async () => (await sandboxState(f.client, pod.id)) === 'SANDBOX_NOTREADY', SEEN_WITHIN);
+    await f.removePod(pod);
   });
 
   it('lists a container created and started with the shim’s labels through the Docker API', async () => {
-    const pod = await startTestPod(client, run, 'foreign');
+    const pod = await f.startPod('foreign');
     const id = await createBehindTheBack(run, pod, 'foreign');
-    await waitFor('the container made behind the back to be listed', async () => (await containerState(client, id)) === 'CONTAINER_CREATED', SEEN_WITHIN);
+    await waitFor('the container made behind the back to be listed', async () => (await containerState(f.client, id)) === 'CONTAINER_CREATED', SEEN_WITHIN);
     await dockerApi().getContainer(id).start();
-    await waitFor('it to be RUNNING', async () => (await containerState(client, id)) === 'CONTAINER_RUNNING', SEEN_WITHIN);
-    const { status } = await client.runtime.ContainerStatus({ containerId: id });
+    await waitFor('it to be RUNNING', async () => (await containerState(f.client, id)) === 'CONTAINER_RUNNING', SEEN_WITHIN);
+    const { status } = await f.client.runtime.ContainerStatus({ containerId: id });
     assert.equal(status?.metadata?.name, 'foreign');
-    await removeTestPod(client, pod);
-    assert.equal(await containerState(client, id), undefined, 'RemovePodSandbox removed it, and the list says so at once');
+    await f.removePod(pod);
+    assert.equal(await containerState(f.client, id), undefined, 'RemovePodSandbox removed it, and the list says so at once');
   });
 
   it('follows image tags added and removed with the Docker API', async () => {
     const tag = `${run}`;
     const ref = `cri-docker-shim-test/cache-tag:${tag}`;
-    const absent = await client.images.ImageStatus({ image: { image: ref } });
+    const absent = await f.client.images.ImageStatus({ image: { image: ref } });
     assert.equal(absent.image, null);
     await dockerApi().getImage(TEST_BUSYBOX_IMAGE).tag({ repo: 'cri-docker-shim-test/cache-tag', tag });
     try {
       await waitFor('the new tag in ImageStatus and ListImages', async () => {
-        const { image } = await client.images.ImageStatus({ image: { image: ref } });
-        const { images } = await client.images.ListImages({});
+        const { image } = await f.client.images.ImageStatus({ image: { image: ref } });
+        const { images } = await f.client.images.ListImages({});
         return image?.repoTags.includes(ref) && images.some((i) => i.repoTags.includes(ref));
       }, SEEN_WITHIN);
     } finally {
       await dockerApi().getImage(ref).remove({ noprune: true });
     }
-    await waitFor('the tag to be gone', async () => (await client.images.ImageStatus({ image: { image: ref } })).image === null, SEEN_WITHIN);
-    const { images } = await client.images.ListImages({});
+    await waitFor('the tag to be gone', async () => (await f.client.images.ImageStatus({ image: { image: ref } })).image === null, SEEN_WITHIN);
+    const { images } = await f.client.images.ListImages({});
     assert.ok(!images.some((i) => i.repoTags.includes(ref)));
   });
 });
 
 describe('state cache: a lost event stream', () => {
-  const run = newTestRun();
-  let behind: ProxiedShim;
-  let proxy: DockerProxy;
-  let client: CriClient;
-  before(async () => {
-    await ensureTestImages();
-    behind = await startShimBehindProxy();
-    proxy = behind.proxy;
-    client = behind.shim.client;
-  });
-  after(async () => {
-    await behind?.stop();
-    await removeTestContainers({ run });
-  });
+  const f = useShim({ behindProxy: true });
+  const { run } = f;
 
   it('is detected: reads go to Docker (and fail while it is unreachable), never to a stale cache', async () => {
-    const pod = await startTestPod(client, run, 'lost');
-    const { containerId: id } = await client.runtime.CreateContainer({
-      podSandboxId: pod.id,
-      config: busybox(run, 'lost', SLEEP_FOREVER),
-      sandboxConfig: pod.config,
-    });
-    await client.runtime.StartContainer({ containerId: id });
-    assert.equal(await containerState(client, id), 'CONTAINER_RUNNING');
+    const pod = await f.startPod('lost');
+    const id = await runContainer(f.client, pod, busybox(run, 'lost', SLEEP_FOREVER));
+    assert.equal(await containerState(f.client, id), 'CONTAINER_RUNNING');
 
-    await proxy.down();
+    await f.proxy.down();
     await waitFor(
       'reads to fail once the event stream is gone',
       async () => {
         try {
-          await client.runtime.ListContainers({ filter: { id } });
+          await f.client.runtime.ListContainers({ filter: { id } });
           return false;
         } catch (err) {
           return rejectsWith(Code.UNAVAILABLE)(err);
@@ -252,46 +197,46 @@ describe('state cache: a lost event stream', () => {
     // Changes the shim cannot hear of: made on Docker's own socket.
     await dockerApi().getContainer(id).remove({ force: true });
     const foreign = await createBehindTheBack(run, pod, 'arrived');
-    await assert.rejects(client.runtime.ListContainers({}), rejectsWith(Code.UNAVAILABLE));
-    await assert.rejects(client.runtime.ListPodSandbox({}), rejectsWith(Code.UNAVAILABLE));
-    await assert.rejects(client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.UNAVAILABLE));
+    await assert.rejects(f.client.runtime.ListContainers({}), rejectsWith(Code.UNAVAILABLE));
+    await assert.rejects(f.client.runtime.ListPodSandbox({}), rejectsWith(Code.UNAVAILABLE));
+    await assert.rejects(f.client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.UNAVAILABLE));
 
-    await proxy.up();
+    await f.proxy.up();
     // Straight away, before or after the resync, reads are Docker's truth.
-    assert.equal(await containerState(client, id), undefined, 'the container removed meanwhile is not listed');
-    assert.equal(await containerState(client, foreign), 'CONTAINER_CREATED', 'the container created meanwhile is listed');
-    await assert.rejects(client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.NOT_FOUND));
+    assert.equal(await containerState(f.client, id), undefined, 'the container removed meanwhile is not listed');
+    assert.equal(await containerState(f.client, foreign), 'CONTAINER_CREATED', 'the container created meanwhile is listed');
+    await assert.rejects(f.client.runtime.ContainerStatus({ containerId: id }), rejectsWith(Code.NOT_FOUND));
 
     // And the cache takes over again: a list no longer reaches Docker.
     await waitFor(
       'the cache to be resynced and answering',
       async () => {
-        const seen = proxy.requests.length;
-        await client.runtime.ListContainers({ filter: { podSandboxId: pod.id } });
-        return !proxy.requests.slice(seen).some((r) => r.includes('/containers/json'));
+        const seen = f.proxy.requests.length;
+        await f.client.runtime.ListContainers({ filter: { podSandboxId: pod.id } });
+        return !f.proxy.requests.slice(seen).some((r) => r.includes('/containers/json'));
       },
       { timeoutMs: 10_000 },
     );
-    assert.equal(await containerState(client, id), undefined);
-    assert.equal(await containerState(client, foreign), 'CONTAINER_CREATED');
+    assert.equal(await containerState(f.client, id), undefined);
+    assert.equal(await containerState(f.client, foreign), 'CONTAINER_CREATED');
 
     // Events flow on the new stream.
     await dockerApi().getContainer(foreign).remove({ force: true });
-    await waitFor('a removal after the resync to show', async () => (await containerState(client, foreign)) === undefined, SEEN_WITHIN);
-    await removeTestPod(client, pod);
+    await waitFor('a removal after the resync to show', async () => (await containerState(f.client, foreign)) === undefined, SEEN_WITHIN);
+    await f.removePod(pod);
   });
 
   it('keeps Status answering from a direct ping', async () => {
-    const { status } = await client.runtime.Status({});
+    const { status } = await f.client.runtime.Status({});
     assert.equal(status?.conditions.find((c) => c.type === 'RuntimeReady')?.status, true);
-    await proxy.down();
+    await f.proxy.down();
     try {
-      const down = await client.runtime.Status({});
+      const down = await f.client.runtime.Status({});
       assert.equal(down.status?.conditions.find((c) => c.type === 'RuntimeReady')?.status, false);
     } finally {
-      await proxy.up();
+      await f.proxy.up();
     }
-    await waitFor('Status to be ready again', async () => (await client.runtime.Status({})).status?.conditions.find((c) => c.type === 'RuntimeReady')?.status === true);
-    await waitFor('the pause image to be known again', async () => (await client.images.ImageStatus({ image: { image: TEST_PAUSE_IMAGE } })).image !== null);
+    await waitFor('Status to be ready again', async () => (await f.client.runtime.Status({})).status?.conditions.find((c) => c.type === 'RuntimeReady')?.status === true);
+    await waitFor('the pause image to be known again', async () => (await f.client.images.ImageStatus({ image: { image: TEST_PAUSE_IMAGE } })).image !== null);
   });
 });

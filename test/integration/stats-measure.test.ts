@@ -2,11 +2,11 @@
 // Docker's own stats endpoint asked for each of them, one after another and all at once.
 // The figures are printed as test diagnostics; the assertions are about what was returned.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { newTestRun, removeTestContainers, TEST_LABEL } from '../support/cleanup';
+import { before, describe, it } from 'node:test';
+import { TEST_LABEL } from '../support/cleanup';
 import { dockerApi } from '../support/images';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, SLEEP_FOREVER, startTestPod, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { SLEEP_FOREVER } from '../support/pods';
 
 const CONTAINERS = 20;
 
@@ -19,25 +19,17 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe('stats figures at 20 containers (measured, not asserted)', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  let pod: TestPod;
+  const f = useShim({ pod: 'stats-measure' });
+  const { run } = f;
   const ids: string[] = [];
 
   before(async () => {
-    shim = await startShim();
-    pod = await startTestPod(shim.client, run, 'stats-measure');
-    for (let i = 0; i < CONTAINERS; i++) ids.push(await runContainer(shim.client, pod, busybox(run, `c${i}`, SLEEP_FOREVER)));
-  });
-  after(async () => {
-    if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
+    for (let i = 0; i < CONTAINERS; i++) ids.push(await f.runContainer(`c${i}`, SLEEP_FOREVER));
   });
 
   it('ListContainerStats vs Docker /containers/<id>/stats?stream=false', async (t) => {
     const filter = { labelSelector: { [TEST_LABEL]: run } };
-    const list = () => shim.client.runtime.ListContainerStats({ filter });
+    const list = () => f.client.runtime.ListContainerStats({ filter });
     const cold = await timed(list);
     assert.equal(cold.value.stats.length, CONTAINERS);
     const warm: number[] = [];
@@ -47,7 +39,7 @@ describe('stats figures at 20 containers (measured, not asserted)', () => {
       for (const s of r.value.stats) assert.ok(Number(s.cpu!.usageCoreNanoSeconds!.value) > 0);
       warm.push(r.ms);
     }
-    const pods = await timed(() => shim.client.runtime.ListPodSandboxStats({ filter }));
+    const pods = await timed(() => f.client.runtime.ListPodSandboxStats({ filter }));
     assert.equal(pods.value.stats[0]!.linux!.containers!.length, CONTAINERS);
 
     const docker = dockerApi();

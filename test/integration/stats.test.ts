@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { status as Code } from '@grpc/grpc-js';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { ContainerStats__Output, PodSandboxStats__Output } from '../../src/cri/types';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, TEST_LABEL, testLabels } from '../support/cleanup';
+import { TEST_LABEL, testLabels } from '../support/cleanup';
 import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, sh, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { busybox, removePodCgroups, runContainer, sh, SLEEP_FOREVER, waitExited, type TestPod } from '../support/pods';
 
 const MiB = 1024 * 1024;
 const num = (v: { value: string } | null | undefined): number => Number(v?.value ?? NaN);
@@ -26,53 +26,41 @@ async function dockerStats(id: string): Promise<DockerStats> {
 }
 
 describe('stats RPCs', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
+  const f = useShim();
+  const { run } = f;
   let podA: TestPod;
   let podB: TestPod;
   const ids = { memory: '', busy: '', writer: '', idle: '', exited: '', pinger: '' };
   // Pod A has a cgroup of its own (as kubelet always gives one), pod B has Docker's default.
   const podACgroup = `/cds-test-${run}-a`;
+  // Docker made pod A's parent cgroup in each controller; it is empty once the containers are gone.
+  f.onCleanUp(() => removePodCgroups(podACgroup));
 
   before(async () => {
-    shim = await startShim();
-    [podA, podB] = await Promise.all([startTestPod(shim.client, run, 'stats-a', { cgroupParent: podACgroup }), startTestPod(shim.client, run, 'stats-b')]);
+    [podA, podB] = await Promise.all([f.startPod('stats-a', { cgroupParent: podACgroup }), f.startPod('stats-b')]);
     // 20 MiB in tmpfs is charged to the writer's memory cgroup and cannot be reclaimed as page cache.
-    ids.memory = await runContainer(shim.client, podA, busybox(run, 'memory', {
+    ids.memory = await runContainer(f.client, podA, busybox(run, 'memory', {
       command: ['sh', '-c', 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=20 && sleep 3600'],
       labels: { ...testLabels(run), role: 'memory' },
     }));
-    ids.busy = await runContainer(shim.client, podA, busybox(run, 'busy', {
+    ids.busy = await runContainer(f.client, podA, busybox(run, 'busy', {
       command: ['sh', '-c', 'while :; do :; done'],
       labels: { ...testLabels(run), role: 'busy' },
     }));
     // 3 MiB written into the container's own filesystem lands in its writable layer.
-    ids.writer = await runContainer(shim.client, podA, busybox(run, 'writer', {
+    ids.writer = await runContainer(f.client, podA, busybox(run, 'writer', {
       command: ['sh', '-c', 'dd if=/dev/zero of=/var/blob bs=1M count=3 && sleep 3600'],
     }));
-    ids.idle = await runContainer(shim.client, podB, busybox(run, 'idle', { ...SLEEP_FOREVER, labels: { ...testLabels(run), role: 'idle' } }));
-    ids.exited = await runContainer(shim.client, podB, busybox(run, 'exited', { command: ['true'], labels: { ...testLabels(run), role: 'exited' } }));
-    await waitExited(shim.client, ids.exited);
-  });
-  after(async () => {
-    for (const pod of [podA, podB]) if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
-    // Docker made pod A's parent cgroup in each controller; it is empty once the containers are gone.
-    for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
-      try {
-        fs.rmdirSync(`/sys/fs/cgroup/${controller}${podACgroup}`);
-      } catch {
-        // Not made in this controller.
-      }
-    }
+    ids.idle = await runContainer(f.client, podB, busybox(run, 'idle', { ...SLEEP_FOREVER, labels: { ...testLabels(run), role: 'idle' } }));
+    ids.exited = await runContainer(f.client, podB, busybox(run, 'exited', { command: ['true'], labels: { ...testLabels(run), role: 'exited' } }));
+    await waitExited(f.client, ids.exited);
   });
 
   const runFilter = (): Record<string, string> => ({ [TEST_LABEL]: run });
 
   it('memory: a container holding 20 MiB shows a working set of at least that, close to Docker\'s figure', async () => {
     const stats = await waitFor('working set >= 20 MiB', async () => {
-      const { stats: s } = await shim.client.runtime.ContainerStats({ containerId: ids.memory });
+      const { stats: s } = await f.client.runtime.ContainerStats({ containerId: ids.memory });
       return num(s?.memory?.workingSetBytes) >= 20 * MiB ? s : undefined;
     });
     assert.equal(stats!.attributes!.id, ids.memory);
@@ -87,29 +75,29 @@ describe('stats RPCs', () => {
   });
 
   it('cpu: a busy loop\'s cumulative time grows between calls and the second call has a rate', async () => {
-    const first = (await shim.client.runtime.ContainerStats({ containerId: ids.busy })).stats!;
+    const first = (await f.client.runtime.ContainerStats({ containerId: ids.busy })).stats!;
     const before = num(first.cpu!.usageCoreNanoSeconds);
     assert.ok(before > 0);
     const later = await waitFor('CPU time to grow with a rate', async () => {
-      const { stats: s } = await shim.client.runtime.ContainerStats({ containerId: ids.busy });
+      const { stats: s } = await f.client.runtime.ContainerStats({ containerId: ids.busy });
       return s && num(s.cpu?.usageCoreNanoSeconds) > before && num(s.cpu?.usageNanoCores) > 0 ? s : undefined;
     });
     // A cumulative counter: Docker's reading, taken between two of ours, lies between them.
     const d = await dockerStats(ids.busy);
-    const after = num((await shim.client.runtime.ContainerStats({ containerId: ids.busy })).stats!.cpu!.usageCoreNanoSeconds);
+    const after = num((await f.client.runtime.ContainerStats({ containerId: ids.busy })).stats!.cpu!.usageCoreNanoSeconds);
     assert.ok(num(later.cpu!.usageCoreNanoSeconds) <= d.cpu_stats.cpu_usage.total_usage);
     assert.ok(d.cpu_stats.cpu_usage.total_usage <= after);
   });
 
   it('network: pod traffic shows in the pod\'s eth0 counters', async () => {
-    const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: podB.id });
+    const { status } = await f.client.runtime.PodSandboxStatus({ podSandboxId: podB.id });
     const ip = status!.network!.ip;
     assert.ok(ip, 'pod B has an IP');
-    const eth0 = async () => (await shim.client.runtime.PodSandboxStats({ podSandboxId: podB.id })).stats!.linux!.network!.defaultInterface!;
+    const eth0 = async () => (await f.client.runtime.PodSandboxStats({ podSandboxId: podB.id })).stats!.linux!.network!.defaultInterface!;
     const before = await eth0();
     assert.equal(before.name, 'eth0');
-    ids.pinger = await runContainer(shim.client, podA, busybox(run, 'pinger', SLEEP_FOREVER));
-    await sh(shim.client, ids.pinger, `ping -c 5 -i 0.2 -W 2 ${ip}`);
+    ids.pinger = await runContainer(f.client, podA, busybox(run, 'pinger', SLEEP_FOREVER));
+    await sh(f.client, ids.pinger, `ping -c 5 -i 0.2 -W 2 ${ip}`);
     const grown = await waitFor('pod B rx and tx to grow', async () => {
       const now = await eth0();
       return num(now.rxBytes) >= num(before.rxBytes) + 5 * 84 && num(now.txBytes) >= num(before.txBytes) + 5 * 84 ? now : undefined;
@@ -119,7 +107,7 @@ describe('stats RPCs', () => {
 
   it('pod stats add up the pod\'s containers and list them inside', async () => {
     const stats = await waitFor('pod A working set to include the 20 MiB', async () => {
-      const { stats: s } = await shim.client.runtime.PodSandboxStats({ podSandboxId: podA.id });
+      const { stats: s } = await f.client.runtime.PodSandboxStats({ podSandboxId: podA.id });
       return s && num(s.linux?.memory?.workingSetBytes) >= 20 * MiB ? s : undefined;
     });
     assert.equal(stats.attributes!.id, podA.id);
@@ -137,7 +125,7 @@ describe('stats RPCs', () => {
     assert.ok(num(stats.linux!.process!.processCount) >= 4);
 
     // Pod B has no cgroup of its own: its figures add up the pause process and its one running container.
-    const b = (await shim.client.runtime.PodSandboxStats({ podSandboxId: podB.id })).stats!;
+    const b = (await f.client.runtime.PodSandboxStats({ podSandboxId: podB.id })).stats!;
     assert.equal(num(b.linux!.process!.processCount), 2);
     const idle = b.linux!.containers!.find((c) => c.attributes!.id === ids.idle)!;
     assert.ok(num(b.linux!.memory!.workingSetBytes) >= num(idle.memory!.workingSetBytes));
@@ -145,28 +133,28 @@ describe('stats RPCs', () => {
 
   it('writable layer: what a container writes to its filesystem shows in used bytes and inodes', async () => {
     const stats = await waitFor('writable layer >= 3 MiB', async () => {
-      const { stats: s } = await shim.client.runtime.ContainerStats({ containerId: ids.writer });
+      const { stats: s } = await f.client.runtime.ContainerStats({ containerId: ids.writer });
       return s && num(s.writableLayer?.usedBytes) >= 3 * MiB ? s : undefined;
     }, { timeoutMs: 30_000 });
     assert.ok(num(stats.writableLayer!.inodesUsed) >= 2, 'the blob and at least its directory');
     // The filesystem is named as ImageFsInfo names the containers' one, so kubelet can match them.
-    const fsInfo = await shim.client.images.ImageFsInfo({});
+    const fsInfo = await f.client.images.ImageFsInfo({});
     assert.equal(stats.writableLayer!.fsId!.mountpoint, fsInfo.containerFilesystems[0]!.fsId!.mountpoint);
   });
 
   it('a stopped container is listed with zero usage, and its own stats answer too', async () => {
-    const { stats } = await shim.client.runtime.ListContainerStats({ filter: { id: ids.exited, labelSelector: runFilter() } });
+    const { stats } = await f.client.runtime.ListContainerStats({ filter: { id: ids.exited, labelSelector: runFilter() } });
     assert.equal(stats.length, 1);
     assert.equal(num(stats[0]!.cpu!.usageCoreNanoSeconds), 0);
     assert.equal(num(stats[0]!.memory!.workingSetBytes), 0);
     assert.ok(stats[0]!.writableLayer, 'the writable layer is still there');
-    const single = (await shim.client.runtime.ContainerStats({ containerId: ids.exited })).stats!;
+    const single = (await f.client.runtime.ContainerStats({ containerId: ids.exited })).stats!;
     assert.equal(single.attributes!.metadata!.name, 'exited');
   });
 
   it('filters containers by ID prefix, pod sandbox ID (full or prefix) and label selector', async () => {
     const list = async (filter: object) => {
-      const { stats } = await shim.client.runtime.ListContainerStats({ filter: { labelSelector: runFilter(), ...filter } });
+      const { stats } = await f.client.runtime.ListContainerStats({ filter: { labelSelector: runFilter(), ...filter } });
       return stats.map((s) => s.attributes!.metadata!.name).sort();
     };
     assert.deepEqual(await list({}), ['busy', 'exited', 'idle', 'memory', 'writer', ...(ids.pinger ? ['pinger'] : [])].sort());
@@ -179,7 +167,7 @@ describe('stats RPCs', () => {
 
   it('filters pod sandboxes by ID prefix and label selector', async () => {
     const list = async (filter: object) => {
-      const { stats } = await shim.client.runtime.ListPodSandboxStats({ filter: { labelSelector: runFilter(), ...filter } });
+      const { stats } = await f.client.runtime.ListPodSandboxStats({ filter: { labelSelector: runFilter(), ...filter } });
       return stats.map((s) => s.attributes!.id).sort();
     };
     assert.deepEqual(await list({}), [podA.id, podB.id].sort());
@@ -190,17 +178,17 @@ describe('stats RPCs', () => {
   it('the Stream variants give what the List ones give', async () => {
     const filter = { labelSelector: runFilter() };
     const names = (s: ContainerStats__Output[]) => s.map((c) => `${c.attributes!.id}:${JSON.stringify(c.attributes!.labels)}`).sort();
-    const listed = (await shim.client.runtime.ListContainerStats({ filter })).stats;
-    const streamed = (await shim.client.runtime.StreamContainerStats({ filter })).flatMap((m) => m.containerStats);
+    const listed = (await f.client.runtime.ListContainerStats({ filter })).stats;
+    const streamed = (await f.client.runtime.StreamContainerStats({ filter })).flatMap((m) => m.containerStats);
     assert.deepEqual(names(streamed), names(listed));
     const podIds = (s: PodSandboxStats__Output[]) => s.map((p) => `${p.attributes!.id}:${p.linux!.containers!.length}`).sort();
-    const listedPods = (await shim.client.runtime.ListPodSandboxStats({ filter })).stats;
-    const streamedPods = (await shim.client.runtime.StreamPodSandboxStats({ filter })).flatMap((m) => m.podSandboxStats);
+    const listedPods = (await f.client.runtime.ListPodSandboxStats({ filter })).stats;
+    const streamedPods = (await f.client.runtime.StreamPodSandboxStats({ filter })).flatMap((m) => m.podSandboxStats);
     assert.deepEqual(podIds(streamedPods), podIds(listedPods));
   });
 
   it('unknown IDs are NOT_FOUND; malformed ones INVALID_ARGUMENT', async () => {
-    const c = shim.client.runtime;
+    const c = f.client.runtime;
     await assert.rejects(c.ContainerStats({ containerId: 'f'.repeat(64) }), rejectsWith(Code.NOT_FOUND, /not found/));
     await assert.rejects(c.PodSandboxStats({ podSandboxId: 'f'.repeat(64) }), rejectsWith(Code.NOT_FOUND, /not found/));
     // A sandbox ID is not a container ID, and the other way round.

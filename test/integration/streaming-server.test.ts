@@ -11,10 +11,9 @@ import { DockerodeClient } from '../../src/docker/client';
 import { StreamingServer } from '../../src/streaming/server';
 import { ControlType, decodeFrames, encodeControl, FLAG_FIN, HeaderCodec } from '../../src/streaming/spdy/framing';
 import { createLogger } from '../../src/util/logger';
-import { newTestRun, removeTestContainers } from '../support/cleanup';
 import { waitFor } from '../support/poll';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, SLEEP_FOREVER, startTestPod, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { SLEEP_FOREVER } from '../support/pods';
 import { parseStatus, spdyConnect } from './streaming-clients';
 
 /** An HTTP upgrade to SPDY/3.1 that hands back the raw socket. */
@@ -61,25 +60,14 @@ function readStreams(socket: Socket, ids: number[]): Promise<Map<number, Buffer>
 }
 
 describe('streaming server with a spdystream-style client', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  let pod: TestPod;
+  const f = useShim({ pod: 'rawspdy' });
   let sleeper: string;
 
-  before(async () => {
-    shim = await startShim();
-    pod = await startTestPod(shim.client, run, 'rawspdy');
-    sleeper = await runContainer(shim.client, pod, busybox(run, 'sleeper', SLEEP_FOREVER));
-  });
-  after(async () => {
-    if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
-  });
+  before(async () => (sleeper = await f.runContainer('sleeper', SLEEP_FOREVER)));
 
   it('delivers 300 kB of output without any window update from the client', async () => {
     const size = 300_000;
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['head', '-c', String(size), '/dev/zero'], stdout: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['head', '-c', String(size), '/dev/zero'], stdout: true });
     const socket = await upgrade(url, 'v4.channel.k8s.io');
     const codec = new HeaderCodec();
     try {

@@ -2,40 +2,29 @@
 // over SPDY (spdy-transport) or WebSocket (ws) as kubelet or kubectl would.
 import assert from 'node:assert/strict';
 import { status as Code } from '@grpc/grpc-js';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers } from '../support/cleanup';
 import { waitFor } from '../support/poll';
-import { startShim, type ShimProcess } from '../support/shim';
-import { busybox, removeTestPod, runContainer, SLEEP_FOREVER, startTestPod, waitExited, type TestPod } from './container-pod';
+import { useShim } from '../support/fixture';
+import { busybox, runContainer, SLEEP_FOREVER, waitExited } from '../support/pods';
 import { collect, openExecStreams, openStream, parseStatus, spdyConnect, wsConnect } from './streaming-clients';
 
 const V4 = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'];
 
 describe('streaming: exec, attach and port forward', () => {
-  const run = newTestRun();
-  let shim: ShimProcess;
-  let pod: TestPod;
+  const f = useShim({ pod: 'stream' });
+  const { run } = f;
   let sleeper: string;
 
-  before(async () => {
-    shim = await startShim();
-    pod = await startTestPod(shim.client, run, 'stream');
-    sleeper = await runContainer(shim.client, pod, busybox(run, 'sleeper', SLEEP_FOREVER));
-  });
-  after(async () => {
-    if (pod) await removeTestPod(shim.client, pod);
-    await shim?.stop();
-    await removeTestContainers({ run });
-  });
+  before(async () => (sleeper = await f.runContainer('sleeper', SLEEP_FOREVER)));
 
   it('answers URLs on 127.0.0.1 by default', async () => {
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/exec\/[A-Za-z0-9_-]{32}$/);
   });
 
   it('execs over SPDY with stdout and stderr apart, and a Success status', async () => {
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'echo out; echo err >&2'], stdout: true, stderr: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'echo out; echo err >&2'], stdout: true, stderr: true });
     const { conn, protocol } = await spdyConnect(url, V4);
     assert.equal(protocol, 'v4.channel.k8s.io');
     const s = await openExecStreams(conn, { stdout: true, stderr: true });
@@ -45,7 +34,7 @@ describe('streaming: exec, attach and port forward', () => {
   });
 
   it('pipes stdin over SPDY and reports a non-zero exit code', async () => {
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'cat; exit 3'], stdin: true, stdout: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'cat; exit 3'], stdin: true, stdout: true });
     const { conn } = await spdyConnect(url, V4);
     const s = await openExecStreams(conn, { stdin: true, stdout: true });
     s.stdin!.end('round trip\n');
@@ -58,7 +47,7 @@ describe('streaming: exec, attach and port forward', () => {
 
   it('applies terminal resizes to a TTY exec', async () => {
     const script = 'for i in $(seq 200); do [ "$(stty size)" = "45 123" ] && break; sleep 0.05; done; echo size=$(stty size)';
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', script], tty: true, stdout: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', script], tty: true, stdout: true });
     const { conn } = await spdyConnect(url, V4);
     const s = await openExecStreams(conn, { stdout: true, tty: true });
     s.resize!.write(JSON.stringify({ Width: 123, Height: 45 }));
@@ -67,7 +56,7 @@ describe('streaming: exec, attach and port forward', () => {
   });
 
   it('execs over WebSocket (v5 and base64 v4), with stdin closed through channel 255', async () => {
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'cat; echo err >&2; exit 4'], stdin: true, stdout: true, stderr: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'cat; echo err >&2; exit 4'], stdin: true, stdout: true, stderr: true });
     const session = await wsConnect(url, ['v5.channel.k8s.io', 'v4.channel.k8s.io']);
     assert.equal(session.protocol, 'v5.channel.k8s.io');
     session.send(0, 'via websocket\n');
@@ -77,7 +66,7 @@ describe('streaming: exec, attach and port forward', () => {
     assert.equal(got.get(2)?.toString(), 'err\n');
     assert.deepEqual(parseStatus(got.get(3)!).details?.causes, [{ reason: 'ExitCode', message: '4' }]);
 
-    const second = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['echo', 'b64'], stdout: true });
+    const second = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['echo', 'b64'], stdout: true });
     const b64 = await wsConnect(second.url, ['v4.base64.channel.k8s.io']);
     assert.equal(b64.protocol, 'v4.base64.channel.k8s.io');
     const out = await b64.done;
@@ -87,29 +76,29 @@ describe('streaming: exec, attach and port forward', () => {
 
   it('attaches to a container that reads stdin and prints', async () => {
     const reader = await runContainer(
-      shim.client,
-      pod,
+      f.client,
+      f.pod,
       busybox(run, 'reader', { command: ['sh', '-c', 'read line; echo got:$line'], stdin: true, stdinOnce: true }),
     );
-    const { url } = await shim.client.runtime.Attach({ containerId: reader, stdin: true, stdout: true, stderr: true });
+    const { url } = await f.client.runtime.Attach({ containerId: reader, stdin: true, stdout: true, stderr: true });
     assert.match(url, /\/attach\//);
     const { conn } = await spdyConnect(url, V4);
     const s = await openExecStreams(conn, { stdin: true, stdout: true, stderr: true });
     s.stdin!.write('hello\n');
     assert.equal((await s.stdout).toString(), 'got:hello\n');
     assert.equal(parseStatus(await s.error).status, 'Success');
-    await waitExited(shim.client, reader);
+    await waitExited(f.client, reader);
   });
 
   it('forwards a port bound to 127.0.0.1 inside the pod, and reports a closed port', async () => {
     await runContainer(
-      shim.client,
-      pod,
+      f.client,
+      f.pod,
       busybox(run, 'web', { command: ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www'] }),
     );
     // Each connection uses a fresh URL: tokens are single-use.
     const fetchThrough = async (port: number) => {
-      const { url } = await shim.client.runtime.PortForward({ podSandboxId: pod.id, port: [8080, 9] });
+      const { url } = await f.client.runtime.PortForward({ podSandboxId: f.pod.id, port: [8080, 9] });
       const { conn } = await spdyConnect(url, ['portforward.k8s.io']);
       const error = await openStream(conn, { streamType: 'error', port: String(port), requestID: '0' });
       error.end();
@@ -133,22 +122,22 @@ describe('streaming: exec, attach and port forward', () => {
   });
 
   it('survives clients hanging up in the middle of a command', async () => {
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'echo up; sleep 3600'], stdin: true, stdout: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'echo up; sleep 3600'], stdin: true, stdout: true });
     const ws = await wsConnect(url, ['v4.channel.k8s.io']);
     await waitFor('output over WebSocket', () => ws.received().get(1)?.toString() === 'up\n', { timeoutMs: 10_000 });
     ws.ws.terminate();
-    const again = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'sleep 3600'], stdin: true, stdout: true });
+    const again = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['sh', '-c', 'sleep 3600'], stdin: true, stdout: true });
     const { socket, conn } = await spdyConnect(again.url, V4);
     await openExecStreams(conn, { stdin: true, stdout: true });
     socket.destroy();
     // The shim is still serving, and so is its streaming server.
-    const next = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['echo', 'still here'], stdout: true });
+    const next = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['echo', 'still here'], stdout: true });
     const s = await openExecStreams((await spdyConnect(next.url, V4)).conn, { stdout: true });
     assert.equal((await s.stdout).toString(), 'still here\n');
   });
 
   it('serves a token once, and 404 for unknown ones', async () => {
-    const { url } = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
+    const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
     const first = await spdyConnect(url, V4);
     const s = await openExecStreams(first.conn, { stdout: true });
     assert.equal(parseStatus(await s.error).status, 'Success');
@@ -156,23 +145,23 @@ describe('streaming: exec, attach and port forward', () => {
     await assert.rejects(wsConnect(url, ['v4.channel.k8s.io']), { status: 404 });
     await assert.rejects(spdyConnect(url.replace(/\/exec\/.*/, '/exec/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'), V4), { status: 404 });
     // A URL of one kind does not open another.
-    const other = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
+    const other = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
     await assert.rejects(spdyConnect(other.url.replace('/exec/', '/attach/'), V4), { status: 404 });
   });
 
   it('refuses bad requests with the field named', async () => {
-    const c = shim.client.runtime;
+    const c = f.client.runtime;
     await assert.rejects(c.Exec({ containerId: sleeper, cmd: [], stdout: true }), rejectsWith(Code.INVALID_ARGUMENT, /cmd is required/));
     await assert.rejects(c.Exec({ containerId: sleeper, cmd: ['true'] }), rejectsWith(Code.INVALID_ARGUMENT, /one of stdin, stdout and stderr/));
     await assert.rejects(c.Exec({ containerId: sleeper, cmd: ['true'], tty: true, stdout: true, stderr: true }), rejectsWith(Code.INVALID_ARGUMENT, /tty and stderr/));
     await assert.rejects(c.Exec({ containerId: '../etc', cmd: ['true'], stdout: true }), rejectsWith(Code.INVALID_ARGUMENT, /container_id/));
     await assert.rejects(c.Exec({ containerId: 'abcdef0123', cmd: ['true'], stdout: true }), rejectsWith(Code.NOT_FOUND));
     await assert.rejects(c.Attach({ containerId: sleeper }), rejectsWith(Code.INVALID_ARGUMENT, /one of stdin/));
-    await assert.rejects(c.PortForward({ podSandboxId: pod.id, port: [0] }), rejectsWith(Code.INVALID_ARGUMENT, /port: 0/));
-    await assert.rejects(c.PortForward({ podSandboxId: pod.id, port: [70000] }), rejectsWith(Code.INVALID_ARGUMENT, /port: 70000/));
+    await assert.rejects(c.PortForward({ podSandboxId: f.pod.id, port: [0] }), rejectsWith(Code.INVALID_ARGUMENT, /port: 0/));
+    await assert.rejects(c.PortForward({ podSandboxId: f.pod.id, port: [70000] }), rejectsWith(Code.INVALID_ARGUMENT, /port: 70000/));
     await assert.rejects(c.PortForward({ podSandboxId: '', port: [80] }), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id is required/));
-    const done = await runContainer(shim.client, pod, busybox(run, 'done', { command: ['true'] }));
-    await waitExited(shim.client, done);
+    const done = await runContainer(f.client, f.pod, busybox(run, 'done', { command: ['true'] }));
+    await waitExited(f.client, done);
     await assert.rejects(c.Exec({ containerId: done, cmd: ['true'], stdout: true }), rejectsWith(Code.FAILED_PRECONDITION, /not running/));
   });
 });

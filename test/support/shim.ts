@@ -2,12 +2,14 @@
 // directory, as a kubelet would find it, and stops it again.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { criClient, type CriClient } from './client';
 import { DockerProxy } from './docker-proxy';
 import { waitFor } from './poll';
 import { TEST_PAUSE_IMAGE } from './images';
+import { tempDir } from './temp';
+
+export { tempDir };
 
 /** The built command, run as users run it (its shebang carries the Node flags it needs). */
 export const MAIN_JS = path.resolve(__dirname, '../../src/main.js');
@@ -31,9 +33,6 @@ export interface ShimOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `cds-${prefix}-`));
-}
 
 /** Runs the shim with args and waits for it to exit (for start-up failures and flag errors). */
 export function runShimToExit(args: string[], env?: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -4,31 +4,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CheckpointCache } from '../../src/checkpoint/cache';
-import { CHECKPOINT_VERSION, encodeCheckpoint, type SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
+import { encodeCheckpoint, type SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
 import { CheckpointStore } from '../../src/checkpoint/store';
 import { InvalidArgumentError } from '../../src/errors';
 import { silentLogger } from '../../src/util/logger';
+import { sandboxCheckpoint } from './fixtures-checkpoint';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);
 const C = 'c'.repeat(64);
 
-function sample(id: string): SandboxCheckpoint {
-  return {
-    version: CHECKPOINT_VERSION,
-    id,
-    name: 'web',
-    namespace: 'default',
-    uid: 'u-1',
-    attempt: 0,
-    createdAt: '1795314831889293387',
-    runtimeHandler: '',
-    hostNetwork: false,
-    portMappings: [],
-    labels: { app: 'web' },
-    annotations: {},
-  };
-}
+const sample = (id: string): SandboxCheckpoint => sandboxCheckpoint({ id });
 
 describe('checkpoints held in memory', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-checkpoint-cache-'));

@@ -5,29 +5,25 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CHECKPOINT_VERSION, checksumOf, decodeCheckpoint, encodeCheckpoint, type SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
+import { checksumOf, decodeCheckpoint, encodeCheckpoint, type SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
 import { CheckpointStore } from '../../src/checkpoint/store';
 import { InvalidArgumentError } from '../../src/errors';
 import { silentLogger } from '../../src/util/logger';
+import { sandboxCheckpoint } from './fixtures-checkpoint';
 
 const ID = 'a'.repeat(64);
 
+/** A pod on its own network with a published port, its labels out of order. */
 function sample(over: Partial<SandboxCheckpoint> = {}): SandboxCheckpoint {
-  return {
-    version: CHECKPOINT_VERSION,
+  return sandboxCheckpoint({
     id: ID,
-    name: 'web',
-    namespace: 'default',
-    uid: 'uid-1',
     attempt: 2,
-    createdAt: '1763776000123456789',
     runtimeHandler: '',
     hostNetwork: false,
     portMappings: [{ protocol: 'TCP', containerPort: 80, hostPort: 8080, hostIp: '127.0.0.1' }],
     labels: { b: '2', a: '1' },
-    annotations: { note: 'x' },
     ...over,
-  };
+  });
 }
 
 describe('checkpoint encoding', () => {

@@ -4,13 +4,13 @@ import type {
   ContainerConfig__Output,
   LinuxContainerSecurityContext__Output,
   Mount__Output,
-  PodSandboxConfig__Output,
 } from '../../src/cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../src/errors';
 import { buildCreatePlan, logPathOf, namespaceModes, type HostView } from '../../src/shim/container/create-spec';
 import { toDockerBinds, toDockerDevices } from '../../src/shim/container/mounts';
 import { translateSecurityContext } from '../../src/shim/container/security';
 import { dockerStopSignal, criSignal } from '../../src/conventions/signals';
+import { containerConfig, sandboxConfig } from './fixtures-cri';
 
 const SANDBOX = 'a'.repeat(64);
 
@@ -27,22 +27,6 @@ function mount(over: Partial<Mount__Output> = {}): Mount__Output {
   return {
     containerPath: '/data', hostPath: '/srv/data', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE',
     uidMappings: [], gidMappings: [], recursiveReadOnly: false, image: null, imageSubPath: '', ...over,
-  };
-}
-
-function containerConfig(over: Partial<ContainerConfig__Output> = {}): ContainerConfig__Output {
-  return {
-    metadata: { name: 'app', attempt: 2 }, image: { image: 'busybox:1', annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' },
-    command: [], args: [], workingDir: '', envs: [], mounts: [], devices: [], labels: {}, annotations: {}, logPath: '',
-    stdin: false, stdinOnce: false, tty: false, linux: null, windows: null, CDIDevices: [], stopSignal: 'RUNTIME_DEFAULT', ...over,
-  };
-}
-
-function sandboxConfig(over: Partial<PodSandboxConfig__Output> = {}): PodSandboxConfig__Output {
-  return {
-    metadata: { name: 'web', namespace: 'default', uid: 'u-1', attempt: 0 }, hostname: '', logDirectory: '/var/log/pods/x',
-    dnsConfig: null, portMappings: [], labels: {}, annotations: {}, linux: { cgroupParent: '/kubepods/pod1', securityContext: null, sysctls: {}, overhead: null, resources: null },
-    windows: null, ...over,
   };
 }
 

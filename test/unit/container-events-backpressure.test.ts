@@ -18,7 +18,7 @@ import type { ShimContext } from '../../src/shim/context';
 import { silentLogger } from '../../src/util/logger';
 import { removePaths } from '../support/cleanup';
 import { waitFor } from '../support/poll';
-import { tempDir } from '../support/shim';
+import { tempDir } from '../support/temp';
 
 const QUEUE_LIMIT = 8;
 const CHANGES = 60;

@@ -3,35 +3,23 @@
 // and a lost Docker, and that the container store reports each change once.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DockerClient } from '../../src/docker/client';
 import type { ContainerInspect } from '../../src/docker/types';
-import { DockerNotFoundError, ResourceExhaustedError, UnavailableError } from '../../src/errors';
+import { ResourceExhaustedError, UnavailableError } from '../../src/errors';
 import { EventClock, snapshotOf } from '../../src/container-events/builder';
 import { EventHub, type ChangeSource } from '../../src/container-events/hub';
 import { eventTypesFor, podIdOf } from '../../src/container-events/transitions';
 import { ContainerStore, type ContainerChange } from '../../src/docker-cache/container-store';
 import { silentLogger } from '../../src/util/logger';
+import { FakeDocker } from '../support/fake-docker';
+import { CREATED, inspectDoc, type DockerState } from './fixtures-docker-container';
 
-const ZERO = '0001-01-01T00:00:00Z';
 const POD = 'a'.repeat(64);
 const CTR = 'b'.repeat(64);
 const OTHER_POD = 'c'.repeat(64);
 const OTHER_CTR = 'd'.repeat(64);
 
-type StateFields = Partial<ContainerInspect['State']>;
-
-function doc(id: string, labels: Record<string, string>, state: StateFields, created = '2026-11-22T02:33:51.889293387Z'): ContainerInspect {
-  return {
-    Id: id,
-    Name: `/k8s_c_p_ns_uid_0`,
-    Created: created,
-    Image: 'sha256:1111',
-    State: { Status: 'created', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: ZERO, FinishedAt: ZERO, ...state },
-    Config: { Image: 'busybox', Labels: labels },
-    HostConfig: { NetworkMode: 'default' },
-    NetworkSettings: { Ports: {}, Networks: {} },
-    Mounts: [],
-  } as unknown as ContainerInspect;
+function doc(id: string, labels: Record<string, string>, state: Partial<DockerState>, created = CREATED): ContainerInspect {
+  return inspectDoc({ Id: id, Created: created, State: state, Config: { Labels: labels } });
 }
 
 const sandboxLabels = { 'io.kubernetes.docker.type': 'podsandbox' };
@@ -285,21 +273,16 @@ describe('EventHub', () => {
 
 describe('ContainerStore change reports', () => {
   it('each refresh and removal reports before and after once; a second removal reports nothing', async () => {
-    let current: ContainerInspect | undefined = created();
-    const docker = {
-      inspectContainer: async (): Promise<ContainerInspect> => {
-        if (!current) throw new DockerNotFoundError('no such container');
-        return current;
-      },
-    } as unknown as DockerClient;
+    const docker = new FakeDocker();
+    docker.containers.set(CTR, created());
     const changes: ContainerChange[] = [];
     const store = new ContainerStore(docker, (c) => changes.push(c));
     await store.refresh(CTR);
-    current = running();
+    docker.containers.set(CTR, running());
     await store.refresh(CTR);
     await store.forget(CTR);
     await store.forget(CTR);
-    current = undefined;
+    docker.containers.delete(CTR);
     await store.refresh(CTR);
     assert.deepEqual(
       changes.map((c) => eventTypesFor(c.before, c.after)),

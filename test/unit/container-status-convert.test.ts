@@ -13,17 +13,16 @@ import {
   userFromProcStatus,
 } from '../../src/status/container-convert';
 import { UnimplementedError } from '../../src/errors';
+import { inspectDoc, type DockerState, type InspectOverrides } from './fixtures-docker-container';
 
 const SANDBOX = 'b'.repeat(64);
-const NEVER = '0001-01-01T00:00:00Z';
 
-function inspect(state: Partial<ContainerInspect['State']>, over: Partial<ContainerInspect> = {}): ContainerInspect {
-  return {
-    Id: 'c'.repeat(64),
+function inspect(state: Partial<DockerState>, over: InspectOverrides = {}): ContainerInspect {
+  return inspectDoc({
     Name: '/k8s_app_web_default_u-1_3',
     Created: '2026-11-22T02:04:17.123456789Z',
     Image: 'sha256:feed',
-    State: { Status: 'running', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: NEVER, FinishedAt: NEVER, ...state },
+    State: { Status: 'running', ...state },
     Config: {
       Image: 'busybox:1',
       Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, 'io.kubernetes.container.logpath': '/var/log/pods/x/app/3.log', tier: 'web', 'annotation.note': 'n' },
@@ -32,7 +31,7 @@ function inspect(state: Partial<ContainerInspect['State']>, over: Partial<Contai
     HostConfig: { CpuPeriod: 100000, CpuQuota: 50000, CpuShares: 512, Memory: 1024, MemorySwap: 1024, OomScoreAdj: 10, CpusetCpus: '0', CpusetMems: '' },
     Mounts: [{ Type: 'bind', Source: '/srv', Destination: '/data', Mode: 'ro,Z', RW: false, Propagation: 'rslave' }],
     ...over,
-  } as unknown as ContainerInspect;
+  });
 }
 
 const image = { id: 'sha256:feed', ref: 'busybox@sha256:abc' };

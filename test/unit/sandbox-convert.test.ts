@@ -2,7 +2,7 @@
 // statuses; the list filter; the per-key lock. No Docker.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { CHECKPOINT_VERSION, type SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
+import type { SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
 import type { PodSandbox } from '../../src/cri/types';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
 import {
@@ -13,6 +13,8 @@ import {
   statusFromInspect,
 } from '../../src/status/sandbox-convert';
 import { KeyedLock } from '../../src/util/keyed-lock';
+import { sandboxCheckpoint } from './fixtures-checkpoint';
+import { inspectDoc, runningState } from './fixtures-docker-container';
 
 const ID = '0123456789abcdef'.repeat(4);
 const LABELS = {
@@ -41,33 +43,17 @@ function summary(over: Partial<ContainerSummary> = {}): ContainerSummary {
   };
 }
 
-function checkpoint(over: Partial<SandboxCheckpoint> = {}): SandboxCheckpoint {
-  return {
-    version: CHECKPOINT_VERSION,
-    id: ID,
-    name: 'web',
-    namespace: 'default',
-    uid: 'uid-1',
-    attempt: 3,
-    createdAt: '1763776000123456789',
-    runtimeHandler: 'runc',
-    hostNetwork: true,
-    portMappings: [],
-    labels: { app: 'web' },
-    annotations: { note: 'x' },
-    ...over,
-  };
-}
+const checkpoint = (over: Partial<SandboxCheckpoint> = {}): SandboxCheckpoint => sandboxCheckpoint({ id: ID, ...over });
 
 function inspect(running: boolean, hostConfig: Record<string, string>): ContainerInspect {
-  return {
+  return inspectDoc({
     Id: ID,
     Name: '/k8s_POD_web_default_uid-1_3',
     Created: '2025-11-22T01:46:40.123456789Z',
-    State: { Running: running, Status: running ? 'running' : 'exited', Pid: running ? 42 : 0 },
+    State: running ? runningState() : { Status: 'exited' },
     Config: { Labels: LABELS, Image: 'pause' },
     HostConfig: hostConfig,
-  } as unknown as ContainerInspect;
+  });
 }
 
 describe('sandbox conversions', () => {

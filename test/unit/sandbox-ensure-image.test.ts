@@ -1,34 +1,16 @@
 // ensureImage: inspect first; pull only when Docker says the image is missing, and then with
 // the credentials the configured sources offer (as a PullImage without auth would).
 import { strict as assert } from 'node:assert';
-import { describe, it } from 'node:test';
-import type { CallContext } from '../../src/cri/types';
-import type { DockerClient } from '../../src/docker/client';
-import type { ImageInspect, RegistryAuth } from '../../src/docker/types';
-import { DockerNotFoundError, DockerUnreachableError } from '../../src/errors';
+import { afterEach, describe, it } from 'node:test';
+import type { RegistryAuth } from '../../src/docker/types';
+import { DockerUnreachableError } from '../../src/errors';
 import type { CredentialSource } from '../../src/credentials/providers';
-import type { ShimContext } from '../../src/shim/context';
 import { ensureImage } from '../../src/shim/sandbox/ensure-image';
-import { silentLogger } from '../../src/util/logger';
+import { callContext, fakeShimContext, type FakeShim } from '../support/fake-context';
+import { imageDoc } from '../support/fake-docker';
 
-interface Pull {
-  ref: string;
-  auth: RegistryAuth | undefined;
-}
-
-function fakeShim(inspectFailsFirst: Error | undefined, credentials: CredentialSource): { shim: ShimContext; pulls: Pull[]; asked: string[] } {
-  const pulls: Pull[] = [];
-  let inspections = 0;
-  const docker: Pick<DockerClient, 'inspectImage' | 'pullImage'> = {
-    async inspectImage(ref: string) {
-      inspections++;
-      if (inspectFailsFirst && inspections === 1) throw inspectFailsFirst;
-      return { Id: `sha256:${ref.length}` } as ImageInspect;
-    },
-    async pullImage(ref: string, auth: RegistryAuth | undefined) {
-      pulls.push({ ref, auth });
-    },
-  };
+/** A context over the fake Docker whose pulls of `ref` succeed, and whose credential sources are recorded. */
+async function fakeShim(ref: string, credentials: CredentialSource): Promise<FakeShim & { asked: string[] }> {
   const asked: string[] = [];
   const recording: CredentialSource = {
     credentialsFor: async (image) => {
@@ -36,46 +18,52 @@ function fakeShim(inspectFailsFirst: Error | undefined, credentials: CredentialS
       return credentials.credentialsFor(image);
     },
   };
-  const shim = {
-    docker,
-    credentials: recording,
-    log: silentLogger(),
-    config: { imagePullProgressDeadlineMs: 60_000 },
-  } as unknown as ShimContext;
-  return { shim, pulls, asked };
+  const f = await fakeShimContext({ credentials: recording });
+  f.docker.registry.set(ref, imageDoc(ref));
+  return Object.assign(f, { asked });
 }
 
-const ctx: CallContext = { method: 'test', signal: new AbortController().signal, deadline: undefined };
+const ctx = callContext('RunPodSandbox');
 const none: CredentialSource = { credentialsFor: async () => [] };
 
 describe('ensureImage', () => {
+  let f: FakeShim & { asked: string[] };
+  afterEach(() => f.close());
+
   it('does not pull an image Docker has', async () => {
-    const { shim, pulls } = fakeShim(undefined, none);
-    await ensureImage(shim, 'registry.k8s.io/pause:3.10', ctx);
-    assert.deepEqual(pulls, []);
+    f = await fakeShim('registry.k8s.io/pause:3.10', none);
+    f.docker.addImage('registry.k8s.io/pause:3.10');
+    await ensureImage(f.shim, 'registry.k8s.io/pause:3.10', ctx);
+    assert.deepEqual(f.docker.callLines(), ['inspectImage registry.k8s.io/pause:3.10']);
+    assert.deepEqual(f.asked, []);
   });
 
   it('pulls a missing image anonymously when no source offers credentials', async () => {
-    const { shim, pulls, asked } = fakeShim(new DockerNotFoundError('No such image'), none);
-    await ensureImage(shim, 'registry.k8s.io/pause:3.10', ctx);
-    assert.deepEqual(asked, ['registry.k8s.io/pause:3.10']);
-    assert.deepEqual(pulls, [{ ref: 'registry.k8s.io/pause:3.10', auth: undefined }]);
+    f = await fakeShim('registry.k8s.io/pause:3.10', none);
+    await ensureImage(f.shim, 'registry.k8s.io/pause:3.10', ctx);
+    assert.deepEqual(f.asked, ['registry.k8s.io/pause:3.10']);
+    assert.deepEqual(f.docker.methods(), ['inspectImage', 'pullImage', 'inspectImage'], 'inspect, pull, then the pulled image');
+    assert.deepEqual(f.docker.argsOf('pullImage'), [['registry.k8s.io/pause:3.10', undefined]]);
+    assert.ok(f.docker.images.has('registry.k8s.io/pause:3.10'), 'the image is there afterwards');
   });
 
   it('pulls a missing image with the credentials a provider offers', async () => {
     const offered: CredentialSource = { credentialsFor: async () => [{ username: 'u', password: 'p' }] };
-    const { shim, pulls } = fakeShim(new DockerNotFoundError('No such image'), offered);
-    await ensureImage(shim, 'registry.example:5000/pause:3.10', ctx);
+    f = await fakeShim('registry.example:5000/pause:3.10', offered);
+    await ensureImage(f.shim, 'registry.example:5000/pause:3.10', ctx);
+    const pulls = f.docker.argsOf('pullImage') as Array<[string, RegistryAuth | undefined]>;
     assert.equal(pulls.length, 1);
-    assert.equal(pulls[0]!.ref, 'registry.example:5000/pause:3.10');
-    assert.equal(pulls[0]!.auth?.username, 'u');
-    assert.equal(pulls[0]!.auth?.password, 'p');
-    assert.equal(pulls[0]!.auth?.serveraddress, 'registry.example:5000');
+    const [ref, auth] = pulls[0]!;
+    assert.equal(ref, 'registry.example:5000/pause:3.10');
+    assert.equal(auth?.username, 'u');
+    assert.equal(auth?.password, 'p');
+    assert.equal(auth?.serveraddress, 'registry.example:5000');
   });
 
   it('passes other inspect failures through without pulling', async () => {
-    const { shim, pulls } = fakeShim(new DockerUnreachableError('docker is down'), none);
-    await assert.rejects(ensureImage(shim, 'pause', ctx), DockerUnreachableError);
-    assert.deepEqual(pulls, []);
+    f = await fakeShim('pause', none);
+    f.docker.fail('inspectImage', { error: new DockerUnreachableError('docker is down') });
+    await assert.rejects(ensureImage(f.shim, 'pause', ctx), DockerUnreachableError);
+    assert.deepEqual(f.docker.methods(), ['inspectImage']);
   });
 });

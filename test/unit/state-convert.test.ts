@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ContainerInspect, DockerEvent } from '../../src/docker/types';
+import type { DockerEvent } from '../../src/docker/types';
 import { actionForEvent, EVENT_FILTERS } from '../../src/docker-cache/docker-events';
 import { cacheableListQuery, isTracked, matchesListQuery } from '../../src/docker-cache/list-query';
 import { commandText, humanDuration, portsOf, statusText, summaryFromInspect } from '../../src/docker-cache/summary';
-import { INSPECT, INSPECTED_AT_MS, LISTED } from './fixtures-docker-container';
+import { dockerState, INSPECT, INSPECTED_AT_MS, LISTED, type DockerState } from './fixtures-docker-container';
 
-const NEVER = '0001-01-01T00:00:00Z';
 const byPort = (a: { PrivatePort: number; Type: string; IP?: string }, b: { PrivatePort: number; Type: string; IP?: string }): number =>
   `${a.PrivatePort}/${a.Type}/${a.IP ?? ''}`.localeCompare(`${b.PrivatePort}/${b.Type}/${b.IP ?? ''}`);
 
-function state(over: Partial<ContainerInspect['State']>): ContainerInspect['State'] {
-  return { Status: 'exited', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: NEVER, FinishedAt: NEVER, ...over };
-}
+const state = (over: Partial<DockerState>): DockerState => dockerState({ Status: 'exited', ...over });
 
 describe('list entry synthesised from inspect', () => {
   it('equals what Docker listed for the same container', () => {

@@ -3,11 +3,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { DockerClient } from '../../src/docker/client';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
 import { CgroupGoneError, firstProcessOf, readCgroupSample, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
 import { StatsCollector } from '../../src/stats/collector';
 import { silentLogger } from '../../src/util/logger';
+import { FakeDocker } from '../support/fake-docker';
+import { inspectDoc, runningState } from './fixtures-docker-container';
 
 const ID = 'ab12'.repeat(16);
 const MiB = 1024n * 1024n;
@@ -105,12 +106,12 @@ describe('readCgroupSample on fixture trees', () => {
 
 describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
   function inspectOf(pid: number): ContainerInspect {
-    return {
+    return inspectDoc({
       Id: ID,
-      State: { Running: true, Pid: pid },
+      State: runningState(undefined, { Pid: pid }),
       HostConfig: { CgroupParent: 'kubepods-besteffort-pod9.slice' },
       GraphDriver: { Name: 'overlay2', Data: { UpperDir: path.join(tmp, 'overlay2', 'layer1', 'diff') } },
-    } as unknown as ContainerInspect;
+    });
   }
   const summary = { Id: ID, Names: ['/k8s_app_web_ns_uid1_2'], Created: 1700000000, Image: 'busybox', State: 'running', Labels: { team: 'a', 'annotation.note': 'x' } } as unknown as ContainerSummary;
 
@@ -124,15 +125,10 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     });
     writeTree(scope, { 'cpu.stat': 'usage_usec 2000\n', 'memory.current': '8192\n', 'memory.stat': 'inactive_file 4096\n', 'pids.current': '1\n' });
     writeTree(path.join(tmp, 'overlay2', 'layer1', 'diff'), { 'file.txt': 'x'.repeat(10_000) });
-    let inspects = 0;
-    const docker = {
-      inspectContainer: async () => {
-        inspects++;
-        return inspectOf(77);
-      },
-    } as unknown as DockerClient;
+    const docker = new FakeDocker();
+    docker.containers.set(ID, inspectOf(77));
     const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger() }, path.join(root, 'proc'));
-    return { collector, scope, inspects: () => inspects };
+    return { collector, scope, inspects: () => docker.argsOf('inspectContainer').length };
   }
 
   it('finds the scope from /proc/<pid>/cgroup, inspects once, and gives attributes, CPU, memory and the writable layer', async () => {

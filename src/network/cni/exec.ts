@@ -63,8 +63,10 @@ function errorMessageOf(stdout: string, stderr: string, code: number | null, sig
 
 /** Runs the plugin; resolves with its parsed stdout (undefined when it printed nothing). */
 export function execPlugin(binary: string, type: string, call: PluginCall, stdin: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  // The shim's own CNI_* variables (if someone set any) must not leak into a plugin's call.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CNI_')));
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...inherited,
     CNI_COMMAND: call.command,
     CNI_CONTAINERID: call.containerId,
     CNI_NETNS: call.netns,
@@ -73,13 +75,18 @@ export function execPlugin(binary: string, type: string, call: PluginCall, stdin
     CNI_PATH: call.binDirs.join(':'),
   };
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A group of its own, so a kill also reaches what the plugin started (an IPAM plugin).
+    const child = spawn(binary, [], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     let why: string | undefined;
     const kill = (reason: string): void => {
       why ??= reason;
-      child.kill('SIGKILL');
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
     };
     const timer = setTimeout(() => kill(`did not finish ${call.command} within ${timeoutMs} ms`), timeoutMs);
     const onAbort = (): void => kill(`${call.command} was cancelled`);
