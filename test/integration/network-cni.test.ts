@@ -9,17 +9,18 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { PodSandboxConfig } from '../../src/cri/types';
 import { hostAddresses } from '../../src/network/host-addresses';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
+import { testLabels } from '../support/cleanup';
 import { CNI_BIN_DIR, ipv6Unavailable, makeTestNetwork, type TestNetwork } from '../support/cni-network';
-import { dockerApi, ensureTestImages } from '../support/images';
+import { useShim } from '../support/fixture';
+import { dockerApi } from '../support/images';
 import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { waitFor } from '../support/poll';
-import { startShim, tempDir, type ShimProcess } from '../support/shim';
+import { tempDir, type ShimProcess } from '../support/shim';
 import { busybox, SLEEP_FOREVER } from '../support/pods';
 
 let podCounter = 0;
@@ -82,18 +83,15 @@ async function nodeServer(): Promise<{ port: number; close(): Promise<void> }> {
 }
 
 describe('cni network plugin', () => {
-  const run = newTestRun();
-  let net: TestNetwork;
+  const net = makeTestNetwork();
+  const f = useShim({ args: net.shimArgs });
+  f.onCleanUp(() => net.remove());
+  const run = f.run;
+  /** A shim of the fixture's (stopped and swept with it, whatever the test does). */
+  const startShim = async (opts: { args: string[]; rootDir?: string }): Promise<ShimProcess> => (await f.startShim(opts)).shim;
   let shim: ShimProcess;
-  before(async () => {
-    await ensureTestImages();
-    net = makeTestNetwork();
-    shim = await startShim({ args: net.shimArgs });
-  });
-  after(async () => {
-    await shim?.stop();
-    await removeTestContainers({ run });
-    net?.remove();
+  before(() => {
+    shim = f.shim;
   });
 
   it('gives pods addresses from the plugin; they reach each other and the node, and leave nothing behind', async () => {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { PodSandboxConfig } from '../../src/cri/types';
 import { hostAddresses } from '../../src/network/host-addresses';
@@ -18,12 +18,11 @@ import { hostRunner } from '../../src/network/hostport/runner';
 import { KUBENET_BRIDGE } from '../../src/network/kubenet/plugin';
 import { removeKubenetRules } from '../../src/network/kubenet/rules';
 import { rejectsWith } from '../support/client';
-import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
 import { CNI_BIN_DIR } from '../support/cni-network';
-import { ensureTestImages } from '../support/images';
+import { useShim } from '../support/fixture';
 import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { waitFor } from '../support/poll';
-import { startShim, tempDir, type ShimProcess } from '../support/shim';
+import { tempDir, type ShimProcess } from '../support/shim';
 import { busybox, SLEEP_FOREVER } from '../support/pods';
 
 const IPAM_DIR = '/var/lib/cni/networks/kubenet';
@@ -46,7 +45,6 @@ function reservations(): string[] {
 }
 
 describe('kubenet network plugin', () => {
-  const run = newTestRun();
   const third = randomBytes(1)[0]!;
   const podCidr = `10.235.${third}.0/24`;
   const gateway = `10.235.${third}.1`;
@@ -59,12 +57,12 @@ describe('kubenet network plugin', () => {
 
   const podConfig = (extra: Partial<PodSandboxConfig> = {}): PodSandboxConfig => {
     counter++;
-    return { metadata: { name: `kn${counter}-${run}`, namespace: 'kubenet-test', uid: `${run}-${counter}`, attempt: 0 }, labels: testLabels(run), ...extra };
+    return { metadata: { name: `kn${counter}-${f.run}`, namespace: 'kubenet-test', uid: `${f.run}-${counter}`, attempt: 0 }, labels: f.labels(), ...extra };
   };
   const podWith = async (extra: Partial<PodSandboxConfig>, command: string[]): Promise<{ pod: string; ctr: string; ip: string }> => {
     const config = podConfig(extra);
     const { podSandboxId: pod } = await shim.client.runtime.RunPodSandbox({ config });
-    const { containerId: ctr } = await shim.client.runtime.CreateContainer({ podSandboxId: pod, config: busybox(run, 'c', { command, logPath: '' }), sandboxConfig: config });
+    const { containerId: ctr } = await shim.client.runtime.CreateContainer({ podSandboxId: pod, config: busybox(f.run, 'c', { command, logPath: '' }), sandboxConfig: config });
     await shim.client.runtime.StartContainer({ containerId: ctr });
     const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: pod });
     return { pod, ctr, ip: status!.network!.ip };
@@ -78,13 +76,12 @@ describe('kubenet network plugin', () => {
     await shim.client.runtime.RemovePodSandbox({ podSandboxId: pod });
   };
 
-  before(async () => {
-    await ensureTestImages();
-    shim = await startShim({ args, rootDir: root });
+  const f = useShim({ args, rootDir: root });
+  before(() => {
+    shim = f.shim;
   });
-  after(async () => {
-    await shim?.stop();
-    await removeTestContainers({ run });
+  // What kubenet keeps for the node, once the fixture stopped the shims and swept the pods.
+  f.onCleanUp(async () => {
     await new HostportManager({ runner: hostRunner, portHolder: null }).removeAll();
     await removeKubenetRules(hostRunner);
     execFileSync('sh', ['-c', `ip link del ${KUBENET_BRIDGE} 2>/dev/null || true`]);
@@ -145,7 +142,7 @@ describe('kubenet network plugin', () => {
     try {
       await waitFor('the host port', () => httpGet('127.0.0.1', hostPort, '/passwd').catch(() => undefined));
       await shim.stop();
-      shim = await startShim({ args, rootDir: root });
+      shim = (await f.startShim({ args, rootDir: root })).shim;
       await shim.client.runtime.UpdateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr } } });
       assert.match(await httpGet('127.0.0.1', hostPort, '/passwd'), /^root:/);
       const { status } = await shim.client.runtime.PodSandboxStatus({ podSandboxId: p.pod });
