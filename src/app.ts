@@ -7,10 +7,9 @@ import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
 import { DockerodeClient, type DockerClient } from './docker/client';
 import { assertSupportedDocker, DockerFacts } from './docker/version';
-import type { DockerVersion } from './docker/types';
+import type { DockerInfo, DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
-import { loadCredentialProviderConfig } from './credentials/config';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
 import { ContainerLogManager } from './logs/manager';
@@ -38,11 +37,20 @@ export interface RunningShim {
 /** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
 const DOCKER_STARTUP_WAIT_MS = 10_000;
 
-async function waitForDocker(docker: DockerClient, log: Logger): Promise<DockerVersion> {
+/**
+ * Waits for Docker's version, then gives its info too. Info is asked for alongside each
+ * version attempt (start-up needs both; in parallel they cost one round trip), but only a
+ * version failure means "not answering yet": an info failure once the version came is asked
+ * again once and then fails start-up, as when the two were asked one after the other.
+ */
+async function waitForDocker(docker: DockerClient, log: Logger): Promise<{ version: DockerVersion; info: DockerInfo }> {
   const deadline = Date.now() + DOCKER_STARTUP_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
+    const info = docker.info();
+    info.catch(() => undefined);
     try {
-      return await docker.version();
+      const version = await docker.version();
+      return { version, info: await info.catch(() => docker.info()) };
     } catch (err) {
       if (Date.now() >= deadline) {
         throw new StartupError(`Docker at ${docker.endpoint} did not answer: ${errorMessage(err)}`);
@@ -61,9 +69,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const network = wrap(() => createNetworkPlugin(config, docker));
   const credentials = wrap(() => credentialProviders(config, log));
 
-  const version = await waitForDocker(docker, log);
+  const { version, info } = await waitForDocker(docker, log);
   wrap(() => assertSupportedDocker(version));
-  const info = await docker.info();
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
   if (config.runtimeCgroups !== '') {
@@ -84,10 +91,12 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const buildEvent = containerEventBuilder(context, state.containers);
   const server = new CriServer(runtimeService(context), imageService(context), log);
   try {
-    await sandboxState(context).checkpoints.load();
-    await state.start();
-    await streaming.listen();
+    // List reads the checkpoints, so they are in memory before the first call; the state
+    // cache is not: until it has synced, the caching client sends every read to Docker, so
+    // its resync (a list and an inspect per container) need not delay the socket.
+    await Promise.all([sandboxState(context).checkpoints.load(), streaming.listen()]);
     await server.listen(config.containerRuntimeEndpoint);
+    void state.start();
   } catch (err) {
     await streaming.close();
     await state.stop();
@@ -120,6 +129,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 function credentialProviders(config: Config, log: Logger): CredentialSource {
   const dockerConfig = new DockerConfigCredentials(path.join(config.rootDirectory, 'config.json'), log);
   if (config.imageCredentialProviderConfig === '') return dockerConfig;
+  // Loaded only with the flag: its YAML parser is ~70 modules every other start would load.
+  const { loadCredentialProviderConfig } = require('./credentials/config') as typeof import('./credentials/config');
   const plugins = loadCredentialProviderConfig(config.imageCredentialProviderConfig, config.imageCredentialProviderBinDir);
   log.info({ providers: plugins.map((p) => p.name) }, 'credential provider plugins configured');
   return new ChainedCredentials([new CredentialProviders(plugins, log), dockerConfig]);
