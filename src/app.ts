@@ -42,14 +42,16 @@ const DOCKER_STARTUP_WAIT_MS = 10_000;
  * version attempt (start-up needs both; in parallel they cost one round trip), but only a
  * version failure means "not answering yet": an info failure once the version came is asked
  * again once and then fails start-up, as when the two were asked one after the other.
+ * The version is asked through DockerFacts, so the first Version RPC finds it cached instead
+ * of queueing behind the resync and the log followers' requests at a busy daemon.
  */
-async function waitForDocker(docker: DockerClient, log: Logger): Promise<{ version: DockerVersion; info: DockerInfo }> {
+async function waitForDocker(docker: DockerClient, facts: DockerFacts, log: Logger): Promise<{ version: DockerVersion; info: DockerInfo }> {
   const deadline = Date.now() + DOCKER_STARTUP_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     const info = docker.info();
     info.catch(() => undefined);
     try {
-      const version = await docker.version();
+      const version = await facts.version();
       return { version, info: await info.catch(() => docker.info()) };
     } catch (err) {
       if (Date.now() >= deadline) {
@@ -68,58 +70,62 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const docker = new CachingDockerClient(rawDocker, state);
   const network = wrap(() => createNetworkPlugin(config, docker));
   const credentials = wrap(() => credentialProviders(config, log));
-
-  const { version, info } = await waitForDocker(docker, log);
-  wrap(() => assertSupportedDocker(version));
-  const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
-  if (cgroups.warning) log.warn(cgroups.warning);
-  if (config.runtimeCgroups !== '') {
-    const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
-    log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
-  }
-  wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
-
   const dockerFacts = new DockerFacts(docker);
-  // Log followers ask whether a container stopped the moment its log stream ends, which can be
-  // before the cache has heard of it: they go to Docker directly.
-  const logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
-  const resumed = logs.resumeAll();
-  if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
-  const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
-  const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
-  const buildEvent = containerEventBuilder(context, state.containers);
-  const server = new CriServer(runtimeService(context), imageService(context), log);
+
+  const { version, info } = await waitForDocker(docker, dockerFacts, log);
+  wrap(() => assertSupportedDocker(version));
+  // The cache's first sync (a list, and an inspect of every container) runs while the rest of
+  // start-up does; the socket waits for it, because GetContainerEvents refuses watchers until
+  // the cache is synced, and kubelet opens that stream as soon as it can connect.
+  const synced = state.start();
+  let logs: ContainerLogManager | undefined;
+  let streaming: StreamingServer | undefined;
   try {
-    // List reads the checkpoints, so they are in memory before the first call; the state
-    // cache is not: until it has synced, the caching client sends every read to Docker, so
-    // its resync (a list and an inspect per container) need not delay the socket.
-    await Promise.all([sandboxState(context).checkpoints.load(), streaming.listen()]);
+    const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
+    if (cgroups.warning) log.warn(cgroups.warning);
+    if (config.runtimeCgroups !== '') {
+      const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
+      log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
+    }
+    wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
+
+    // Log followers ask whether a container stopped the moment its log stream ends, which can be
+    // before the cache has heard of it: they go to Docker directly.
+    logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
+    const resumed = logs.resumeAll();
+    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+    streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
+    const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
+    const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
+    const buildEvent = containerEventBuilder(context, state.containers);
+    const server = new CriServer(runtimeService(context), imageService(context), log);
+    // List reads the checkpoints, so they are in memory before the first call.
+    await Promise.all([sandboxState(context).checkpoints.load(), streaming.listen(), synced]);
     await server.listen(config.containerRuntimeEndpoint);
-    void state.start();
+    log.info(
+      { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
+      'cri-docker-shim ready',
+    );
+    const running = { logs, streaming };
+    return {
+      context,
+      address: server.boundAddress,
+      async stop() {
+        containerEvents.close('the shim is shutting down');
+        await server.stop(config.shutdownGraceMs);
+        await running.streaming.close();
+        await state.stop();
+        await running.logs.close();
+        dockerFacts.close();
+      },
+    };
   } catch (err) {
-    await streaming.close();
+    await streaming?.close();
     await state.stop();
     dockerFacts.close();
-    await logs.close();
-    throw new StartupError(errorMessage(err));
+    await logs?.close();
+    throw err instanceof StartupError ? err : new StartupError(errorMessage(err));
   }
-  log.info(
-    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
-    'cri-docker-shim ready',
-  );
-  return {
-    context,
-    address: server.boundAddress,
-    async stop() {
-      containerEvents.close('the shim is shutting down');
-      await server.stop(config.shutdownGraceMs);
-      await streaming.close();
-      await state.stop();
-      await logs.close();
-      dockerFacts.close();
-    },
-  };
 }
 
 /**

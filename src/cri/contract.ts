@@ -13,7 +13,8 @@
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
-import * as protobuf from 'protobufjs';
+// The light build: reflection and JSON descriptors, without the .proto parser.
+import * as protobuf from 'protobufjs/light';
 import type { ProtoGrpcType } from '../generated/api';
 import descriptor from '../generated/cri-descriptor.json';
 
