@@ -34,6 +34,9 @@ export interface RunningShim {
   stop(): Promise<void>;
 }
 
+/** The calls answered while the state cache's first sync runs: none reads or changes containers. */
+const ANSWERED_BEFORE_SYNC: ReadonlySet<string> = new Set(['Version', 'Status', 'RuntimeConfig']);
+
 /** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
 const DOCKER_STARTUP_WAIT_MS = 10_000;
 
@@ -75,8 +78,11 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const { version, info } = await waitForDocker(docker, dockerFacts, log);
   wrap(() => assertSupportedDocker(version));
   // The cache's first sync (a list, and an inspect of every container) runs while the rest of
-  // start-up does; the socket waits for it, because GetContainerEvents refuses watchers until
-  // the cache is synced, and kubelet opens that stream as soon as it can connect.
+  // start-up does, and goes on after the socket is bound: until it is done only Version,
+  // Status and RuntimeConfig answer, every other call waits for it (grpc/startup-gate.ts).
+  // Binding later would keep kubelet's connection backing off; answering the rest sooner would
+  // let a client see container state, or open GetContainerEvents (refused while the cache is
+  // unsynced), before the cache has all of it.
   const synced = state.start();
   let logs: ContainerLogManager | undefined;
   let streaming: StreamingServer | undefined;
@@ -98,9 +104,9 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
     const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
     const buildEvent = containerEventBuilder(context, state.containers);
-    const server = new CriServer(runtimeService(context), imageService(context), log);
+    const server = new CriServer(runtimeService(context), imageService(context), log, { ready: synced, open: ANSWERED_BEFORE_SYNC });
     // List reads the checkpoints, so they are in memory before the first call.
-    await Promise.all([sandboxState(context).checkpoints.load(), streaming.listen(), synced]);
+    await Promise.all([sandboxState(context).checkpoints.load(), streaming.listen()]);
     await server.listen(config.containerRuntimeEndpoint);
     log.info(
       { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
