@@ -98,15 +98,18 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     // Log followers ask whether a container stopped the moment its log stream ends, which can be
     // before the cache has heard of it: they go to Docker directly.
     logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
-    const resumed = logs.resumeAll();
-    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
     streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
     const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
     const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
     const buildEvent = containerEventBuilder(context, state.containers);
+    // List reads the checkpoints, so they are in memory before the first call; their files are
+    // read while the followers resume and the server is built.
+    const prepared = Promise.all([sandboxState(context).checkpoints.load(), streaming.listen()]);
+    prepared.catch(() => undefined);
+    const resumed = logs.resumeAll();
+    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready: synced, open: ANSWERED_BEFORE_SYNC });
-    // List reads the checkpoints, so they are in memory before the first call.
-    await Promise.all([sandboxState(context).checkpoints.load(), streaming.listen()]);
+    await prepared;
     await server.listen(config.containerRuntimeEndpoint);
     log.info(
       { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
