@@ -84,6 +84,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   // let a client see container state, or open GetContainerEvents (refused while the cache is
   // unsynced), before the cache has all of it.
   const synced = state.start();
+  let stopping = false;
   let logs: ContainerLogManager | undefined;
   let streaming: StreamingServer | undefined;
   try {
@@ -97,38 +98,47 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 
     // Log followers ask whether a container stopped the moment its log stream ends, which can be
     // before the cache has heard of it: they go to Docker directly.
-    logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
-    streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
+    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory);
+    logs = followers;
+    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
+    streaming = streamingServer;
     const containerEvents = new EventHub(state, (change: ContainerChange) => buildEvent(change), log);
     const context: ShimContext = { config, docker, dockerFacts, cgroups, network, credentials, log, logs, streaming, containerEvents };
     const buildEvent = containerEventBuilder(context, state.containers);
     // List reads the checkpoints, so they are in memory before the first call; their files are
-    // read while the followers resume and the server is built.
-    const prepared = Promise.all([sandboxState(context).checkpoints.load(), streaming.listen()]);
+    // read while the server is built.
+    const prepared = Promise.all([sandboxState(context).checkpoints.load(), streamingServer.listen()]);
     prepared.catch(() => undefined);
-    const resumed = logs.resumeAll();
-    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-    const server = new CriServer(runtimeService(context), imageService(context), log, { ready: synced, open: ANSWERED_BEFORE_SYNC });
+    // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
+    // followers of the previous run resume once the sync is done, before any of those runs,
+    // instead of a request per container competing with the sync and the first answers.
+    const ready = synced.then(() => {
+      if (stopping) return;
+      const resumed = followers.resumeAll();
+      if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+    });
+    const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC });
     await prepared;
     await server.listen(config.containerRuntimeEndpoint);
     log.info(
-      { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streaming.baseUrl },
+      { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.name, streaming: streamingServer.baseUrl },
       'cri-docker-shim ready',
     );
-    const running = { logs, streaming };
     return {
       context,
       address: server.boundAddress,
       async stop() {
+        stopping = true;
         containerEvents.close('the shim is shutting down');
         await server.stop(config.shutdownGraceMs);
-        await running.streaming.close();
+        await streamingServer.close();
         await state.stop();
-        await running.logs.close();
+        await followers.close();
         dockerFacts.close();
       },
     };
   } catch (err) {
+    stopping = true;
     await streaming?.close();
     await state.stop();
     dockerFacts.close();
