@@ -150,7 +150,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
 async function measureStartupPart(plan: BenchPlan, rootDir: string, containers: number): Promise<StartupResult> {
   const docker = await dockerCounts(dockerApi());
   const self: StartupBuild = { label: 'this build', mainJs: MAIN_JS };
-  const builds = plan.baseline === undefined ? [self] : [self, { label: `before: ${path.relative(REPO, plan.baseline)}`, mainJs: plan.baseline }];
+  const builds = plan.baseline === undefined ? [self] : [self, { label: `before: ${plan.baseline}`, mainJs: plan.baseline }];
   log(`startup: ${plan.startupRuns} execs per build (+${plan.startupWarmup} warm-up) with ${containers} containers (Docker holds ${docker.all})`);
   const samples = await measureStartup(builds, rootDir, { runs: plan.startupRuns, warmup: plan.startupWarmup, logLevel: SHIM_LOG_LEVEL, progress: log });
   const times = (s: readonly StartupSample[]): StartupTimes => ({ version: summarize(s.map((x) => x.versionMs)), listContainers: summarize(s.map((x) => x.listMs)) });
