@@ -49,6 +49,24 @@ export interface RequestCountResult {
   byEndpoint: Record<string, number>;
 }
 
+/** Milliseconds from the exec of main.js to each first successful answer, over the runs. */
+export interface StartupTimes {
+  version: LatencySummary;
+  listContainers: LatencySummary;
+}
+
+export interface StartupResult {
+  /** Containers this run made (pause + app), present in Docker while the shim started. */
+  containers: number;
+  /** What Docker held at the time, this run's and everyone else's. */
+  docker: { all: number; shimLabelled: number; running: number };
+  /** Counted execs per build (after the warm-up ones). */
+  runs: number;
+  shim: StartupTimes;
+  /** The same for another build (`--baseline=`), measured taking turns with this one. */
+  baseline?: StartupTimes & { label: string };
+}
+
 export interface BenchResult {
   meta: {
     date: string;
@@ -66,6 +84,7 @@ export interface BenchResult {
   reads: ReadLevel[];
   polling: PollingResult;
   rss: { idleBytes: number; afterBytes: number; peakBytes: number };
+  startup: StartupResult;
   targets: TargetCheck[];
 }
 
@@ -81,6 +100,8 @@ export const TARGETS = {
   readRatioP50: 1.0,
   dockerdCpuShare: 1 / 3,
   rssIdleMiB: 70,
+  /** From exec to the first successful answer, at p50. */
+  startupMs: 300,
 } as const;
 
 const MiB = 1024 * 1024;
@@ -114,7 +135,45 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
     value: `${(r.rss.idleBytes / MiB).toFixed(1)} MiB`,
     pass: r.rss.idleBytes <= TARGETS.rssIdleMiB * MiB,
   });
+  const st = r.startup;
+  for (const [call, times] of [
+    ['Version', st.shim.version],
+    ['ListContainers', st.shim.listContainers],
+  ] as const) {
+    checks.push({
+      target: `exec -> first ${call} answer at ${st.containers} containers: p50 <= ${TARGETS.startupMs} ms`,
+      value: `${ms(times.p50)} ms (max ${ms(times.max)}, ${times.n} runs)`,
+      pass: times.p50 <= TARGETS.startupMs,
+    });
+  }
   return checks;
+}
+
+/** The start-up rows: p50 / max of each build, next to the target. */
+function startupRows(st: StartupResult): string[] {
+  const sides: Array<[string, StartupTimes]> = [['this build', st.shim]];
+  if (st.baseline) sides.push([st.baseline.label, st.baseline]);
+  const rows: string[] = [];
+  for (const [label, times] of sides) {
+    for (const [call, t] of [
+      ['Version', times.version],
+      ['ListContainers', times.listContainers],
+    ] as const) {
+      rows.push(
+        row([
+          `startup @${st.containers}`,
+          `exec -> first ${call} answer, ms p50 / max (${t.n} runs; ${label})`,
+          `target: p50 <= ${TARGETS.startupMs}`,
+          `${ms(t.p50)} / ${ms(t.max)}`,
+          '',
+          '',
+          '',
+          '',
+        ]),
+      );
+    }
+  }
+  return rows;
 }
 
 const ms = (n: number): string => n.toFixed(2);
@@ -167,6 +226,7 @@ export function renderTable(r: BenchResult): string {
       ratioText(ratio(p.dockerRequests.shim.perTick, p.dockerRequests.raw.perTick)),
     ]),
     row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
+    ...startupRows(r.startup),
   );
   return lines.join('\n');
 }
@@ -181,6 +241,6 @@ export function renderHeader(r: BenchResult): string {
     `cri-docker-shim benchmark (${m.mode}), ${m.date}`,
     `Docker ${m.docker.version} (API ${m.docker.apiVersion}, ${m.docker.storageDriver}, cgroup ${m.docker.cgroupDriver}), kernel ${m.docker.kernel}`,
     `${m.machine.cpuModel}, ${m.machine.cores} cores, ${(m.machine.memoryBytes / 2 ** 30).toFixed(1)} GiB, ${m.machine.os}; node ${m.node}; shim log level ${m.shimLogLevel}`,
-    `${m.lifecycleRounds} lifecycle rounds, ${m.readIterations} samples per read call and level; took ${m.durationSeconds} s`,
+    `${m.lifecycleRounds} lifecycle rounds, ${m.readIterations} samples per read call and level, ${r.startup.runs} start-up execs per build; took ${m.durationSeconds} s`,
   ].join('\n');
 }

@@ -1,21 +1,36 @@
 // `npm run bench`: issue 6's benchmark. Starts a fresh shim, measures the lifecycle calls, the
 // read calls at growing numbers of containers and a kubelet-like polling loop, each next to
-// the raw Docker calls doing the same work on the same engine, then prints one Markdown table
-// with the targets and writes the same as JSON. Everything it makes is removed at the end.
-//   node dist/bench/run.js [--quick] [--out=DIR]
+// the raw Docker calls doing the same work on the same engine, then the time from exec to the
+// first answers of a restarted shim on the populated node; prints one Markdown table with the
+// targets and writes the same as JSON. Everything it makes is removed at the end.
+//   node dist/bench/run.js [--quick] [--out=DIR] [--baseline=PATH/dist/src/main.js]
+// --baseline: another build's main.js, exec'd taking turns with this one in the start-up part
+// (a before/after; see bench/README.md for how to build one from an older commit).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Dockerode from 'dockerode';
 import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
-import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { dockerdPid, memoryBytes } from './procfs';
 import { RequestCounter } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
-import { type BenchResult, checkTargets, type LatencyRow, type PollingResult, type ReadLevel, renderHeader, renderTable, renderTargets } from './report';
+import {
+  type BenchResult,
+  checkTargets,
+  type LatencyRow,
+  type PollingResult,
+  type ReadLevel,
+  renderHeader,
+  renderTable,
+  renderTargets,
+  type StartupResult,
+  type StartupTimes,
+} from './report';
+import { measureStartup, type StartupBuild, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
 import type { BenchRun } from './workload';
 
@@ -33,6 +48,11 @@ interface BenchPlan {
   concurrency: number;
   /** How long the fresh shim sits without calls before its idle RSS is read. */
   idleSettleMs: number;
+  /** Counted execs per build in the start-up part, and uncounted ones before them. */
+  startupRuns: number;
+  startupWarmup: number;
+  /** Another build's main.js to time in the start-up part too. */
+  baseline: string | undefined;
   outDir: string;
 }
 
@@ -43,12 +63,15 @@ const SHIM_LOG_LEVEL = 'info';
 export function planFrom(argv: readonly string[]): BenchPlan {
   const quick = argv.includes('--quick');
   const out = argv.find((a) => a.startsWith('--out='))?.slice('--out='.length);
-  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--out='));
-  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: run.js [--quick] [--out=DIR]`);
+  const baselineArg = argv.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
+  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--out=') && !a.startsWith('--baseline='));
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: run.js [--quick] [--out=DIR] [--baseline=MAIN_JS]`);
   const outDir = path.resolve(out ?? path.join(REPO, 'bench', 'results', quick ? 'quick' : ''));
+  const baseline = baselineArg === undefined ? undefined : path.resolve(baselineArg);
+  if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`--baseline: ${baseline} does not exist`);
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, outDir }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, outDir };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, baseline, outDir }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, baseline, outDir };
 }
 
 function log(message: string): void {
@@ -61,7 +84,7 @@ function latencyRow(call: string, rawCall: string, shim: number[], raw: number[]
   return { call, rawCall, shim: s, raw: r, ratioP50: ratio(s.p50, r.p50) };
 }
 
-async function measure(plan: BenchPlan, bench: BenchRun, shim: ShimProcess, shimPid: number, idleRss: number): Promise<Omit<BenchResult, 'targets' | 'meta'>> {
+async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: ShimProcess, shimPid: number, idleRss: number): Promise<Omit<BenchResult, 'targets' | 'meta'>> {
   const docker = dockerApi();
   const dockerd = dockerdPid();
   const client = shim.client;
@@ -119,7 +142,22 @@ async function measure(plan: BenchPlan, bench: BenchRun, shim: ShimProcess, shim
   await shim.stop();
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
-  return { lifecycle, reads, polling: { ...pollingCpu, dockerRequests }, rss };
+  const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
+  return { lifecycle, reads, polling: { ...pollingCpu, dockerRequests }, rss, startup };
+}
+
+/** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */
+async function measureStartupPart(plan: BenchPlan, rootDir: string, containers: number): Promise<StartupResult> {
+  const docker = await dockerCounts(dockerApi());
+  const self: StartupBuild = { label: 'this build', mainJs: MAIN_JS };
+  const builds = plan.baseline === undefined ? [self] : [self, { label: `before: ${plan.baseline}`, mainJs: plan.baseline }];
+  log(`startup: ${plan.startupRuns} execs per build (+${plan.startupWarmup} warm-up) with ${containers} containers (Docker holds ${docker.all})`);
+  const samples = await measureStartup(builds, rootDir, { runs: plan.startupRuns, warmup: plan.startupWarmup, logLevel: SHIM_LOG_LEVEL, progress: log });
+  const times = (s: readonly StartupSample[]): StartupTimes => ({ version: summarize(s.map((x) => x.versionMs)), listContainers: summarize(s.map((x) => x.listMs)) });
+  const result: StartupResult = { containers, docker, runs: plan.startupRuns, shim: times(samples.get(self.label)!) };
+  const before = builds[1];
+  if (before) result.baseline = { label: before.label, ...times(samples.get(before.label)!) };
+  return result;
 }
 
 async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[]): Promise<PollingResult['dockerRequests']> {
@@ -181,6 +219,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const plan = planFrom(argv);
   const started = Date.now();
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('bench-logs') };
+  // The timed shim's state directory (checkpoints, log positions) outlives it for the start-up part.
+  const rootDir = tempDir('bench-root');
   let shim: ShimProcess | undefined;
   let cleanedUp = false;
   const cleanUp = async (): Promise<void> => {
@@ -189,7 +229,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     log('cleaning up');
     await shim?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
     const removed = await removeTestContainers({ run: bench.run });
-    removePaths(bench.logRoot);
+    removePaths(bench.logRoot, rootDir);
     log(`removed ${removed} container(s)`);
   };
   // An interrupted run still removes what it made.
@@ -202,13 +242,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     await ensureTestImages();
     log(`run ${bench.run}: starting the shim`);
-    shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`] });
+    shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir });
     const shimPid = shim.child.pid;
     if (shimPid === undefined) throw new Error('the shim has no PID');
     // Idle means settled: start-up's garbage is still in the heap the moment Version answers.
     await new Promise((r) => setTimeout(r, plan.idleSettleMs));
     const idleRss = memoryBytes(shimPid);
-    const measured = await measure(plan, bench, shim, shimPid, idleRss);
+    const measured = await measure(plan, bench, rootDir, shim, shimPid, idleRss);
     const partial = { meta: await meta(plan, bench.run, started), ...measured };
     const result: BenchResult = { ...partial, targets: checkTargets(partial) };
     const file = writeResults(plan, result);

@@ -7,6 +7,7 @@ export interface LatencySummary {
   p50: number;
   p95: number;
   mean: number;
+  max: number;
 }
 
 /**
@@ -35,6 +36,7 @@ export function summarize(samples: readonly number[]): LatencySummary {
     p50: roundMs(percentile(samples, 0.5)),
     p95: roundMs(percentile(samples, 0.95)),
     mean: roundMs(mean),
+    max: roundMs(Math.max(...samples)),
   };
 }
 

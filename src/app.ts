@@ -7,14 +7,13 @@ import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
 import { DockerodeClient, type DockerClient } from './docker/client';
 import { assertSupportedDocker, DockerFacts } from './docker/version';
-import type { DockerVersion } from './docker/types';
+import type { DockerInfo, DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
 import { CheckpointCache } from './checkpoint/cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/collector';
 import { KeyedLock } from './util/keyed-lock';
-import { loadCredentialProviderConfig } from './credentials/config';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
 import { ContainerLogManager } from './logs/manager';
@@ -39,14 +38,28 @@ export interface RunningShim {
   stop(): Promise<void>;
 }
 
+/** The calls answered while the state cache's first sync runs: none reads or changes containers. */
+const ANSWERED_BEFORE_SYNC: ReadonlySet<string> = new Set(['Version', 'Status', 'RuntimeConfig']);
+
 /** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
 const DOCKER_STARTUP_WAIT_MS = 10_000;
 
-async function waitForDocker(docker: DockerClient, log: Logger): Promise<DockerVersion> {
+/**
+ * Waits for Docker's version, then gives its info too. Info is asked for alongside each
+ * version attempt (start-up needs both; in parallel they cost one round trip), but only a
+ * version failure means "not answering yet": an info failure once the version came is asked
+ * again once and then fails start-up, as when the two were asked one after the other.
+ * The version is asked through DockerFacts, so the first Version RPC finds it cached instead
+ * of queueing behind the resync and the log followers' requests at a busy daemon.
+ */
+async function waitForDocker(docker: DockerClient, facts: DockerFacts, log: Logger): Promise<{ version: DockerVersion; info: DockerInfo }> {
   const deadline = Date.now() + DOCKER_STARTUP_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
+    const info = docker.info();
+    info.catch(() => undefined);
     try {
-      return await docker.version();
+      const version = await facts.version();
+      return { version, info: await info.catch(() => docker.info()) };
     } catch (err) {
       if (Date.now() >= deadline) {
         throw new StartupError(`Docker at ${docker.endpoint} did not answer: ${errorMessage(err)}`);
@@ -67,76 +80,98 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const networkHost = new DockerNetworkHost(docker, checkpoints);
   const network = new NetworkManager(wrap(() => createNetworkPlugin(config, networkHost, log)), networkHost, log);
   const credentials = wrap(() => credentialProviders(config, log));
-
-  const version = await waitForDocker(docker, log);
-  wrap(() => assertSupportedDocker(version));
-  const info = await docker.info();
-  const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
-  if (cgroups.warning) log.warn(cgroups.warning);
-  if (config.runtimeCgroups !== '') {
-    const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
-    log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
-  }
-  wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
-
-  // Process state, each piece built once, in the order they depend on each other.
   const dockerFacts = new DockerFacts(docker);
-  // Log followers ask whether a container stopped the moment its log stream ends, which can be
-  // before the cache has heard of it: they go to Docker directly.
-  const logs = new ContainerLogManager(rawDocker, log, config.rootDirectory);
-  const resumed = logs.resumeAll();
-  if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-  const stats = new StatsCollector({ docker, cgroups, log });
-  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
-  const buildEvent = containerEventBuilder({ docker, logs, network, log, checkpoints }, state.containers);
-  const containerEvents = new EventHub(state, buildEvent, log);
-  const context: ShimContext = {
-    config,
-    docker,
-    dockerFacts,
-    cgroups,
-    network,
-    credentials,
-    log,
-    checkpoints,
-    sandboxLocks: new KeyedLock(),
-    logs,
-    stats,
-    streaming,
-    containerEvents,
-  };
-  const server = new CriServer(runtimeService(context), imageService(context), log);
+
+  const { version, info } = await waitForDocker(docker, dockerFacts, log);
+  wrap(() => assertSupportedDocker(version));
+  // The cache's first sync (a list, and an inspect of every container) runs while the rest of
+  // start-up does, and goes on after the socket is bound: until it is done only Version,
+  // Status and RuntimeConfig answer, every other call waits for it (grpc/startup-gate.ts).
+  // Binding later would keep kubelet's connection backing off; answering the rest sooner would
+  // let a client see container state, or open GetContainerEvents (refused while the cache is
+  // unsynced), before the cache has all of it.
+  const synced = state.start();
+  let stopping = false;
+  let logs: ContainerLogManager | undefined;
+  let streaming: StreamingServer | undefined;
   try {
-    await checkpoints.load();
-    await state.start();
-    await streaming.listen();
+    const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
+    if (cgroups.warning) log.warn(cgroups.warning);
+    if (config.runtimeCgroups !== '') {
+      const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
+      log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
+    }
+    wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
+
+    // Process state, each piece built once, in the order they depend on each other.
+    // Log followers ask whether a container stopped the moment its log stream ends, which can be
+    // before the cache has heard of it: they go to Docker directly.
+    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory);
+    logs = followers;
+    const stats = new StatsCollector({ docker, cgroups, log });
+    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
+    streaming = streamingServer;
+    const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
+    const containerEvents = new EventHub(state, buildEvent, log);
+    const context: ShimContext = {
+      config,
+      docker,
+      dockerFacts,
+      cgroups,
+      network,
+      credentials,
+      log,
+      checkpoints,
+      sandboxLocks: new KeyedLock(),
+      logs: followers,
+      stats,
+      streaming: streamingServer,
+      containerEvents,
+    };
+    // List reads the checkpoints, so they are in memory before the first call; their files are
+    // read while the server is built.
+    const prepared = Promise.all([checkpoints.load(), streamingServer.listen()]);
+    prepared.catch(() => undefined);
+    // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
+    // followers of the previous run resume once the sync is done, before any of those runs,
+    // instead of a request per container competing with the sync and the first answers. The
+    // network plugin restores what a restart lost (held host ports) then too.
+    const ready = synced.then(() => {
+      if (stopping) return;
+      const resumed = followers.resumeAll();
+      if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+      void network.start();
+    });
+    const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC });
+    await prepared;
     await server.listen(config.containerRuntimeEndpoint);
-    void network.start();
+    log.info(
+      { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streamingServer.baseUrl },
+      'cri-docker-shim ready',
+    );
+    return {
+      context,
+      address: server.boundAddress,
+      async stop() {
+        stopping = true;
+        containerEvents.close('the shim is shutting down');
+        await server.stop(config.shutdownGraceMs);
+        await streamingServer.close();
+        await state.stop();
+        await followers.close();
+        await network.close();
+        dockerFacts.close();
+      },
+    };
   } catch (err) {
-    await streaming.close();
+    stopping = true;
+    await streaming?.close();
     await state.stop();
     dockerFacts.close();
-    await logs.close();
+    await logs?.close();
     await network.close();
-    throw new StartupError(errorMessage(err));
+    throw err instanceof StartupError ? err : new StartupError(errorMessage(err));
   }
-  log.info(
-    { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streaming.baseUrl },
-    'cri-docker-shim ready',
-  );
-  return {
-    context,
-    address: server.boundAddress,
-    async stop() {
-      containerEvents.close('the shim is shutting down');
-      await server.stop(config.shutdownGraceMs);
-      await streaming.close();
-      await state.stop();
-      await logs.close();
-      await network.close();
-      dockerFacts.close();
-    },
-  };
 }
 
 /**
@@ -146,6 +181,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 function credentialProviders(config: Config, log: Logger): CredentialSource {
   const dockerConfig = new DockerConfigCredentials(path.join(config.rootDirectory, 'config.json'), log);
   if (config.imageCredentialProviderConfig === '') return dockerConfig;
+  // Loaded only with the flag: its YAML parser is ~70 modules every other start would load.
+  const { loadCredentialProviderConfig } = require('./credentials/config') as typeof import('./credentials/config');
   const plugins = loadCredentialProviderConfig(config.imageCredentialProviderConfig, config.imageCredentialProviderBinDir);
   log.info({ providers: plugins.map((p) => p.name) }, 'credential provider plugins configured');
   return new ChainedCredentials([new CredentialProviders(plugins, log), dockerConfig]);

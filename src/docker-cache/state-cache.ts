@@ -159,7 +159,12 @@ export class DockerStateCache {
 
     this.images.invalidate();
     const started = Date.now();
-    await this.containers.resync();
+    // A stop or a lost stream does not wait for the resync's last inspects: they are applied
+    // when they come (one container's changes stay in order), and the next connection resyncs.
+    // The first sync now runs while the shim already answers, so a SIGTERM can come mid-way.
+    const resync = this.containers.resync();
+    resync.catch(() => undefined);
+    await Promise.race([resync, aborted(signal)]);
     if (signal.aborted) return consumed;
     this.isSynced = true;
     this.log.info({ containers: this.containers.size, ms: Date.now() - started }, 'state cache synced with Docker');
@@ -187,6 +192,13 @@ export class DockerStateCache {
         return;
     }
   }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -9,6 +9,7 @@ import { criContract } from '../cri/contract';
 import type { ImageServiceImpl, RuntimeServiceImpl } from '../cri/types';
 import type { Logger } from '../util/logger';
 import { buildServiceHandlers } from './adapter';
+import { holdUntilReady, type StartupGate } from './startup-gate';
 
 export class EndpointInUseError extends Error {}
 
@@ -23,11 +24,17 @@ export class CriServer {
   private boundSocket: string | undefined;
   boundAddress = '';
 
+  /** With a gate, calls outside `gate.open` wait for `gate.ready` (see startup-gate.ts). */
   constructor(
     runtime: RuntimeServiceImpl,
     images: ImageServiceImpl,
     private readonly log: Logger,
+    gate?: StartupGate,
   ) {
+    if (gate) {
+      runtime = holdUntilReady(runtime, gate);
+      images = holdUntilReady(images, gate);
+    }
     this.server = new grpc.Server({
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,

@@ -1,5 +1,6 @@
 // The benchmark runs: `node dist/bench/run.js --quick` against the real Docker finishes, writes
-// a JSON result with every section filled with numbers, and leaves nothing behind. It asserts
+// a JSON result with every section filled with numbers (the start-up part included), and
+// leaves nothing behind. It asserts
 // no timings: the figures are the benchmark's business, not a test's.
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
@@ -120,8 +121,25 @@ describe('the benchmark (--quick)', () => {
     assert.ok(result.rss.idleBytes > 0 && result.rss.afterBytes > 0 && result.rss.peakBytes >= result.rss.afterBytes);
   });
 
+  it('times a restarted shim from exec to its first Version and ListContainers answers', () => {
+    const st = result.startup;
+    assert.equal(st.containers, 10);
+    assert.equal(st.runs, 3);
+    assert.ok(st.docker.running >= st.containers, `Docker ran ${st.docker.running} containers`);
+    for (const [what, times] of Object.entries(st.shim)) {
+      assert.equal(times.n, st.runs, `${what}: one sample per run`);
+      for (const key of ['p50', 'p95', 'mean', 'max'] as const) assertNumber(times[key], `startup ${what}.${key}`);
+      assert.ok(times.p50 > 0 && times.max >= times.p50, `startup ${what}: p50 ${times.p50}, max ${times.max}`);
+    }
+    assert.equal(st.baseline, undefined, 'no baseline build was given');
+    for (const call of ['Version', 'ListContainers']) {
+      assert.match(stdout, new RegExp(`^\\| startup @10 \\| exec -> first ${call} answer, ms p50 / max \\(3 runs; this build\\) \\| target: p50 <= 300 \\| [\\d.]+ / [\\d.]+ \\|`, 'm'));
+      assert.ok(result.targets.some((t) => t.target === `exec -> first ${call} answer at 10 containers: p50 <= 300 ms`), call);
+    }
+  });
+
   it('checks every target and prints the table with PASS or MISS for each', () => {
-    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2);
+    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2);
     for (const t of result.targets) assert.equal(typeof t.pass, 'boolean', t.target);
     assert.match(stdout, /^\| part \| call \|/m);
     assert.equal((stdout.match(/^(PASS|MISS) {2}/gm) ?? []).length, result.targets.length);

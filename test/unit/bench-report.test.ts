@@ -23,7 +23,8 @@ describe('bench statistics', () => {
   });
 
   it('summarizes to microseconds and gives no ratio against zero', () => {
-    assert.deepEqual(summarize([1.00049, 2, 3]), { n: 3, p50: 2, p95: 2.9, mean: 2 });
+    assert.deepEqual(summarize([1.00049, 2, 3]), { n: 3, p50: 2, p95: 2.9, mean: 2, max: 3 });
+    assert.equal(summarize([5, 250.0004, 1]).max, 250);
     assert.equal(ratio(3, 2), 1.5);
     assert.equal(ratio(1, 3), 0.333);
     assert.equal(ratio(5, 0), null);
@@ -48,8 +49,20 @@ describe('bench /proc parsers', () => {
   });
 });
 
-function sample(overrides: { lifeRatio: number; readRatio: number; cpu: { shim: number; raw: number }; idleRss: number }): Omit<BenchResult, 'targets'> {
-  const lat = { n: 3, p50: 1, p95: 2, mean: 1 };
+interface SampleOverrides {
+  lifeRatio: number;
+  readRatio: number;
+  cpu: { shim: number; raw: number };
+  idleRss: number;
+  /** p50 of exec -> first Version and first ListContainers, ms. */
+  startup?: { version: number; list: number };
+  baseline?: boolean;
+}
+
+function sample(overrides: SampleOverrides): Omit<BenchResult, 'targets'> {
+  const lat = { n: 3, p50: 1, p95: 2, mean: 1, max: 2 };
+  const startupLat = (p50: number): BenchResult['startup']['shim']['version'] => ({ n: 3, p50, p95: p50 + 10, mean: p50 + 2, max: p50 + 20 });
+  const startup = overrides.startup ?? { version: 120, list: 130 };
   return {
     meta: {
       date: '2026-11-22T00:00:00.000Z',
@@ -83,6 +96,13 @@ function sample(overrides: { lifeRatio: number; readRatio: number; cpu: { shim: 
       dockerRequests: { ticks: 2, shim: { perTick: 1.5, byEndpoint: { 'GET /events': 1, 'GET /containers/json': 2 } }, raw: { perTick: 13, byEndpoint: {} } },
     },
     rss: { idleBytes: overrides.idleRss, afterBytes: overrides.idleRss, peakBytes: overrides.idleRss },
+    startup: {
+      containers: 10,
+      docker: { all: 12, shimLabelled: 10, running: 10 },
+      runs: 3,
+      shim: { version: startupLat(startup.version), listContainers: startupLat(startup.list) },
+      ...(overrides.baseline ? { baseline: { label: 'before: /tmp/old/dist/src/main.js', version: startupLat(900), listContainers: startupLat(950) } } : {}),
+    },
   };
 }
 
@@ -121,17 +141,21 @@ describe('bench request counting', () => {
 });
 
 describe('bench targets', () => {
-  it('passes at the limits of issue 6', () => {
-    const checks = checkTargets(sample({ lifeRatio: 1.1, readRatio: 0.99, cpu: { shim: 10, raw: 30 }, idleRss: 70 * 1024 * 1024 }));
-    assert.equal(checks.length, 4);
+  it('passes at the limits of issue 6 and of the start-up target', () => {
+    const checks = checkTargets(
+      sample({ lifeRatio: 1.1, readRatio: 0.99, cpu: { shim: 10, raw: 30 }, idleRss: 70 * 1024 * 1024, startup: { version: 300, list: 300 } }),
+    );
+    assert.equal(checks.length, 6);
     assert.ok(checks.every((c) => c.pass), renderTargets(checks));
   });
 
   it('misses just past them, and judges reads at the largest level only', () => {
-    const checks = checkTargets(sample({ lifeRatio: 1.11, readRatio: 1.0, cpu: { shim: 11, raw: 30 }, idleRss: 70 * 1024 * 1024 + 1 }));
+    const checks = checkTargets(
+      sample({ lifeRatio: 1.11, readRatio: 1.0, cpu: { shim: 11, raw: 30 }, idleRss: 70 * 1024 * 1024 + 1, startup: { version: 300.01, list: 301 } }),
+    );
     assert.deepEqual(
       checks.map((c) => c.pass),
-      [false, false, false, false],
+      [false, false, false, false, false, false],
     );
     assert.match(checks[1]!.target, /ListContainers at 10 containers/);
     assert.match(renderTargets(checks), /^MISS {2}RunPodSandbox/);
@@ -150,5 +174,29 @@ describe('bench targets', () => {
     assert.match(table, /dockerd CPU ms \(sum net of idle\) \|  \| 2 \|  \| 31 \|  \| 0\.07 \|/);
     assert.match(table, /Docker API requests per tick \(counted over 2 ticks\) \|  \| 1\.5 \|  \| 13 \|  \| 0\.12 \|/);
     assert.match(table, /RSS MiB: idle \/ after the run \/ peak \|  \| 50\.0 \/ 50\.0 \/ 50\.0 \|/);
+    assert.match(table, /\| startup @10 \| exec -> first Version answer, ms p50 \/ max \(3 runs; this build\) \| target: p50 <= 300 \| 120\.00 \/ 140\.00 \|/);
+    assert.match(table, /\| startup @10 \| exec -> first ListContainers answer, ms p50 \/ max \(3 runs; this build\) \| target: p50 <= 300 \| 130\.00 \/ 150\.00 \|/);
+    assert.doesNotMatch(table, /before:/, 'no baseline rows without a baseline');
+  });
+
+  it('adds the baseline build\'s start-up rows when one was measured, and names the runs in the targets', () => {
+    const partial = sample({ lifeRatio: 1, readRatio: 0.5, cpu: { shim: 1, raw: 30 }, idleRss: 50 * 1024 * 1024, baseline: true });
+    const result = { ...partial, targets: checkTargets(partial) };
+    const lines = renderTable(result).split('\n');
+    const startupLines = lines.filter((l) => l.startsWith('| startup @10 |'));
+    assert.equal(startupLines.length, 4);
+    assert.match(startupLines[2]!, /first Version answer, ms p50 \/ max \(3 runs; before: \/tmp\/old\/dist\/src\/main\.js\) \| target: p50 <= 300 \| 900\.00 \/ 920\.00 \|/);
+    assert.match(startupLines[3]!, /first ListContainers answer.*\| 950\.00 \/ 970\.00 \|/);
+    const columns = lines.map((l) => l.split(' | ').length);
+    assert.ok(columns.every((n) => n === columns[0]), 'every row has the same number of cells');
+    // Only this build is judged against the target; the baseline is there for comparison.
+    const startupTargets = result.targets.filter((t) => t.target.startsWith('exec -> first'));
+    assert.deepEqual(
+      startupTargets.map((t) => [t.target, t.value, t.pass]),
+      [
+        ['exec -> first Version answer at 10 containers: p50 <= 300 ms', '120.00 ms (max 140.00, 3 runs)', true],
+        ['exec -> first ListContainers answer at 10 containers: p50 <= 300 ms', '130.00 ms (max 150.00, 3 runs)', true],
+      ],
+    );
   });
 });
