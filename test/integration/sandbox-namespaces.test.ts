@@ -4,25 +4,14 @@
 import { strict as assert } from 'node:assert';
 import * as os from 'node:os';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
 import { dockerApi } from '../support/images';
+import { freeLoopbackPort } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { podConfig, removePodCgroups, runBeside, startBeside } from '../support/pods';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function httpGet(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -109,7 +98,7 @@ describe('inside a pod sandbox', () => {
   });
 
   it('publishes port mappings on 127.0.0.1', async () => {
-    const hostPort = await freePort();
+    const hostPort = await freeLoopbackPort();
     const id = await runSandbox({ portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '127.0.0.1' }] });
     const listener = await startBeside(run, id, 'mkdir -p /www && echo pong-from-pod > /www/index.html && exec httpd -f -p 8080 -h /www');
     try {
