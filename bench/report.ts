@@ -81,6 +81,8 @@ export interface BenchResult {
     durationSeconds: number;
   };
   lifecycle: LatencyRow[];
+  /** RunPodSandbox and StopPodSandbox on a CNI network (shim side) against Docker's bridge (raw side). */
+  network: LatencyRow[];
   reads: ReadLevel[];
   polling: PollingResult;
   rss: { idleBytes: number; afterBytes: number; peakBytes: number };
@@ -191,6 +193,9 @@ export function renderTable(r: BenchResult): string {
   ];
   for (const l of r.lifecycle) {
     lines.push(row(['lifecycle', l.call, l.rawCall, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]));
+  }
+  for (const l of r.network) {
+    lines.push(row(['pod network', l.call, l.rawCall, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]));
   }
   for (const level of r.reads) {
     for (const l of level.rows) {

@@ -14,6 +14,7 @@ import { newTestRun, removePaths, removeTestContainers } from '../test/support/c
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
+import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { dockerdPid, memoryBytes } from './procfs';
 import { RequestCounter } from './request-counter';
@@ -93,6 +94,9 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup);
   const lifecycle = LIFECYCLE_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].shim, life[call].raw));
 
+  log(`pod network: ${plan.lifecycleRounds} rounds per plugin (+${plan.lifecycleWarmup} warm-up), cni next to Docker's bridge`);
+  const network = await measurePodNetwork(bench, [`--log-level=${SHIM_LOG_LEVEL}`], plan.lifecycleRounds, plan.lifecycleWarmup);
+
   const pods: PopulatedPod[] = [];
   const reads: ReadLevel[] = [];
   for (const level of plan.levels) {
@@ -143,7 +147,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
   const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
-  return { lifecycle, reads, polling: { ...pollingCpu, dockerRequests }, rss, startup };
+  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, rss, startup };
 }
 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */

@@ -86,6 +86,19 @@ describe('the benchmark (--quick)', () => {
     }
   });
 
+  it('times pod network set-up and tear-down on cni next to Docker’s bridge', () => {
+    assert.deepEqual(
+      result.network.map((r) => r.call.split(' ')[0]),
+      ['RunPodSandbox', 'StopPodSandbox'],
+    );
+    for (const row of result.network) {
+      assertLatencyRow(row, 'pod network');
+      assert.equal(row.shim.n, result.meta.lifecycleRounds);
+      assert.match(row.call, /on cni/);
+      assert.match(row.rawCall, /on Docker's bridge/);
+    }
+  });
+
   it('times every read call at 0 and 10 containers', () => {
     assert.deepEqual(
       result.reads.map((l) => l.containers),
