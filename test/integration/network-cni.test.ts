@@ -261,6 +261,10 @@ describe('cni network plugin', () => {
       await first.stop();
       first = undefined;
       second = await startShim({ args: net.shimArgs, rootDir: root });
+      // The restarted shim CHECKs the networks of the pods still running (spec 1.0.0 here).
+      const restarted = second;
+      const checked = await waitFor('the restarted shim to CHECK the running pod', () => restarted.output().split('\n').find((l) => l.includes('CNI networks of running pods checked')));
+      assert.match(checked, /"checked":1,"failed":0/);
       const { status } = await second.client.runtime.PodSandboxStatus({ podSandboxId: p.pod });
       assert.equal(status?.network?.ip, p.ips[0], 'the IP survives the restart');
       assert.match(await passwd('127.0.0.1', hostPort), /^root:/, 'the host port still answers');

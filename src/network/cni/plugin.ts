@@ -8,7 +8,8 @@ import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
 import type { NetworkHost, PodDns, PodRef } from '../host';
 import type { NetworkPlugin, NetworkStatus, PodNetworkStatus } from '../plugin';
-import { PodAttachments } from './attachments';
+import { PodAttachments, POD_IFNAME } from './attachments';
+import { supportsCheck } from './version';
 import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, type NetworkConfigList } from './config';
 import { podIpsOf } from './result';
 import type { CniRuntime } from './runtime';
@@ -78,7 +79,26 @@ export class CniNetworkPlugin implements NetworkPlugin {
 
   podCidrsChanged(): void {}
 
-  async start(): Promise<void> {}
+  /**
+   * After a restart, CHECK the network of every pod that still runs (spec 0.4.0 and later):
+   * what the plugins find wrong while the shim was away is logged, once per pod.
+   */
+  async start(): Promise<void> {
+    let checked = 0;
+    const failed: string[] = [];
+    for (const sandboxId of await this.host.runningSandboxes()) {
+      const entry = this.runtime.cache.forContainer(sandboxId, POD_IFNAME).find((e) => e.result);
+      if (!entry?.result || !supportsCheck(entry.result.cniVersion)) continue;
+      checked++;
+      try {
+        await this.attachments.check({ podName: '', podNamespace: '', podUid: '', sandboxId, annotations: {} });
+      } catch (err) {
+        failed.push(sandboxId);
+        this.log.warn({ sandboxId, error: errorMessage(err) }, 'CNI CHECK of a running pod failed');
+      }
+    }
+    if (checked > 0) this.log.info({ checked, failed: failed.length }, 'CNI networks of running pods checked');
+  }
 
   async close(): Promise<void> {}
 
