@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../src/errors';
 import { parseSave } from '../../src/network/hostport/iptables';
 import { hairpinPlan } from '../../src/network/kubenet/hairpin';
+import { kubenetNetwork } from '../../src/network/kubenet/plugin';
 import { FALLBACK_MTU, parseIpLinkJson, pickMtu } from '../../src/network/kubenet/mtu';
 import { renderKubenetRemoval, renderKubenetRules, validateKubenetConfig } from '../../src/network/kubenet/rules';
 
@@ -116,5 +117,34 @@ describe('MTU', () => {
       { name: 'lo', mtu: 65536, flags: ['LOOPBACK', 'UP', 'LOWER_UP'] },
       { name: 'eth0', mtu: 1500, flags: ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'] },
     ]);
+  });
+});
+
+describe('kubenet network', () => {
+  it('is a cbr0 bridge with host-local over one range per family, a default route each, and bandwidth', () => {
+    const net = kubenetNetwork(['10.244.1.0/24', 'fd00:1::/64'], 1450, 'hairpin-veth', '/tmp/ipam');
+    assert.equal(net.name, 'kubenet');
+    assert.equal(net.cniVersion, '1.0.0');
+    assert.deepEqual(net.plugins.map((p) => p.type), ['bridge', 'bandwidth']);
+    const bridge = net.plugins[0] as unknown as Record<string, unknown>;
+    assert.deepEqual(
+      { bridge: bridge.bridge, mtu: bridge.mtu, isGateway: bridge.isGateway, ipMasq: bridge.ipMasq, hairpinMode: bridge.hairpinMode, promiscMode: bridge.promiscMode },
+      { bridge: 'cbr0', mtu: 1450, isGateway: true, ipMasq: false, hairpinMode: true, promiscMode: false },
+    );
+    assert.deepEqual(bridge.ipam, {
+      type: 'host-local',
+      ranges: [[{ subnet: '10.244.1.0/24' }], [{ subnet: 'fd00:1::/64' }]],
+      routes: [{ dst: '0.0.0.0/0' }, { dst: '::/0' }],
+      dataDir: '/tmp/ipam',
+    });
+    assert.deepEqual(net.plugins[1], { type: 'bandwidth', capabilities: { bandwidth: true } });
+    // The cache keeps the list's text: it must describe the same network.
+    assert.deepEqual(JSON.parse(net.bytes).plugins, net.plugins);
+  });
+
+  it('turns promiscuous-bridge into the bridge’s promiscuous mode, and leaves IPAM’s data dir to host-local by default', () => {
+    const bridge = kubenetNetwork(['10.244.1.0/24'], 1500, 'promiscuous-bridge', undefined).plugins[0] as unknown as Record<string, unknown>;
+    assert.deepEqual([bridge.hairpinMode, bridge.promiscMode], [false, true]);
+    assert.equal((bridge.ipam as Record<string, unknown>).dataDir, undefined);
   });
 });
