@@ -280,6 +280,19 @@ describe('cni network plugin', () => {
     }
   });
 
+  it('releases a pod whose network namespace is already gone, and a repeated Stop is harmless', async () => {
+    const config = podConfig(run);
+    const { podSandboxId: pod } = await shim.client.runtime.RunPodSandbox({ config });
+    assert.equal(net.reservations().length, 1);
+    // The pause process dies behind the shim's back: its namespace goes with it.
+    await dockerApi().getContainer(pod).kill();
+    await waitFor('the pause container to stop', async () => !(await dockerApi().getContainer(pod).inspect()).State.Running);
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: pod });
+    await shim.client.runtime.StopPodSandbox({ podSandboxId: pod });
+    await shim.client.runtime.RemovePodSandbox({ podSandboxId: pod });
+    assertNothingLeft(net, [pod]);
+  });
+
   it('after a kill -9 in the middle of RunPodSandbox, the next shim’s Stop and Remove leave nothing', async () => {
     // A plugin that stops half way: it signals it has started, then waits to be killed.
     const bin = tempDir('cni-slow-bin');
