@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { newTestRun, removeTestContainers, testLabels } from '../support/cleanup';
 import { staticBusybox } from '../support/busybox-static';
 import { elfInterpreter } from '../support/elf';
-import { busyboxImageRef, dockerApi, ensureBusyboxImage, ensureTestImages, TEST_BUSYBOX_BINARY, TEST_BUSYBOX_IMAGE, TEST_USER } from '../support/images';
+import { dockerApi, ensureBusyboxImage, ensureTestImages, TEST_BUSYBOX_BINARY, TEST_BUSYBOX_IMAGE, TEST_USER } from '../support/images';
 
 /** Applets the suite's containers run; both images must have each as a program on PATH. */
 const SUITE_APPLETS = [
@@ -53,11 +53,9 @@ describe('a busybox test image built from a static busybox', () => {
     binary = found.binary;
     console.log(`# static busybox: ${binary} (${found.origin})`);
     await ensureTestImages(docker);
-    // Its own repository, so removing it never touches the shared test image, even on a machine
-    // where the static binary is the host's and both would have the same content hash.
-    image = busyboxImageRef(binary, 'cri-docker-shim-test/busybox-static-check');
-    // A leftover from an interrupted run would let the build step be skipped; build it afresh.
-    await docker.getImage(image).remove({ force: true }).catch(() => undefined);
+    // Tagged for this run alone: it is always built here (never found from an earlier run), and
+    // removing it touches neither the shared test image nor a concurrent run's.
+    image = `cri-docker-shim-test/busybox-static-check:${run}`;
     await ensureBusyboxImage(docker, binary, image);
   });
 

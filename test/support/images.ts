@@ -29,11 +29,11 @@ function hashOf(...inputs: Array<string | Buffer>): string {
 }
 
 /** The tag of the busybox image built from `binary`: keyed by its content, so built once. */
-export function busyboxImageRef(binary: string, repo = 'cri-docker-shim-test/busybox'): string {
+function busyboxImageRef(binary: string): string {
   if (!fs.existsSync(binary)) {
     throw new Error(`${binary} is missing: install Debian's busybox or busybox-static package (scripts/setup.sh does)`);
   }
-  return `${repo}:${hashOf(fs.readFileSync(binary))}`;
+  return `cri-docker-shim-test/busybox:${hashOf(fs.readFileSync(binary))}`;
 }
 
 function pauseTag(): string {
