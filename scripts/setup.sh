@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*"; }
 need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (it installs packages and starts dockerd)" >&2; exit 1; }; }
 
-# Debian packages: the Docker engine, and what the tests use (busybox and gcc for the offline
-# test images, docker-registry and htpasswd for pull tests, CNI plugins and iptables).
+# Debian packages: the Docker engine, and what the tests use (busybox, or a busybox-static already
+# installed, and gcc for the offline test images, docker-registry and htpasswd for pull tests,
+# CNI plugins and iptables).
 packages=()
 command -v node >/dev/null || packages+=(nodejs npm)
 command -v dockerd >/dev/null || packages+=(docker.io)
@@ -31,17 +32,22 @@ if [ ${#packages[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
 
-# The tests also build their busybox image from Debian's busybox-static (the package some machines
-# have instead of busybox; the two cannot be installed together), so its binary is unpacked into a
-# cache without installing it. Best effort: the test that needs it says so when it is missing.
+# The tests also build their busybox image from a static busybox, as on machines that have
+# Debian's busybox-static instead of busybox (the two cannot be installed together). Unless
+# busybox-static is the installed one, its binary is unpacked into a cache without installing
+# it, beside the cache and then moved in, so an interrupted run leaves no torn copy. Best effort:
+# the test fetches it itself when this could not, and says why it skips when it cannot either.
 static_busybox=/var/cache/cri-docker-shim/busybox-static
-if [ ! -x "$static_busybox/bin/busybox" ] && [ "$(id -u)" = 0 ]; then
-  work=$(mktemp -d)
-  if (cd "$work" && apt-get download -qq busybox-static >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download -qq busybox-static >/dev/null; }) \
-     && mkdir -p "$static_busybox" && dpkg-deb -x "$work"/busybox-static_*.deb "$static_busybox"; then
+if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' \
+   && [ ! -x "$static_busybox/bin/busybox" ] && [ "$(id -u)" = 0 ]; then
+  mkdir -p "$(dirname "$static_busybox")"
+  work=$(mktemp -d "$(dirname "$static_busybox")/.busybox-static-XXXXXX")
+  if (cd "$work" && { apt-get download -qq busybox-static >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download -qq busybox-static >/dev/null; }; }) \
+     && dpkg-deb -x "$work"/busybox-static_*.deb "$work/tree" && [ -x "$work/tree/bin/busybox" ] \
+     && rm -rf "$static_busybox" && mv "$work/tree" "$static_busybox"; then
     say "unpacked busybox-static into $static_busybox for the test images"
   else
-    say "could not fetch busybox-static; the test of images built from it will be skipped"
+    say "could not fetch busybox-static; the test of images built from it will try again, or be skipped"
   fi
   rm -rf "$work"
 fi

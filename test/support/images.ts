@@ -1,20 +1,25 @@
 // Offline test images, built from what this machine has (no registry is reachable):
-// - busybox: Debian's busybox (the dynamically linked one with its libraries, or busybox-static
-//   alone, whichever package the machine has), one hard link per applet
-//   (so `sh` execs applets as separate programs, as real busybox images do), a PATH, and
-//   /etc/passwd with root, a test user (1234) and nobody.
+// - busybox: the host's /bin/busybox from whichever Debian package the machine has (`busybox`,
+//   dynamically linked, with its libraries; or `busybox-static`, alone), one hard link per
+//   applet (so `sh` execs applets as separate programs, as real busybox images do), a PATH,
+//   and /etc/passwd with root, a test user (1234) and nobody.
 // - pause: test/fixtures/pause/pause.c built with `gcc -static`.
 // Both are imported as single-layer images tagged by a hash of their inputs, so they are built
 // once per machine and rebuilt only when an input changes.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Dockerode from 'dockerode';
+import { elfInterpreter } from './elf';
 
 const BUILDER_VERSION = '1';
-const BUSYBOX = '/bin/busybox';
+/**
+ * The busybox the test image is built from: the host's, or another one named by CDS_TEST_BUSYBOX
+ * (e.g. busybox-static's unpacked binary, to run the suite as on a machine that has that package).
+ */
+export const TEST_BUSYBOX_BINARY = process.env.CDS_TEST_BUSYBOX || '/bin/busybox';
 const PAUSE_SOURCE = path.resolve(__dirname, '../../../test/fixtures/pause/pause.c');
 
 function hashOf(...inputs: Array<string | Buffer>): string {
@@ -23,11 +28,12 @@ function hashOf(...inputs: Array<string | Buffer>): string {
   return h.digest('hex').slice(0, 12);
 }
 
-function busyboxTag(): string {
-  if (!fs.existsSync(BUSYBOX)) {
-    throw new Error(`${BUSYBOX} is missing: install Debian's busybox package (scripts/setup.sh does)`);
+/** The tag of the busybox image built from `binary`: keyed by its content, so built once. */
+function busyboxImageRef(binary: string): string {
+  if (!fs.existsSync(binary)) {
+    throw new Error(`${binary} is missing: install Debian's busybox or busybox-static package (scripts/setup.sh does)`);
   }
-  return `cri-docker-shim-test/busybox:${hashOf(fs.readFileSync(BUSYBOX))}`;
+  return `cri-docker-shim-test/busybox:${hashOf(fs.readFileSync(binary))}`;
 }
 
 function pauseTag(): string {
@@ -35,7 +41,7 @@ function pauseTag(): string {
 }
 
 /** Image references the tests use; computed from the inputs, so stable across processes. */
-export const TEST_BUSYBOX_IMAGE = busyboxTag();
+export const TEST_BUSYBOX_IMAGE = busyboxImageRef(TEST_BUSYBOX_BINARY);
 export const TEST_PAUSE_IMAGE = pauseTag();
 
 /** The uid/gid of the non-root user baked into the busybox image. */
@@ -69,14 +75,12 @@ async function importRootfs(docker: Dockerode, rootfs: string, ref: string, chan
 }
 
 /**
- * The shared libraries a dynamically linked binary loads; none for a static one (Debian's
- * busybox-static), which `ldd` refuses with "not a dynamic executable".
+ * The shared libraries a binary loads. A static one (it names no program interpreter) loads
+ * none, and `ldd` is not asked about it: it fails on static binaries.
  */
-export function libraryPaths(binary: string): string[] {
-  const ldd = spawnSync('ldd', [binary], { encoding: 'utf8' });
-  if (ldd.status !== 0 && /not a dynamic executable/.test(`${ldd.stdout}${ldd.stderr}`)) return [];
-  if (ldd.status !== 0) throw new Error(`ldd ${binary} failed: ${ldd.stderr.trim()}`);
-  const out = ldd.stdout;
+function libraryPaths(binary: string): string[] {
+  if (elfInterpreter(fs.readFileSync(binary)) === null) return [];
+  const out = execFileSync('ldd', [binary], { encoding: 'utf8' });
   const paths: string[] = [];
   for (const line of out.split('\n')) {
     const m = /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line);
@@ -85,8 +89,21 @@ export function libraryPaths(binary: string): string[] {
   return paths;
 }
 
+// The image takes the busybox the machine's owner installed, as it is, rather than fetching the
+// other package's binary: it then needs nothing but this machine (the tests run offline, and a
+// download at build time would be one more way for every test run to fail), and it runs the
+// busybox the owner chose. A static binary is self-contained, so copied alone it is the simplest
+// case; a dynamic one brings the libraries `ldd` lists. Nothing else in the image depends on the
+// linkage: the applet links, /etc, the directories and the config (BUSYBOX_CONFIG) are the same.
+// What does differ is compiled into the binaries. Debian builds the two packages with slightly
+// different applet sets (1.35: blkid only in busybox; crond, dpkg, ed, passwd, su, tc, telnetd
+// and a few more only in busybox-static), so each image links the applets its binary lists; the
+// tests use none of those. And busybox-static's shell prefers its own applets to PATH (its
+// `command -v cat` says `cat`, not /bin/cat): it runs them by re-executing itself, or in a fork
+// without exec, instead of exec'ing the hard link. The suite passes on either image
+// (CDS_TEST_BUSYBOX selects the binary).
 /** The busybox image's root: `busybox` (either Debian package's binary) and what it needs. */
-export function buildBusyboxRootfs(dir: string, busybox: string = BUSYBOX): void {
+function buildBusyboxRootfs(dir: string, busybox: string): void {
   const put = (rel: string, src: string): void => {
     const dest = path.join(dir, rel);
     fs.mkdirSync(path.dirname(dest), { recursive: true });
@@ -118,7 +135,7 @@ function buildPauseRootfs(dir: string): void {
   execFileSync('gcc', ['-static', '-O2', '-Wall', '-Werror', '-o', path.join(dir, 'pause'), PAUSE_SOURCE]);
 }
 
-export async function ensureImage(docker: Dockerode, ref: string, build: (dir: string) => void, changes: string[]): Promise<void> {
+async function ensureImage(docker: Dockerode, ref: string, build: (dir: string) => void, changes: string[]): Promise<void> {
   if (await imageExists(docker, ref)) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-rootfs-'));
   try {
@@ -129,11 +146,15 @@ export async function ensureImage(docker: Dockerode, ref: string, build: (dir: s
   }
 }
 
+const BUSYBOX_CONFIG = ['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'CMD ["sh"]'];
+
+/** Builds the busybox image from `binary` as `ref`, unless this Docker has `ref` already. */
+export async function ensureBusyboxImage(docker: Dockerode, binary: string, ref: string): Promise<void> {
+  await ensureImage(docker, ref, (dir) => buildBusyboxRootfs(dir, binary), BUSYBOX_CONFIG);
+}
+
 /** Builds the test images if this Docker does not have them yet. Safe to call from every test file. */
 export async function ensureTestImages(docker: Dockerode = dockerApi()): Promise<void> {
-  await ensureImage(docker, TEST_BUSYBOX_IMAGE, buildBusyboxRootfs, [
-    'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    'CMD ["sh"]',
-  ]);
+  await ensureBusyboxImage(docker, TEST_BUSYBOX_BINARY, TEST_BUSYBOX_IMAGE);
   await ensureImage(docker, TEST_PAUSE_IMAGE, buildPauseRootfs, ['ENTRYPOINT ["/pause"]']);
 }
