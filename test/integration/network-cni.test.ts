@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { BlockList, type AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
@@ -185,7 +185,10 @@ describe('cni network plugin', () => {
       try {
         assert.equal(p.ips.length, 2);
         assert.ok(!p.ips[0]!.includes(':'), `primary ${p.ips[0]} is IPv4`);
-        assert.ok(p.ips[1]!.startsWith(dual.subnet6!.split('::')[0]!), `${p.ips[1]} is in ${dual.subnet6}`);
+        const [prefix6, bits6] = dual.subnet6!.split('/');
+        const range6 = new BlockList();
+        range6.addSubnet(prefix6!, Number(bits6), 'ipv6');
+        assert.ok(range6.check(p.ips[1]!, 'ipv6'), `${p.ips[1]} is in ${dual.subnet6}`);
         assert.match((await exec(dualShim, p.ctr, 'ip -o -6 addr show dev eth0 scope global')).out, new RegExp(p.ips[1]!));
       } finally {
         await removePod(dualShim, p.pod);

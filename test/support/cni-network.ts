@@ -84,7 +84,8 @@ export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
   const third = randomBytes(1)[0]!;
   const subnet = `10.234.${third}.0/24`;
   const gateway = `10.234.${third}.1`;
-  const subnet6 = options.ipv6 ? `fd00:cd5:${tag.slice(0, 4)}::/64` : undefined;
+  // Written as an address is printed (no leading zeros in a group), so logs and configs read alike.
+  const subnet6 = options.ipv6 ? `fd00:cd5:${parseInt(tag.slice(0, 4), 16).toString(16)}::/64` : undefined;
   const work = tempDir('cni');
   const confDir = path.join(work, 'net.d');
   const cacheDir = path.join(work, 'cache');
