@@ -13,6 +13,7 @@ import { CriServer } from './grpc/server';
 import { CheckpointCache } from './checkpoint/cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/collector';
+import { PodMetricsCollector } from './pod-metrics/collector';
 import { KeyedLock } from './util/keyed-lock';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
@@ -125,6 +126,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       sandboxLocks: new KeyedLock(),
       logs: followers,
       stats,
+      podMetrics: new PodMetricsCollector({ cgroups, log }, stats.layers),
       streaming: streamingServer,
       containerEvents,
     };
