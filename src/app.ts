@@ -110,6 +110,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory);
     logs = followers;
     const stats = new StatsCollector({ docker, cgroups, log });
+    const podMetrics = new PodMetricsCollector({ cgroups, log }, stats.layers);
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
     streaming = streamingServer;
     const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
@@ -126,7 +127,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       sandboxLocks: new KeyedLock(),
       logs: followers,
       stats,
-      podMetrics: new PodMetricsCollector({ cgroups, log }, stats.layers),
+      podMetrics,
       streaming: streamingServer,
       containerEvents,
     };
@@ -163,6 +164,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
         await followers.close();
         await network.close();
         dockerFacts.close();
+        // After the server: no scrape is reading the held files any more.
+        podMetrics.close();
       },
     };
   } catch (err) {

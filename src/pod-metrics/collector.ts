@@ -4,8 +4,15 @@
 // process's namespace. Docker is not asked anything here: callers hand in the inspect documents
 // the state cache holds. One per ShimContext; it remembers each container's cgroup directories
 // (fixed for the life of its process) and which unreadable files it has already logged.
-import * as fs from 'node:fs/promises';
+//
+// The files are read synchronously: they are kernel pseudo-files answered from memory, and
+// fs/promises' open/fstat/read/close round trips through the thread pool cost several times
+// the read itself (measured: ~100 ms against ~25 ms for 20 containers). Cgroup files are kept
+// open between scrapes (held-files.ts). The loop yields to other calls every few pods, so no
+// single stretch blocks for long.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CgroupSetup } from '../cgroups/driver';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
@@ -14,6 +21,7 @@ import type { LayerUsageCache } from '../stats/layer-usage';
 import type { Logger } from '../util/logger';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
 import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCgroupDirs } from './cgroup-dirs';
+import { HeldFiles } from './held-files';
 import { figuresFromV1, figuresFromV2, V1_FILES, V1_PRESENCE_FILES, V2_FILES, V2_PRESENCE_FILES, type CgroupFigures } from './cgroup-figures';
 import { parseInterfaceTotals, parsePartitions, parsePids, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
@@ -38,12 +46,15 @@ interface KnownDirs {
 
 /** Unreadable files are logged once each; past this many the record starts again. */
 const LOGGED_LIMIT = 1000;
+/** Pods read between two yields to the event loop (about 0.1 ms of reads each). */
+const PODS_PER_TURN = 10;
 
 export class PodMetricsCollector {
   private mounts: CgroupMount[] | undefined;
   private partitions: Map<string, string> | undefined;
   private readonly dirs = new Map<string, KnownDirs>();
   private readonly logged = new Set<string>();
+  private readonly held = new HeldFiles();
 
   constructor(
     private readonly shim: { readonly cgroups: CgroupSetup; readonly log: Logger },
@@ -54,44 +65,61 @@ export class PodMetricsCollector {
 
   /** Metrics of each pod and its running containers; a container gone meanwhile is left out. */
   async collect(pods: readonly PodTarget[]): Promise<PodSandboxMetrics[]> {
-    const [mounts, partitions] = await Promise.all([this.cgroupMounts(), this.devicePartitions()]);
+    const mounts = this.cgroupMounts();
+    const partitions = this.devicePartitions();
     const seen = new Set<string>();
-    const out = await Promise.all(
-      pods.map(async (pod): Promise<PodSandboxMetrics> => {
-        const [metrics, containerMetrics] = await Promise.all([
-          this.podNetwork(pod),
-          Promise.all(
-            pod.containers.map(async (c) => {
-              seen.add(c.inspect.Id);
-              const metrics = await this.containerMetrics(pod, c, mounts, partitions);
-              return metrics && { containerId: c.inspect.Id, metrics };
-            }),
-          ),
-        ]);
-        return { podSandboxId: pod.sandbox.Id, metrics, containerMetrics: containerMetrics.filter((m) => m !== undefined) };
-      }),
-    );
-    for (const id of this.dirs.keys()) if (!seen.has(id)) this.dirs.delete(id);
-    return out;
+    const pending: Array<Promise<PodSandboxMetrics>> = [];
+    for (const pod of pods) {
+      const metrics = this.podNetwork(pod);
+      const containers = pod.containers.map((c) => {
+        seen.add(c.inspect.Id);
+        return this.containerMetrics(pod, c, mounts, partitions).then((metrics) => metrics && { containerId: c.inspect.Id, metrics });
+      });
+      pending.push(
+        Promise.all(containers).then((found) => ({
+          podSandboxId: pod.sandbox.Id,
+          metrics,
+          containerMetrics: found.filter((m) => m !== undefined),
+        })),
+      );
+      if (pending.length % PODS_PER_TURN === 0) await nextTurn();
+    }
+    for (const id of this.dirs.keys()) if (!seen.has(id)) this.forget(id);
+    for (const id of this.held.owners()) if (!seen.has(id)) this.held.release(id);
+    return Promise.all(pending);
   }
 
-  private async cgroupMounts(): Promise<CgroupMount[]> {
-    this.mounts ??= parseMountInfo(await fs.readFile(path.join(this.procRoot, 'self', 'mountinfo'), 'utf8'));
+  private cgroupMounts(): CgroupMount[] {
+    this.mounts ??= parseMountInfo(fs.readFileSync(path.join(this.procRoot, 'self', 'mountinfo'), 'utf8'));
     return this.mounts;
   }
 
-  private async devicePartitions(): Promise<Map<string, string>> {
+  private devicePartitions(): Map<string, string> {
     if (!this.partitions) {
-      const text = await this.read(path.join(this.procRoot, 'partitions'));
+      const text = this.read(path.join(this.procRoot, 'partitions'));
       this.partitions = parsePartitions(text ?? '');
     }
     return this.partitions;
   }
 
-  /** A file's text; undefined when it does not exist or cannot be read (logged once at debug). */
-  private async read(file: string): Promise<string | undefined> {
+  /** Closes the files held open. */
+  close(): void {
+    this.held.closeAll();
+    this.dirs.clear();
+  }
+
+  private forget(id: string): void {
+    this.dirs.delete(id);
+    this.held.release(id);
+  }
+
+  /**
+   * A file's text; undefined when it does not exist or cannot be read (logged once at debug).
+   * With `owner`, a cgroup file of that container, kept open for the next scrape.
+   */
+  private read(file: string, owner?: string): string | undefined {
     try {
-      return await fs.readFile(file, 'utf8');
+      return owner === undefined ? fs.readFileSync(file, 'utf8') : this.held.read(owner, file);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // Missing is normal: the kernel lacks that file here, or the container just stopped.
@@ -104,50 +132,51 @@ export class PodMetricsCollector {
     }
   }
 
-  private async dirsOf(inspect: ContainerInspect, mounts: readonly CgroupMount[]): Promise<MetricCgroupDirs | undefined> {
+  private dirsOf(inspect: ContainerInspect, mounts: readonly CgroupMount[]): MetricCgroupDirs | undefined {
     const pid = inspect.State.Pid;
     const known = this.dirs.get(inspect.Id);
     if (known && known.pid === pid) return known.dirs;
-    const text = await this.read(path.join(this.procRoot, String(pid), 'cgroup'));
+    const text = this.read(path.join(this.procRoot, String(pid), 'cgroup'));
     const entries = text === undefined ? [] : parseProcCgroup(text);
     // Both drivers name the cgroup after the container ID; anything else is a reused PID.
     const dirs = entries.some((e) => e.path.includes(inspect.Id))
       ? metricDirsOf(entries, mounts)
       : metricDirsByNaming(this.shim.cgroups.driver, inspect.HostConfig.CgroupParent ?? '', inspect.Id, mounts);
+    // A new process (a restart): its cgroup may be a new directory at the same path.
+    this.held.release(inspect.Id);
     this.dirs.set(inspect.Id, { pid, dirs });
     return dirs;
   }
 
-  private async cgroupFigures(dirs: MetricCgroupDirs): Promise<CgroupFigures | undefined> {
-    const names = dirs.version === 1 ? V1_FILES : V2_FILES;
-    const texts = await Promise.all(
-      names.map((name) => {
-        const dir = dirOfFile(dirs, name);
-        return dir === undefined ? undefined : this.read(path.join(dir, name));
-      }),
-    );
+  private cgroupFigures(id: string, dirs: MetricCgroupDirs): CgroupFigures | undefined {
     const files: Record<string, string | undefined> = {};
-    names.forEach((name, i) => (files[name] = texts[i]));
+    for (const name of dirs.version === 1 ? V1_FILES : V2_FILES) {
+      const dir = dirOfFile(dirs, name);
+      files[name] = dir === undefined ? undefined : this.read(path.join(dir, name), id);
+    }
     const presence: readonly string[] = dirs.version === 1 ? V1_PRESENCE_FILES : V2_PRESENCE_FILES;
     if (presence.every((name) => files[name] === undefined)) return undefined;
     return dirs.version === 1 ? figuresFromV1(files) : figuresFromV2(files);
   }
 
-  private async processFigures(dirs: MetricCgroupDirs): Promise<ProcessFigures | undefined> {
+  private processFigures(id: string, dirs: MetricCgroupDirs): ProcessFigures | undefined {
     const procs = procsFileOf(dirs);
-    const text = procs === undefined ? undefined : await this.read(procs);
+    const text = procs === undefined ? undefined : this.read(procs, id);
     return text === undefined ? undefined : readProcessFigures(this.procRoot, parsePids(text));
   }
 
   private async layerFigures(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Promise<LayerFigures | undefined> {
     const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
     if (typeof upper !== 'string' || upper === '') return undefined;
-    const [st, sfs, usage] = await Promise.all([
-      fs.stat(upper).catch(() => undefined),
-      fs.statfs(upper).catch(() => undefined),
-      this.layers.usage(inspect.Id, upper).catch(() => undefined),
-    ]);
+    const st = fs.statSync(upper, { throwIfNoEntry: false });
     if (!st) return undefined;
+    let sfs: fs.StatsFs | undefined;
+    try {
+      sfs = fs.statfsSync(upper);
+    } catch {
+      sfs = undefined;
+    }
+    const usage = await this.layers.usage(inspect.Id, upper).catch(() => undefined);
     const { major, minor } = splitDev(st.dev);
     const key = `${major}:${minor}`;
     return {
@@ -162,12 +191,15 @@ export class PodMetricsCollector {
   private async containerMetrics(pod: PodTarget, c: ContainerTarget, mounts: readonly CgroupMount[], partitions: ReadonlyMap<string, string>): Promise<Metric[] | undefined> {
     const inspect = c.inspect;
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
-    const dirs = await this.dirsOf(inspect, mounts);
+    const dirs = this.dirsOf(inspect, mounts);
     if (!dirs) return undefined;
-    const [cgroup, processes, layer] = await Promise.all([this.cgroupFigures(dirs), this.processFigures(dirs), this.layerFigures(inspect, partitions)]);
+    // The kernel's files first, together; the layer walk (cached, shared) may take longer.
+    const cgroup = this.cgroupFigures(inspect.Id, dirs);
+    const processes = cgroup && this.processFigures(inspect.Id, dirs);
+    const layer = cgroup && (await this.layerFigures(inspect, partitions));
     if (!cgroup) {
       // The cgroup went away between the list and the read: the container stopped.
-      this.dirs.delete(inspect.Id);
+      this.forget(inspect.Id);
       return undefined;
     }
     const started = Date.parse(inspect.State.StartedAt);
@@ -183,10 +215,10 @@ export class PodMetricsCollector {
   }
 
   /** The pod's interfaces, read in the pause process's network namespace; none for a host-network pod. */
-  private async podNetwork(pod: PodTarget): Promise<Metric[]> {
+  private podNetwork(pod: PodTarget): Metric[] {
     const s = pod.sandbox;
     if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
-    const text = await this.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
+    const text = this.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
     if (text === undefined) return [];
     return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseInterfaceTotals(text));
   }

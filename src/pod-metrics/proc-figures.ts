@@ -1,6 +1,6 @@
 // What /proc says about a container's processes and its pod's network namespace. Parsing is
 // pure; the reads are in `readProcessFigures`.
-import * as fs from 'node:fs/promises';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /** The PIDs listed in a cgroup.procs file. */
@@ -16,27 +16,30 @@ export interface ProcessFigures {
 
 /**
  * Counts the open descriptors of `pids` and how many of them are sockets (their link reads
- * "socket:[inode]"). A process that exits meanwhile simply counts nothing.
+ * "socket:[inode]"). A process that exits meanwhile simply counts nothing. Synchronous, as
+ * the collector reads /proc (see collector.ts).
  */
-export async function readProcessFigures(procRoot: string, pids: readonly number[]): Promise<ProcessFigures> {
-  const perProcess = await Promise.all(
-    pids.map(async (pid) => {
-      const fdDir = path.join(procRoot, String(pid), 'fd');
-      let names: string[];
+export function readProcessFigures(procRoot: string, pids: readonly number[]): ProcessFigures {
+  let fileDescriptors = 0;
+  let sockets = 0;
+  for (const pid of pids) {
+    const fdDir = path.join(procRoot, String(pid), 'fd');
+    let names: string[];
+    try {
+      names = fs.readdirSync(fdDir);
+    } catch {
+      continue;
+    }
+    fileDescriptors += names.length;
+    for (const name of names) {
       try {
-        names = await fs.readdir(fdDir);
+        if (fs.readlinkSync(path.join(fdDir, name)).startsWith('socket:')) sockets++;
       } catch {
-        return { fds: 0, sockets: 0 };
+        // closed meanwhile
       }
-      const links = await Promise.all(names.map((n) => fs.readlink(path.join(fdDir, n)).catch(() => '')));
-      return { fds: names.length, sockets: links.filter((l) => l.startsWith('socket:')).length };
-    }),
-  );
-  return {
-    processes: BigInt(pids.length),
-    fileDescriptors: BigInt(perProcess.reduce((n, p) => n + p.fds, 0)),
-    sockets: BigInt(perProcess.reduce((n, p) => n + p.sockets, 0)),
-  };
+    }
+  }
+  return { processes: BigInt(pids.length), fileDescriptors: BigInt(fileDescriptors), sockets: BigInt(sockets) };
 }
 
 /** One interface's counters from /proc/<pid>/net/dev. */

@@ -77,12 +77,19 @@ function pod(networkMode = 'bridge'): PodTarget {
   };
 }
 
+const collectors: PodMetricsCollector[] = [];
+after(() => collectors.forEach((c) => c.close()));
+function track(c: PodMetricsCollector): PodMetricsCollector {
+  collectors.push(c);
+  return c;
+}
+
 function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines: () => Array<Record<string, unknown>> } {
   const out: string[] = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
   const layers = new LayerUsageCache(10_000, async () => ({ bytes: 8192, inodes: 2 }));
   return {
-    collector: new PodMetricsCollector({ cgroups: { driver: 'cgroupfs' } as never, log }, layers, host.proc),
+    collector: track(new PodMetricsCollector({ cgroups: { driver: 'cgroupfs' } as never, log }, layers, host.proc)),
     debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }
