@@ -41,21 +41,28 @@ export interface ContainerReading {
 
 const NS_PER_S = 1_000_000_000n;
 
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
 /**
- * Metrics are read when asked, not cached, so their timestamp is 0: the CRI asks for 0 on a
- * live reading, and kubelet then lets Prometheus stamp the scrape time.
+ * A value as the encoder takes it cheapest: a number when it is exact as one (any realistic
+ * byte count or counter), else a decimal string. Strings cost the encoder a 64-bit parse per
+ * value, which at a hundred pods (~4,400 metrics) was most of the encoding time.
  */
-const LIVE = '0';
+const wireValue = (v: bigint): number | string => (v <= MAX_EXACT ? Number(v) : v.toString());
 
 export class MetricList {
   readonly metrics: Metric[] = [];
   constructor(private readonly base: readonly string[]) {}
 
+  /**
+   * Adds the metric unless its value was not read. No timestamp (0 on the wire): these are
+   * live readings, for which the CRI asks for 0 and kubelet lets Prometheus stamp the scrape.
+   */
   add(key: MetricKey, value: bigint | undefined, extra: readonly string[] = []): void {
     if (value === undefined) return;
     const s = METRICS[key];
     if (extra.length !== s.extraLabels.length) throw new Error(`${s.name} takes ${s.extraLabels.length} extra labels, given ${extra.length}`);
-    this.metrics.push({ name: s.name, timestamp: LIVE, metricType: s.kind, labelValues: [...this.base, ...extra], value: { value: (value < 0n ? 0n : value).toString() } });
+    this.metrics.push({ name: s.name, metricType: s.kind, labelValues: [...this.base, ...extra], value: { value: wireValue(value < 0n ? 0n : value) } });
   }
 }
 

@@ -193,7 +193,7 @@ export class PodMetricsCollector {
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
     const dirs = this.dirsOf(inspect, mounts);
     if (!dirs) return undefined;
-    // The kernel's files first, together; the layer walk (cached, shared) may take longer.
+    // The kernel files are read here and now; only the layer walk (cached, shared) is awaited.
     const cgroup = this.cgroupFigures(inspect.Id, dirs);
     const processes = cgroup && this.processFigures(inspect.Id, dirs);
     const layer = cgroup && (await this.layerFigures(inspect, partitions));

@@ -50,7 +50,7 @@ describe('containerMetricsOf', () => {
       assert.deepEqual(m.labelValues!.slice(0, 5), ['web', 'prod', 'app', 'c1', 'nginx:1']);
       const spec = Object.values(METRICS).find((s) => s.name === m.name)!;
       assert.equal(m.metricType, spec.kind);
-      assert.equal(m.timestamp, '0', 'a live reading');
+      assert.equal(m.timestamp, undefined, 'a live reading: 0 on the wire');
     }
     const used = new Set(metrics.map((m) => m.name));
     const unused = [...descriptors.keys()].filter((n) => !used.has(n));
@@ -58,16 +58,19 @@ describe('containerMetricsOf', () => {
   });
 
   it('gives seconds as whole seconds and bytes as bytes', () => {
-    assert.equal(named('container_cpu_usage_seconds_total')[0]!.value!.value, '2');
-    assert.equal(named('container_cpu_system_seconds_total')[0]!.value!.value, '0');
-    assert.equal(named('container_cpu_cfs_throttled_seconds_total')[0]!.value!.value, '1');
-    assert.equal(named('container_memory_usage_bytes')[0]!.value!.value, '10');
-    assert.equal(named('container_start_time_seconds')[0]!.value!.value, '1699999000');
+    assert.equal(named('container_cpu_usage_seconds_total')[0]!.value!.value, 2);
+    assert.equal(named('container_cpu_system_seconds_total')[0]!.value!.value, 0);
+    assert.equal(named('container_cpu_cfs_throttled_seconds_total')[0]!.value!.value, 1);
+    assert.equal(named('container_memory_usage_bytes')[0]!.value!.value, 10);
+    assert.equal(named('container_start_time_seconds')[0]!.value!.value, 1699999000);
+    // Past 2^53 a number would round: such a value travels as a decimal string.
+    const huge = containerMetricsOf(reading({ memoryUsage: (1n << 60n) + 1n }));
+    assert.equal(huge.find((m) => m.name === 'container_memory_usage_bytes')!.value!.value, '1152921504606846977');
   });
 
   it('labels faults by kind and scope, block I/O by device name and numbers', () => {
     assert.deepEqual(named('container_memory_failures_total').map((m) => m.labelValues!.slice(5)), [['pgfault', 'container'], ['pgmajfault', 'container']]);
-    assert.deepEqual(named('container_fs_writes_bytes_total').map((m) => [m.labelValues![5], m.value!.value]), [['/dev/vda', '2']]);
+    assert.deepEqual(named('container_fs_writes_bytes_total').map((m) => [m.labelValues![5], m.value!.value]), [['/dev/vda', 2]]);
     assert.deepEqual(named('container_blkio_device_usage_total').map((m) => m.labelValues!.slice(5)), [['/dev/vda', '254', '0', 'Read'], ['/dev/vda', '254', '0', 'Write']]);
   });
 
@@ -89,7 +92,7 @@ describe('podNetworkMetricsOf and MetricList', () => {
     assert.equal(m.length, 16);
     for (const x of m) assert.equal(x.labelValues!.length, descriptors.get(x.name!)!.labelKeys!.length);
     const rx = m.filter((x) => x.name === 'container_network_receive_bytes_total');
-    assert.deepEqual(rx.map((x) => [x.labelValues, x.value!.value]), [[['web', 'prod', '', 's1', '', 'eth0'], '1'], [['web', 'prod', '', 's1', '', 'net1'], '5']]);
+    assert.deepEqual(rx.map((x) => [x.labelValues, x.value!.value]), [[['web', 'prod', '', 's1', '', 'eth0'], 1], [['web', 'prod', '', 's1', '', 'net1'], 5]]);
   });
 
   it('refuses a metric given the wrong number of extra labels', () => {

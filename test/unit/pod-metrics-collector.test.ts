@@ -94,8 +94,11 @@ function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines:
   };
 }
 
-const value = (metrics: Array<{ name?: string; value?: { value?: unknown } | null }>, name: string): string | undefined =>
-  metrics.find((m) => m.name === name)?.value?.value as string | undefined;
+/** A metric's value as text, or undefined when the metric is absent. */
+function value(metrics: Array<{ name?: string; value?: { value?: unknown } | null }>, name: string): string | undefined {
+  const v = metrics.find((m) => m.name === name)?.value?.value;
+  return v === undefined ? undefined : String(v);
+}
 
 for (const version of [1, 2] as const) {
   describe(`PodMetricsCollector on a cgroup v${version} host`, () => {
@@ -125,7 +128,7 @@ for (const version of [1, 2] as const) {
       assert.equal(cm.find((m) => m.name === 'container_fs_writes_bytes_total')!.labelValues![5], '/dev/vda');
       assert.deepEqual(cm[0]!.labelValues!.slice(0, 5), ['web', 'prod', 'app', APP, 'busybox:test']);
       const rx = p!.metrics!.filter((m) => m.name === 'container_network_receive_packets_total');
-      assert.deepEqual(rx.map((m) => [m.labelValues, m.value!.value]), [[['web', 'prod', '', SANDBOX, '', 'eth0'], '9']]);
+      assert.deepEqual(rx.map((m) => [m.labelValues, m.value!.value]), [[['web', 'prod', '', SANDBOX, '', 'eth0'], 9]]);
     });
 
     it('leaves out a container whose cgroup is gone, and keeps the pod', async () => {
