@@ -2,8 +2,9 @@
 // cgroup files (v1 or v2, wherever /proc/<pid>/cgroup puts them), its processes' descriptors in
 // /proc, its writable layer's filesystem, and the pod's network counters from the pause
 // process's namespace. Docker is not asked anything here: callers hand in the inspect documents
-// the state cache holds. One per ShimContext; it remembers each container's cgroup directories
-// (fixed for the life of its process) and which unreadable files it has already logged.
+// the state cache holds. One per ShimContext; it remembers what is fixed for the life of a
+// container's process (its cgroup files' paths, its layer's filesystem) and which unreadable
+// files it has already logged.
 //
 // The files are read synchronously: they are kernel pseudo-files answered from memory, and
 // fs/promises' open/fstat/read/close round trips through the thread pool cost several times
@@ -39,9 +40,23 @@ export interface PodTarget {
   containers: readonly ContainerTarget[];
 }
 
-interface KnownDirs {
+/** What stays the same for a container's process: worked out once, used on every scrape. */
+interface Known {
   pid: number;
-  dirs: MetricCgroupDirs | undefined;
+  dirs: MetricCgroupDirs;
+  /** Each cgroup file the figures need, by name, with its full path (undefined: no such controller). */
+  files: ReadonlyArray<readonly [string, string | undefined]>;
+  procs: string | undefined;
+  /** The writable layer and the device label of its filesystem. */
+  layer: { dir: string; device: string } | undefined;
+}
+
+/** What one scrape shares between containers. */
+interface Scrape {
+  mounts: readonly CgroupMount[];
+  partitions: ReadonlyMap<string, string>;
+  /** statfs of each filesystem, once per scrape: every layer on one disk has the same. */
+  filesystems: Map<string, fs.StatsFs | undefined>;
 }
 
 /** Unreadable files are logged once each; past this many the record starts again. */
@@ -52,7 +67,7 @@ const PODS_PER_TURN = 10;
 export class PodMetricsCollector {
   private mounts: CgroupMount[] | undefined;
   private partitions: Map<string, string> | undefined;
-  private readonly dirs = new Map<string, KnownDirs>();
+  private readonly known = new Map<string, Known | undefined>();
   private readonly logged = new Set<string>();
   private readonly held = new HeldFiles();
 
@@ -65,15 +80,14 @@ export class PodMetricsCollector {
 
   /** Metrics of each pod and its running containers; a container gone meanwhile is left out. */
   async collect(pods: readonly PodTarget[]): Promise<PodSandboxMetrics[]> {
-    const mounts = this.cgroupMounts();
-    const partitions = this.devicePartitions();
+    const scrape: Scrape = { mounts: this.cgroupMounts(), partitions: this.devicePartitions(), filesystems: new Map() };
     const seen = new Set<string>();
     const pending: Array<Promise<PodSandboxMetrics>> = [];
     for (const pod of pods) {
       const metrics = this.podNetwork(pod);
       const containers = pod.containers.map((c) => {
         seen.add(c.inspect.Id);
-        return this.containerMetrics(pod, c, mounts, partitions).then((metrics) => metrics && { containerId: c.inspect.Id, metrics });
+        return this.containerMetrics(pod, c, scrape).then((metrics) => metrics && { containerId: c.inspect.Id, metrics });
       });
       pending.push(
         Promise.all(containers).then((found) => ({
@@ -84,7 +98,7 @@ export class PodMetricsCollector {
       );
       if (pending.length % PODS_PER_TURN === 0) await nextTurn();
     }
-    for (const id of this.dirs.keys()) if (!seen.has(id)) this.forget(id);
+    for (const id of this.known.keys()) if (!seen.has(id)) this.forget(id);
     for (const id of this.held.owners()) if (!seen.has(id)) this.held.release(id);
     return Promise.all(pending);
   }
@@ -105,11 +119,11 @@ export class PodMetricsCollector {
   /** Closes the files held open. */
   close(): void {
     this.held.closeAll();
-    this.dirs.clear();
+    this.known.clear();
   }
 
   private forget(id: string): void {
-    this.dirs.delete(id);
+    this.known.delete(id);
     this.held.release(id);
   }
 
@@ -132,55 +146,73 @@ export class PodMetricsCollector {
     }
   }
 
-  private dirsOf(inspect: ContainerInspect, mounts: readonly CgroupMount[]): MetricCgroupDirs | undefined {
+  private knownOf(inspect: ContainerInspect, scrape: Scrape): Known | undefined {
     const pid = inspect.State.Pid;
-    const known = this.dirs.get(inspect.Id);
-    if (known && known.pid === pid) return known.dirs;
+    if (this.known.has(inspect.Id)) {
+      const known = this.known.get(inspect.Id);
+      if (known?.pid === pid) return known;
+    }
+    // A new process (a restart): its cgroup may be a new directory at the same path.
+    this.held.release(inspect.Id);
     const text = this.read(path.join(this.procRoot, String(pid), 'cgroup'));
     const entries = text === undefined ? [] : parseProcCgroup(text);
     // Both drivers name the cgroup after the container ID; anything else is a reused PID.
     const dirs = entries.some((e) => e.path.includes(inspect.Id))
-      ? metricDirsOf(entries, mounts)
-      : metricDirsByNaming(this.shim.cgroups.driver, inspect.HostConfig.CgroupParent ?? '', inspect.Id, mounts);
-    // A new process (a restart): its cgroup may be a new directory at the same path.
-    this.held.release(inspect.Id);
-    this.dirs.set(inspect.Id, { pid, dirs });
-    return dirs;
+      ? metricDirsOf(entries, scrape.mounts)
+      : metricDirsByNaming(this.shim.cgroups.driver, inspect.HostConfig.CgroupParent ?? '', inspect.Id, scrape.mounts);
+    const known = dirs && {
+      pid,
+      dirs,
+      files: (dirs.version === 1 ? V1_FILES : V2_FILES).map((name) => {
+        const dir = dirOfFile(dirs, name);
+        return [name, dir === undefined ? undefined : path.join(dir, name)] as const;
+      }),
+      procs: procsFileOf(dirs),
+      layer: this.layerOf(inspect, scrape.partitions),
+    };
+    this.known.set(inspect.Id, known);
+    return known;
   }
 
-  private cgroupFigures(id: string, dirs: MetricCgroupDirs): CgroupFigures | undefined {
-    const files: Record<string, string | undefined> = {};
-    for (const name of dirs.version === 1 ? V1_FILES : V2_FILES) {
-      const dir = dirOfFile(dirs, name);
-      files[name] = dir === undefined ? undefined : this.read(path.join(dir, name), id);
-    }
-    const presence: readonly string[] = dirs.version === 1 ? V1_PRESENCE_FILES : V2_PRESENCE_FILES;
-    if (presence.every((name) => files[name] === undefined)) return undefined;
-    return dirs.version === 1 ? figuresFromV1(files) : figuresFromV2(files);
-  }
-
-  private processFigures(id: string, dirs: MetricCgroupDirs): ProcessFigures | undefined {
-    const procs = procsFileOf(dirs);
-    const text = procs === undefined ? undefined : this.read(procs, id);
-    return text === undefined ? undefined : readProcessFigures(this.procRoot, parsePids(text));
-  }
-
-  private async layerFigures(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Promise<LayerFigures | undefined> {
+  private layerOf(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Known['layer'] {
     const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
     if (typeof upper !== 'string' || upper === '') return undefined;
     const st = fs.statSync(upper, { throwIfNoEntry: false });
     if (!st) return undefined;
-    let sfs: fs.StatsFs | undefined;
-    try {
-      sfs = fs.statfsSync(upper);
-    } catch {
-      sfs = undefined;
-    }
-    const usage = await this.layers.usage(inspect.Id, upper).catch(() => undefined);
     const { major, minor } = splitDev(st.dev);
     const key = `${major}:${minor}`;
+    return { dir: upper, device: partitions.get(key) ?? key };
+  }
+
+  private cgroupFigures(id: string, known: Known): CgroupFigures | undefined {
+    const files: Record<string, string | undefined> = {};
+    for (const [name, file] of known.files) files[name] = file === undefined ? undefined : this.read(file, id);
+    const v1 = known.dirs.version === 1;
+    if ((v1 ? V1_PRESENCE_FILES : V2_PRESENCE_FILES).every((name) => files[name] === undefined)) return undefined;
+    return v1 ? figuresFromV1(files) : figuresFromV2(files);
+  }
+
+  private processFigures(id: string, known: Known): ProcessFigures | undefined {
+    const text = known.procs === undefined ? undefined : this.read(known.procs, id);
+    return text === undefined ? undefined : readProcessFigures(this.procRoot, parsePids(text));
+  }
+
+  private async layerFigures(id: string, known: Known, scrape: Scrape): Promise<LayerFigures | undefined> {
+    const layer = known.layer;
+    if (!layer) return undefined;
+    if (!scrape.filesystems.has(layer.device)) {
+      let sfs: fs.StatsFs | undefined;
+      try {
+        sfs = fs.statfsSync(layer.dir);
+      } catch {
+        sfs = undefined;
+      }
+      scrape.filesystems.set(layer.device, sfs);
+    }
+    const sfs = scrape.filesystems.get(layer.device);
+    const usage = await this.layers.usage(id, layer.dir).catch(() => undefined);
     return {
-      device: partitions.get(key) ?? key,
+      device: layer.device,
       usageBytes: usage && BigInt(usage.bytes),
       limitBytes: sfs && BigInt(sfs.blocks) * BigInt(sfs.bsize),
       inodesTotal: sfs && BigInt(sfs.files),
@@ -188,15 +220,15 @@ export class PodMetricsCollector {
     };
   }
 
-  private async containerMetrics(pod: PodTarget, c: ContainerTarget, mounts: readonly CgroupMount[], partitions: ReadonlyMap<string, string>): Promise<Metric[] | undefined> {
+  private async containerMetrics(pod: PodTarget, c: ContainerTarget, scrape: Scrape): Promise<Metric[] | undefined> {
     const inspect = c.inspect;
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
-    const dirs = this.dirsOf(inspect, mounts);
-    if (!dirs) return undefined;
+    const known = this.knownOf(inspect, scrape);
+    if (!known) return undefined;
     // The kernel files are read here and now; only the layer walk (cached, shared) is awaited.
-    const cgroup = this.cgroupFigures(inspect.Id, dirs);
-    const processes = cgroup && this.processFigures(inspect.Id, dirs);
-    const layer = cgroup && (await this.layerFigures(inspect, partitions));
+    const cgroup = this.cgroupFigures(inspect.Id, known);
+    const processes = cgroup && this.processFigures(inspect.Id, known);
+    const layer = cgroup && (await this.layerFigures(inspect.Id, known, scrape));
     if (!cgroup) {
       // The cgroup went away between the list and the read: the container stopped.
       this.forget(inspect.Id);
@@ -210,7 +242,7 @@ export class PodMetricsCollector {
       layer,
       startedAt: Number.isFinite(started) ? BigInt(Math.floor(started / 1000)) : undefined,
       seenAt: BigInt(Math.floor(Date.now() / 1000)),
-      deviceNames: partitions,
+      deviceNames: scrape.partitions,
     });
   }
 
