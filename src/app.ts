@@ -13,6 +13,7 @@ import { CriServer } from './grpc/server';
 import { CheckpointCache } from './checkpoint/cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/collector';
+import { PodMetricsCollector } from './pod-metrics/collector';
 import { KeyedLock } from './util/keyed-lock';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
@@ -114,6 +115,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory);
     logs = followers;
     const stats = new StatsCollector({ docker, cgroups, log });
+    const podMetrics = new PodMetricsCollector({ cgroups, log }, stats.layers);
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
     streaming = streamingServer;
     const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
@@ -130,6 +132,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       sandboxLocks: new KeyedLock(),
       logs: followers,
       stats,
+      podMetrics,
       streaming: streamingServer,
       containerEvents,
     };
@@ -167,6 +170,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
         await followers.close();
         await network.close();
         dockerFacts.close();
+        // After the server: no scrape is reading the held files any more.
+        podMetrics.close();
       },
     };
   } catch (err) {
