@@ -10,6 +10,11 @@ ARG BASE_IMAGE=debian:trixie-slim
 FROM ${BASE_IMAGE} AS build
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       nodejs npm ca-certificates >/dev/null && rm -rf /var/lib/apt/lists/*
+# Behind a TLS-inspecting proxy npm needs the proxy's CA: PEM text in EXTRA_CA_CERTS (the build
+# stage only; scripts/build-image.sh passes the host's /usr/local/share/ca-certificates).
+ARG EXTRA_CA_CERTS=
+RUN printf '%s\n' "$EXTRA_CA_CERTS" >/etc/ssl/build-extra-ca.pem
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/build-extra-ca.pem
 WORKDIR /src
 # Dependencies first, from the lock file alone, so a source change reuses this layer.
 COPY package.json package-lock.json ./
