@@ -45,9 +45,10 @@ HEALTHCHECK --interval=10s --timeout=6s --start-period=20s --retries=3 \
 CMD ["--container-runtime-endpoint=unix:///run/cri-docker-shim/cri-docker-shim.sock"]
 
 FROM shim AS node
-# Its own Docker engine (Debian's docker.io) beside the shim; the entrypoint starts both.
+# Its own Docker engine (Debian's docker.io, and docker-cli, which it only recommends) beside
+# the shim; the entrypoint starts both.
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      docker.io ca-certificates >/dev/null \
+      docker.io docker-cli ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*
 COPY packaging/node/entrypoint.sh /usr/local/bin/cluster-node
 VOLUME /var/lib/docker
