@@ -84,13 +84,18 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 
   const { version, info } = await waitForDocker(docker, dockerFacts, log);
   wrap(() => assertSupportedDocker(version));
-  // The cache's first sync (a list, and an inspect of every container) runs while the rest of
-  // start-up does, and goes on after the socket is bound: until it is done only Version,
+  // The cache's first sync (a list, and an inspect of every container) runs after the socket
+  // is bound: until it is done only Version,
   // Status and RuntimeConfig answer, every other call waits for it (grpc/startup-gate.ts).
   // Binding later would keep kubelet's connection backing off; answering the rest sooner would
   // let a client see container state, or open GetContainerEvents (refused while the cache is
   // unsynced), before the cache has all of it.
-  const synced = state.start();
+  // It starts once the socket is bound: its replies (an inspect per container) would otherwise
+  // keep the event loop busy while kubelet's first calls wait for the socket.
+  let beginSync = (): void => undefined;
+  const synced = new Promise<void>((resolve) => {
+    beginSync = () => void state.start().then(resolve);
+  });
   let stopping = false;
   let logs: ContainerLogManager | undefined;
   let streaming: StreamingServer | undefined;
@@ -145,6 +150,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC });
     await prepared;
     await server.listen(config.containerRuntimeEndpoint);
+    beginSync();
     log.info(
       { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streamingServer.baseUrl },
       'cri-docker-shim ready',
