@@ -21,9 +21,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY tsconfig.json ./
 COPY proto ./proto
-COPY scripts/gen-contract.mjs scripts/gen-index.mjs ./scripts/
+COPY scripts ./scripts
 COPY src ./src
-# tsc compiles src, test and bench together (one tsconfig); only src goes into the image.
+# The project's own build (tsc compiles src, test and bench together, then the command is
+# bundled with its code cache, made by this stage's Node, the runtime's own); only dist/src
+# goes into the image.
 COPY test ./test
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
