@@ -9,7 +9,7 @@ ARG BASE_IMAGE=debian:trixie-slim
 
 FROM ${BASE_IMAGE} AS build
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      nodejs npm ca-certificates >/dev/null && rm -rf /var/lib/apt/lists/*
+      nodejs npm ca-certificates >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
 # Behind a TLS-inspecting proxy npm needs the proxy's CA: PEM text in EXTRA_CA_CERTS (the build
 # stage only; scripts/build-image.sh passes the host's /usr/local/share/ca-certificates).
 ARG EXTRA_CA_CERTS=
@@ -36,7 +36,7 @@ FROM ${BASE_IMAGE} AS shim
 # CNI plugins in /usr/lib/cni (the shim's default --cni-bin-dir searches there).
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       nodejs iptables iproute2 procps util-linux containernetworking-plugins >/dev/null \
- && rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out /opt/cri-docker-shim
 # The built command itself (its shebang carries the shim's Node flags), as `cri-docker-shim`.
 RUN ln -s /opt/cri-docker-shim/dist/src/main.js /usr/local/bin/cri-docker-shim \
@@ -51,7 +51,7 @@ FROM shim AS node
 # the shim; the entrypoint starts both.
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       docker.io docker-cli ca-certificates >/dev/null \
- && rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY packaging/node/entrypoint.sh /usr/local/bin/cluster-node
 VOLUME /var/lib/docker
 ENTRYPOINT ["/usr/local/bin/cluster-node"]
@@ -59,7 +59,7 @@ CMD []
 
 FROM ${BASE_IMAGE} AS registry
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      docker-registry >/dev/null && rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*
+      docker-registry >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY packaging/registry/config.yml /etc/docker/registry/config.yml
 EXPOSE 5000
 ENTRYPOINT ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]

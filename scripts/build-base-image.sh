@@ -32,9 +32,21 @@ if [ ! -d "$tree" ]; then
   debootstrap --variant=minbase "$suite" "$work/tree" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
   # What debian:*-slim leaves out: package caches and downloaded lists (the Dockerfile's apt-get
-  # update fetches fresh ones).
+  # update fetches fresh ones), and documentation, manuals and translations, now and in every
+  # package installed later (the copyright files stay).
   chroot "$work/tree" apt-get clean
   rm -rf "$work/tree"/var/lib/apt/lists/* "$work/tree"/var/cache/apt/*.bin "$work/tree"/var/log/*.log
+  cat >"$work/tree/etc/dpkg/dpkg.cfg.d/slim" <<'CFG'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-include /usr/share/locale/locale.alias
+CFG
+  find "$work/tree/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
+  rm -rf "$work/tree"/usr/share/man/* "$work/tree"/usr/share/info/*
+  find "$work/tree/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
   mv "$work/tree" "$tree"
 fi
 
