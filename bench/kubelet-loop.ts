@@ -23,7 +23,11 @@ export const POLLED_RPCS = [
 ] as const;
 /** Version does no work of ours: its CPU per call is grpc-js's own floor, for comparison. */
 export const FLOOR_RPC = 'Version';
-export type PolledRpc = (typeof POLLED_RPCS)[number] | typeof FLOOR_RPC;
+/** kubelet's /metrics/cadvisor scrape (PodAndContainerStatsFromCRI), not part of the loop. */
+export const SCRAPE_RPC = 'ListPodSandboxMetrics';
+export type PolledRpc = (typeof POLLED_RPCS)[number] | typeof FLOOR_RPC | typeof SCRAPE_RPC;
+/** Every RPC whose CPU per call the bench reports, the floor first. */
+export const CPU_PER_CALL_RPCS: readonly PolledRpc[] = [FLOOR_RPC, ...POLLED_RPCS, SCRAPE_RPC];
 
 /** One call of `rpc`; status calls go round-robin over the pods by `i`. */
 export function callPolled(client: CriClient, pods: readonly PopulatedPod[], rpc: PolledRpc, i: number): Promise<unknown> {
@@ -45,6 +49,8 @@ export function callPolled(client: CriClient, pods: readonly PopulatedPod[], rpc
       return client.runtime.ListContainerStats({});
     case 'ListPodSandboxStats':
       return client.runtime.ListPodSandboxStats({});
+    case 'ListPodSandboxMetrics':
+      return client.runtime.ListPodSandboxMetrics({});
   }
 }
 

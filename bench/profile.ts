@@ -13,7 +13,7 @@ import { newTestRun, removePaths, removeTestContainers } from '../test/support/c
 import { ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
-import { cpuPerCall, FLOOR_RPC, measureKubeletLoop, POLLED_RPCS, type PolledRpc } from './kubelet-loop';
+import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop, POLLED_RPCS } from './kubelet-loop';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
 
@@ -58,7 +58,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const loop = await measureKubeletLoop(shim.client, pods, pid, seconds);
     log(`CPU per call: ${calls} calls each`);
     const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
-    const rpcs: PolledRpc[] = [FLOOR_RPC, ...POLLED_RPCS];
+    const rpcs = CPU_PER_CALL_RPCS;
     const perCall = await cpuPerCall(shim.client, pods, pid, only ? rpcs.filter((r) => only.includes(r)) : rpcs, calls, 5);
     await shim.stop();
     shim = undefined;

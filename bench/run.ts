@@ -19,9 +19,11 @@ import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTi
 import { dockerdPid, memoryBytes } from './procfs';
 import { RequestCounter } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
+import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop } from './kubelet-loop';
 import {
   type BenchResult,
   checkTargets,
+  type KubeletLoopRow,
   type LatencyRow,
   type PollingResult,
   type ReadLevel,
@@ -52,6 +54,10 @@ interface BenchPlan {
   /** Counted execs per build in the start-up part, and uncounted ones before them. */
   startupRuns: number;
   startupWarmup: number;
+  /** Calls per RPC when the shim's CPU per call is read (at each read level). */
+  cpuCalls: number;
+  /** The read level (containers) at which kubelet's polling loop runs against the shim. */
+  kubeletLoopLevel: number;
   /** Another build's main.js to time in the start-up part too. */
   baseline: string | undefined;
   outDir: string;
@@ -71,8 +77,8 @@ export function planFrom(argv: readonly string[]): BenchPlan {
   const baseline = baselineArg === undefined ? undefined : path.resolve(baselineArg);
   if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`--baseline: ${baseline} does not exist`);
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, baseline, outDir }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, baseline, outDir };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, baseline, outDir }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, baseline, outDir };
 }
 
 function log(message: string): void {
@@ -99,14 +105,22 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
 
   const pods: PopulatedPod[] = [];
   const reads: ReadLevel[] = [];
+  let kubeletLoop: KubeletLoopRow | undefined;
   for (const level of plan.levels) {
     log(`reads: populating to ${level} containers`);
     await populate(client, bench, pods, level, plan.concurrency);
     const counts = await dockerCounts(docker);
     log(`reads at ${level} (Docker holds ${counts.all} containers, ${counts.running} running)`);
     const samples = await measureReads({ client, docker, bench, pods }, plan.readIterations, plan.readWarmup);
-    reads.push({ containers: pods.length * 2, docker: counts, rows: samples.map((s) => latencyRow(s.call.name, s.call.rawCall, s.shim, s.raw)) });
+    log(`shim CPU per call at ${level}: ${plan.cpuCalls} calls per RPC`);
+    const perCall = await cpuPerCall(client, pods, shimPid, CPU_PER_CALL_RPCS, plan.cpuCalls, 3);
+    reads.push({ containers: pods.length * 2, docker: counts, rows: samples.map((s) => latencyRow(s.call.name, s.call.rawCall, s.shim, s.raw)), cpuPerCall: perCall });
+    if (level === plan.kubeletLoopLevel) {
+      log(`kubelet loop at ${pods.length} pods: ${plan.pollSeconds} loop slots and as many idle slots`);
+      kubeletLoop = await measureKubeletLoop(client, pods, shimPid, plan.pollSeconds);
+    }
   }
+  if (!kubeletLoop) throw new Error(`the plan's kubelet loop level ${plan.kubeletLoopLevel} is not one of its levels`);
 
   log(`polling: ${plan.pollSeconds} one-second slots each for raw, idle and shim, taking turns`);
   const [raw, idle, viaShim] = (await pollInTurns(
@@ -147,7 +161,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
   const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
-  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, rss, startup };
+  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, startup };
 }
 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */

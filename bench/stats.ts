@@ -47,20 +47,35 @@ export function ratio(shim: number, raw: number): number | null {
   return Math.round((shim / raw) * 1000) / 1000;
 }
 
+/** Which containers of the population a stats call reports on. */
+type StatsScope = 'app containers' | 'every container';
+
 /**
- * The ListPodSandboxMetrics row (part 2), kept in a function of its own: every pod's metrics
- * next to what a client of Docker alone would ask for the same figures, a one-shot stats read
- * (`one-shot=true`, no wait for a second sample) of each of the population's containers,
- * pause containers included (their stats carry the pod network), all at once. Builds the row
- * only; nothing here runs at import.
+ * One stats row of part 2: the CRI call next to what a client of Docker alone would ask for the
+ * same figures, a one-shot stats read (`one-shot=true`, no wait for a second sample) of each
+ * container the call reports on, all at once. Pod-level calls cover the pause containers too:
+ * their stats carry the pod network.
  */
-export function podSandboxMetricsReadCall(): ReadCall {
+function statsReadCall(name: string, scope: StatsScope, shim: ReadCall['shim']): ReadCall {
   return {
-    name: 'ListPodSandboxMetrics',
-    rawCall: 'containers/<id>/stats one-shot, every container at once',
+    name,
+    rawCall: `containers/<id>/stats one-shot, ${scope === 'app containers' ? 'each app container' : 'every container'} at once`,
     needsPod: true,
-    shim: ({ client }) => client.runtime.ListPodSandboxMetrics({}),
+    shim,
     raw: ({ docker, pods }) =>
-      Promise.all(pods.flatMap((p) => [p.pod.id, p.containerId]).map((id) => docker.getContainer(id).stats({ stream: false, 'one-shot': true } as { stream: false }))),
+      Promise.all(
+        pods
+          .flatMap((p) => (scope === 'app containers' ? [p.containerId] : [p.pod.id, p.containerId]))
+          .map((id) => docker.getContainer(id).stats({ stream: false, 'one-shot': true } as { stream: false })),
+      ),
   };
+}
+
+/** The stats and metrics rows of part 2 (issue 12). Builds the rows only; nothing runs at import. */
+export function statsReadCalls(): ReadCall[] {
+  return [
+    statsReadCall('ListContainerStats', 'app containers', ({ client }) => client.runtime.ListContainerStats({})),
+    statsReadCall('ListPodSandboxStats', 'every container', ({ client }) => client.runtime.ListPodSandboxStats({})),
+    statsReadCall('ListPodSandboxMetrics', 'every container', ({ client }) => client.runtime.ListPodSandboxMetrics({})),
+  ];
 }

@@ -172,6 +172,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
         dockerFacts.close();
         // After the server: no scrape is reading the held files any more.
         podMetrics.close();
+        stats.close();
       },
     };
   } catch (err) {

@@ -26,10 +26,15 @@ import type {
 import { DockerNotFoundError } from '../errors';
 import { cacheableListQuery, isFullId, matchesListQuery } from './list-query';
 import type { DockerStateCache } from './state-cache';
-import { summaryFromInspect } from './summary';
+import { statusText, summaryFromInspect } from './summary';
 
 export class CachingDockerClient implements DockerClient {
   readonly endpoint: string;
+  /**
+   * Each held document's list entry, made once: the lists are asked for every second and the
+   * documents change rarely (a changed container is a new document). Only Status follows the clock.
+   */
+  private readonly summaries = new WeakMap<ContainerInspect, ContainerSummary>();
 
   constructor(
     private readonly docker: DockerClient,
@@ -56,7 +61,16 @@ export class CachingDockerClient implements DockerClient {
     }
     const now = Date.now();
     // Docker lists the newest first.
-    return matched.map((c) => summaryFromInspect(c, images.get(c.Id) ?? c.Image, now)).sort((a, b) => b.Created - a.Created);
+    return matched.map((c) => this.summaryOf(c, images.get(c.Id) ?? c.Image, now)).sort((a, b) => b.Created - a.Created);
+  }
+
+  private summaryOf(c: ContainerInspect, image: string, nowMs: number): ContainerSummary {
+    let made = this.summaries.get(c);
+    if (!made || made.Image !== image) {
+      made = summaryFromInspect(c, image, nowMs);
+      this.summaries.set(c, made);
+    }
+    return { ...made, Status: statusText(c.State, nowMs) };
   }
 
   async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {

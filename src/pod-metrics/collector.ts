@@ -9,7 +9,7 @@
 // The files are read synchronously: they are kernel pseudo-files answered from memory, and
 // fs/promises' open/fstat/read/close round trips through the thread pool cost several times
 // the read itself (measured: ~100 ms against ~25 ms for 20 containers). Cgroup files are kept
-// open between scrapes (held-files.ts). The loop yields to other calls every few pods, so no
+// open between scrapes (../stats/kernel-files.ts). The loop yields to other calls every few pods, so no
 // single stretch blocks for long.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -22,7 +22,7 @@ import type { LayerUsageCache } from '../stats/layer-usage';
 import type { Logger } from '../util/logger';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
 import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCgroupDirs } from './cgroup-dirs';
-import { HeldFiles } from './held-files';
+import { KernelFiles } from '../stats/kernel-files';
 import { figuresFromV1, figuresFromV2, V1_FILES, V1_PRESENCE_FILES, V2_FILES, V2_PRESENCE_FILES, type CgroupFigures } from './cgroup-figures';
 import { parseInterfaceTotals, parsePartitions, parsePids, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
@@ -44,7 +44,7 @@ export interface PodTarget {
 interface Known {
   pid: number;
   dirs: MetricCgroupDirs;
-  /** Each cgroup file the figures need, by name, with its full path (undefined: no such controller). */
+  /** Each cgroup file the figures need, by name, with its directory (undefined: no such controller). */
   files: ReadonlyArray<readonly [string, string | undefined]>;
   procs: string | undefined;
   /** The writable layer and the device label of its filesystem. */
@@ -69,7 +69,13 @@ export class PodMetricsCollector {
   private partitions: Map<string, string> | undefined;
   private readonly known = new Map<string, Known | undefined>();
   private readonly logged = new Set<string>();
-  private readonly held = new HeldFiles();
+  /** Unreadable files are logged once each at debug; their metrics are left out. */
+  private readonly files = new KernelFiles((file, err) => {
+    if (this.logged.has(file)) return;
+    if (this.logged.size >= LOGGED_LIMIT) this.logged.clear();
+    this.logged.add(file);
+    this.shim.log.debug({ file, err: err.message }, 'pod metrics: cannot read a file; its metrics are left out');
+  });
 
   constructor(
     private readonly shim: { readonly cgroups: CgroupSetup; readonly log: Logger },
@@ -99,7 +105,7 @@ export class PodMetricsCollector {
       if (pending.length % PODS_PER_TURN === 0) await nextTurn();
     }
     for (const id of this.known.keys()) if (!seen.has(id)) this.forget(id);
-    for (const id of this.held.owners()) if (!seen.has(id)) this.held.release(id);
+    for (const id of this.files.owners()) if (!seen.has(id)) this.files.release(id);
     return Promise.all(pending);
   }
 
@@ -110,7 +116,7 @@ export class PodMetricsCollector {
 
   private devicePartitions(): Map<string, string> {
     if (!this.partitions) {
-      const text = this.read(path.join(this.procRoot, 'partitions'));
+      const text = this.files.read(path.join(this.procRoot, 'partitions'));
       this.partitions = parsePartitions(text ?? '');
     }
     return this.partitions;
@@ -118,32 +124,13 @@ export class PodMetricsCollector {
 
   /** Closes the files held open. */
   close(): void {
-    this.held.closeAll();
+    this.files.closeAll();
     this.known.clear();
   }
 
   private forget(id: string): void {
     this.known.delete(id);
-    this.held.release(id);
-  }
-
-  /**
-   * A file's text; undefined when it does not exist or cannot be read (logged once at debug).
-   * With `owner`, a cgroup file of that container, kept open for the next scrape.
-   */
-  private read(file: string, owner?: string): string | undefined {
-    try {
-      return owner === undefined ? fs.readFileSync(file, 'utf8') : this.held.read(owner, file);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // Missing is normal: the kernel lacks that file here, or the container just stopped.
-      if (code !== 'ENOENT' && code !== 'ESRCH' && !this.logged.has(file)) {
-        if (this.logged.size >= LOGGED_LIMIT) this.logged.clear();
-        this.logged.add(file);
-        this.shim.log.debug({ file, err: (err as Error).message }, 'pod metrics: cannot read a file; its metrics are left out');
-      }
-      return undefined;
-    }
+    this.files.release(id);
   }
 
   private knownOf(inspect: ContainerInspect, scrape: Scrape): Known | undefined {
@@ -153,8 +140,8 @@ export class PodMetricsCollector {
       if (known?.pid === pid) return known;
     }
     // A new process (a restart): its cgroup may be a new directory at the same path.
-    this.held.release(inspect.Id);
-    const text = this.read(path.join(this.procRoot, String(pid), 'cgroup'));
+    this.files.release(inspect.Id);
+    const text = this.files.read(path.join(this.procRoot, String(pid), 'cgroup'));
     const entries = text === undefined ? [] : parseProcCgroup(text);
     // Both drivers name the cgroup after the container ID; anything else is a reused PID.
     const dirs = entries.some((e) => e.path.includes(inspect.Id))
@@ -163,10 +150,7 @@ export class PodMetricsCollector {
     const known = dirs && {
       pid,
       dirs,
-      files: (dirs.version === 1 ? V1_FILES : V2_FILES).map((name) => {
-        const dir = dirOfFile(dirs, name);
-        return [name, dir === undefined ? undefined : path.join(dir, name)] as const;
-      }),
+      files: (dirs.version === 1 ? V1_FILES : V2_FILES).map((name) => [name, dirOfFile(dirs, name)] as const),
       procs: procsFileOf(dirs),
       layer: this.layerOf(inspect, scrape.partitions),
     };
@@ -186,14 +170,18 @@ export class PodMetricsCollector {
 
   private cgroupFigures(id: string, known: Known): CgroupFigures | undefined {
     const files: Record<string, string | undefined> = {};
-    for (const [name, file] of known.files) files[name] = file === undefined ? undefined : this.read(file, id);
+    for (const [name, dir] of known.files) files[name] = this.files.optional(dir, name, id);
     const v1 = known.dirs.version === 1;
     if ((v1 ? V1_PRESENCE_FILES : V2_PRESENCE_FILES).every((name) => files[name] === undefined)) return undefined;
+    for (const [name, dir] of known.files) {
+      // Missing from a cgroup that still exists: this host lacks the file; it is not looked for again.
+      if (files[name] === undefined && dir !== undefined && this.files.read(path.join(dir, 'cgroup.procs')) !== undefined) this.files.markAbsent(dir, name, undefined);
+    }
     return v1 ? figuresFromV1(files) : figuresFromV2(files);
   }
 
   private processFigures(id: string, known: Known): ProcessFigures | undefined {
-    const text = known.procs === undefined ? undefined : this.read(known.procs, id);
+    const text = known.procs === undefined ? undefined : this.files.read(known.procs, id);
     return text === undefined ? undefined : readProcessFigures(this.procRoot, parsePids(text));
   }
 
@@ -250,7 +238,7 @@ export class PodMetricsCollector {
   private podNetwork(pod: PodTarget): Metric[] {
     const s = pod.sandbox;
     if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
-    const text = this.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
+    const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
     if (text === undefined) return [];
     return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseInterfaceTotals(text));
   }

@@ -1,9 +1,8 @@
 // One reading of a cgroup's cumulative CPU time, memory and process count, straight from its
 // files: no waiting for a second sample as Docker's stats endpoint does. Parsing is pure;
-// `readCgroupSample` does the file reads.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+// `readCgroupSampleSync` does the file reads (through ./kernel-files.ts).
 import type { CgroupDirs } from './cgroup-paths';
+import type { KernelFiles } from './kernel-files';
 
 export interface CgroupSample {
   /** Cumulative CPU time, nanoseconds. */
@@ -25,15 +24,36 @@ export interface CgroupSample {
 /** v1 reports "no limit" as a huge page-rounded number; anything this large is no limit. */
 const UNLIMITED = 1n << 62n;
 
-/** "key value" lines (memory.stat, cpu.stat) as a map. */
-export function parseFlatKeyed(text: string): Map<string, bigint> {
+const DIGITS = /^\d+$/;
+
+/**
+ * "key value" lines (memory.stat, cpu.stat) as a map; with `wanted`, only those keys. A v1
+ * memory.stat has some forty lines and is read for every container on every call, so the
+ * lines are walked without splitting and only wanted values become BigInts.
+ */
+export function parseFlatKeyed(text: string, wanted?: ReadonlySet<string>): Map<string, bigint> {
   const out = new Map<string, bigint>();
-  for (const line of text.split('\n')) {
-    const m = /^(\S+)\s+(\d+)$/.exec(line.trim());
-    if (m) out.set(m[1]!, BigInt(m[2]!));
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const space = text.indexOf(' ', start);
+    if (space > start && space < end) {
+      const key = text.slice(start, space);
+      if (wanted === undefined || wanted.has(key)) {
+        const value = text.slice(space + 1, end).trim();
+        if (DIGITS.test(value)) out.set(key, BigInt(value));
+      }
+    }
+    start = end + 1;
   }
   return out;
 }
+
+/** The memory.stat and cpu.stat keys a sample uses. */
+const V1_MEMORY_KEYS = new Set(['total_inactive_file', 'inactive_file', 'total_rss', 'rss', 'total_pgfault', 'pgfault', 'total_pgmajfault', 'pgmajfault']);
+const V2_MEMORY_KEYS = new Set(['inactive_file', 'anon', 'pgfault', 'pgmajfault']);
+const V2_CPU_KEYS = new Set(['usage_usec']);
 
 /** A file holding one number; "max" (v2's no-limit) and anything else unparsable are undefined. */
 export function parseSingleValue(text: string | undefined): bigint | undefined {
@@ -65,7 +85,7 @@ export interface V1Files {
 }
 
 export function sampleFromV1(f: V1Files): CgroupSample {
-  const stat = parseFlatKeyed(f.memoryStat ?? '');
+  const stat = parseFlatKeyed(f.memoryStat ?? '', V1_MEMORY_KEYS);
   const usage = parseSingleValue(f.memoryUsage);
   // total_* include child cgroups, which a pod-level cgroup has.
   const ws = workingSet(usage, stat.get('total_inactive_file') ?? stat.get('inactive_file'));
@@ -102,8 +122,8 @@ export interface V2Files {
 }
 
 export function sampleFromV2(f: V2Files): CgroupSample {
-  const cpu = parseFlatKeyed(f.cpuStat ?? '');
-  const stat = parseFlatKeyed(f.memoryStat ?? '');
+  const cpu = parseFlatKeyed(f.cpuStat ?? '', V2_CPU_KEYS);
+  const stat = parseFlatKeyed(f.memoryStat ?? '', V2_MEMORY_KEYS);
   const usage = parseSingleValue(f.memoryCurrent);
   const ws = workingSet(usage, stat.get('inactive_file'));
   const usec = cpu.get('usage_usec');
@@ -127,74 +147,6 @@ function prune(s: CgroupSample): CgroupSample {
   return out;
 }
 
-/** Why a cgroup file could not be read (other than its being absent). */
-export type CgroupReadErrorHandler = (file: string, err: NodeJS.ErrnoException) => void;
-
-/**
- * Reads cgroup and /proc files: kernel-generated, a few hundred bytes to a few KiB, never
- * waiting on a disk. fs.promises.readFile costs several thread-pool round trips and a fresh
- * 64 KiB buffer per file for these (they report size 0), which made a scrape of a few hundred
- * containers spend most of its CPU in allocation and GC; one synchronous open/read/close into
- * a reused buffer costs a small fraction of that. A file name found absent in a live cgroup
- * (memory.memsw.* without swap accounting, pids.current without the pids controller) is absent
- * in every cgroup of the host, so it is not looked for again: a failed open is an exception.
- */
-export class CgroupFileReader {
-  private readonly buffer = Buffer.allocUnsafe(64 * 1024);
-  /** "<hierarchy>\0<file name>" pairs known to be absent on this host. */
-  private readonly absent = new Set<string>();
-
-  constructor(private readonly onError: CgroupReadErrorHandler = () => undefined) {}
-
-  /** The file's text; undefined when it is absent, or unreadable (reported to onError). */
-  read(file: string): string | undefined {
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch (err) {
-      this.failed(file, err as NodeJS.ErrnoException);
-      return undefined;
-    }
-    try {
-      let length = 0;
-      for (;;) {
-        const n = fs.readSync(fd, this.buffer, length, this.buffer.length - length, null);
-        if (n === 0) break;
-        length += n;
-        // A file larger than the buffer is not one of ours: what was read is all that is used.
-        if (length === this.buffer.length) break;
-      }
-      return this.buffer.toString('utf8', 0, length);
-    } catch (err) {
-      this.failed(file, err as NodeJS.ErrnoException);
-      return undefined;
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-
-  /** `file` in `dir`, unless this host is known not to have it. */
-  optional(dir: string | undefined, file: string): string | undefined {
-    if (dir === undefined || this.absent.has(absentKey(dir, file))) return undefined;
-    return this.read(path.join(dir, file));
-  }
-
-  /** Remembers that `file` is missing from a live cgroup in `dir`'s hierarchy. */
-  markAbsent(dir: string | undefined, file: string, text: string | undefined): void {
-    if (dir !== undefined && text === undefined) this.absent.add(absentKey(dir, file));
-  }
-
-  private failed(file: string, err: NodeJS.ErrnoException): void {
-    if (err.code !== 'ENOENT') this.onError(file, err);
-  }
-}
-
-/** The hierarchy is the first two path levels under the mount (/sys/fs/cgroup/memory, /sys/fs/cgroup). */
-function absentKey(dir: string, file: string): string {
-  const hierarchy = dir.split('/').slice(0, 5).join('/');
-  return `${hierarchy}\0${file}`;
-}
-
 /** Thrown when the cgroup is gone (the container stopped between listing and reading). */
 export class CgroupGoneError extends Error {}
 
@@ -203,53 +155,45 @@ const V1_OPTIONAL = ['pidsCurrent', 'memswUsage', 'memswLimit'] as const;
 const V2_OPTIONAL = ['pidsCurrent', 'swapCurrent', 'swapMax'] as const;
 
 /**
- * Reads one sample. A cgroup whose directory is gone is CgroupGoneError; a file that cannot be
- * be read leaves its figures out.
+ * Reads one sample, through `files` and held open for `owner` (the container). A cgroup whose
+ * directory is gone is CgroupGoneError; a file that cannot be read leaves its figures out.
  */
-export function readCgroupSampleSync(dirs: CgroupDirs, reader: CgroupFileReader): CgroupSample {
+export function readCgroupSampleSync(dirs: CgroupDirs, files: KernelFiles, owner?: string): CgroupSample {
   if (dirs.version === 2) {
     const d = dirs.dir;
-    const f: V2Files = { cpuStat: reader.read(path.join(d, 'cpu.stat')), memoryCurrent: reader.read(path.join(d, 'memory.current')) };
+    const f: V2Files = { cpuStat: files.optional(d, 'cpu.stat', owner), memoryCurrent: files.optional(d, 'memory.current', owner) };
     if (f.cpuStat === undefined && f.memoryCurrent === undefined) throw new CgroupGoneError(`cgroup ${d} is gone`);
-    f.memoryMax = reader.read(path.join(d, 'memory.max'));
-    f.memoryStat = reader.read(path.join(d, 'memory.stat'));
+    f.memoryMax = files.optional(d, 'memory.max', owner);
+    f.memoryStat = files.optional(d, 'memory.stat', owner);
     const names = { pidsCurrent: 'pids.current', swapCurrent: 'memory.swap.current', swapMax: 'memory.swap.max' };
     for (const key of V2_OPTIONAL) {
-      f[key] = reader.optional(d, names[key]);
-      reader.markAbsent(d, names[key], f[key]);
+      f[key] = files.optional(d, names[key], owner);
+      // Missing from a cgroup that still exists: this host does not have the file.
+      if (f[key] === undefined && files.read(`${d}/cgroup.procs`) !== undefined) files.markAbsent(d, names[key], f[key]);
     }
     return sampleFromV2(f);
   }
   const f: V1Files = {
-    cpuacctUsage: reader.optional(dirs.cpuacct, 'cpuacct.usage'),
-    memoryUsage: reader.optional(dirs.memory, 'memory.usage_in_bytes'),
+    cpuacctUsage: files.optional(dirs.cpuacct, 'cpuacct.usage', owner),
+    memoryUsage: files.optional(dirs.memory, 'memory.usage_in_bytes', owner),
   };
   if (f.cpuacctUsage === undefined && f.memoryUsage === undefined) throw new CgroupGoneError(`cgroup ${dirs.cpuacct ?? dirs.memory} is gone`);
-  f.memoryLimit = reader.optional(dirs.memory, 'memory.limit_in_bytes');
-  f.memoryStat = reader.optional(dirs.memory, 'memory.stat');
+  f.memoryLimit = files.optional(dirs.memory, 'memory.limit_in_bytes', owner);
+  f.memoryStat = files.optional(dirs.memory, 'memory.stat', owner);
   const where = { pidsCurrent: [dirs.pids, 'pids.current'], memswUsage: [dirs.memory, 'memory.memsw.usage_in_bytes'], memswLimit: [dirs.memory, 'memory.memsw.limit_in_bytes'] } as const;
   for (const key of V1_OPTIONAL) {
     const [dir, name] = where[key];
-    f[key] = reader.optional(dir, name);
-    // Only a live cgroup tells that a file does not exist on this host.
-    if (f.memoryUsage !== undefined || f.cpuacctUsage !== undefined) reader.markAbsent(dir, name, f[key]);
+    f[key] = files.optional(dir, name, owner);
+    // Missing from a cgroup that still exists: this host does not have the file.
+    if (f[key] === undefined && dir !== undefined && files.read(`${dir}/cgroup.procs`) !== undefined) files.markAbsent(dir, name, f[key]);
   }
   return sampleFromV1(f);
 }
 
-/** Reads one sample (see readCgroupSampleSync). */
-export function readCgroupSample(dirs: CgroupDirs, reader: CgroupFileReader = new CgroupFileReader()): Promise<CgroupSample> {
-  try {
-    return Promise.resolve(readCgroupSampleSync(dirs, reader));
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
 /** The first process in the cgroup (for a pod: the pause process, whose network namespace is the pod's). */
-export function firstProcessOf(dirs: CgroupDirs, reader: CgroupFileReader = new CgroupFileReader()): Promise<number | undefined> {
+export function firstProcessOf(dirs: CgroupDirs, files: KernelFiles, owner?: string): number | undefined {
   const dir = dirs.version === 2 ? dirs.dir : (dirs.pids ?? dirs.memory ?? dirs.cpuacct);
-  const text = reader.optional(dir, 'cgroup.procs');
+  const text = files.optional(dir, 'cgroup.procs', owner);
   const first = text?.split('\n').find((l) => /^\d+$/.test(l.trim()));
-  return Promise.resolve(first === undefined ? undefined : Number(first));
+  return first === undefined ? undefined : Number(first);
 }

@@ -23,7 +23,8 @@ import {
   type CgroupDirs,
   type CgroupMount,
 } from './cgroup-paths';
-import { CgroupFileReader, CgroupGoneError, firstProcessOf, readCgroupSampleSync, type CgroupSample } from './cgroup-sample';
+import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, type CgroupSample } from './cgroup-sample';
+import { KernelFiles } from './kernel-files';
 import { containerStatsOf, networkUsage } from './convert';
 import { CpuRateTracker } from './cpu-rate';
 import { LayerUsageCache } from './layer-usage';
@@ -53,7 +54,8 @@ export class StatsCollector {
   private readonly targets = new Map<string, Target>();
   readonly rates = new CpuRateTracker();
   readonly layers = new LayerUsageCache();
-  private readonly files: CgroupFileReader;
+  /** The cgroup files each container's samples are read from, held open between calls. */
+  private readonly files: KernelFiles;
   /** File names whose read error was logged already: a broken file would otherwise log on every scrape. */
   private readonly loggedFiles = new Set<string>();
 
@@ -61,7 +63,7 @@ export class StatsCollector {
     private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger },
     private readonly procRoot = '/proc',
   ) {
-    this.files = new CgroupFileReader((file, err) => {
+    this.files = new KernelFiles((file, err) => {
       const key = `${path.basename(file)} ${err.code ?? ''}`;
       if (this.loggedFiles.has(key)) return;
       this.loggedFiles.add(key);
@@ -120,13 +122,15 @@ export class StatsCollector {
 
   private async sampleOf(id: string, target: Target | undefined, running: boolean, which: 'cgroup' | 'podCgroup' = 'cgroup'): Promise<CgroupSample | undefined> {
     const dirs = target?.[which];
+    const owner = which === 'cgroup' ? id : `${id}/pod`;
+    if (!running) this.files.release(owner); // its cgroup went with its process
     if (!running || !dirs) return undefined;
     try {
-      return readCgroupSampleSync(dirs, this.files);
+      return readCgroupSampleSync(dirs, this.files, owner);
     } catch (err) {
       if (err instanceof CgroupGoneError) {
         // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
-        this.targets.delete(id);
+        this.forget(id);
         return undefined;
       }
       throw err;
@@ -184,13 +188,26 @@ export class StatsCollector {
 
   /** /proc/<pid>/net/dev of the pod's first process (the pause process, asked each time: a restarted pause has a new PID). */
   private async podNetDev(cgroup: CgroupDirs): Promise<string | undefined> {
-    const pid = await firstProcessOf(cgroup, this.files);
+    const pid = firstProcessOf(cgroup, this.files);
     return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'));
+  }
+
+  /** Forgets a container's cgroup lookup and closes the files held for it. */
+  private forget(id: string): void {
+    this.targets.delete(id);
+    this.files.release(id);
+    this.files.release(`${id}/pod`);
+  }
+
+  /** Closes every file held open (at shutdown). */
+  close(): void {
+    this.targets.clear();
+    this.files.closeAll();
   }
 
   /** Drops what is kept for containers not asked about for a long while. */
   sweep(now = Date.now()): void {
-    for (const [id, t] of this.targets) if (now - t.lastSeen > FORGET_AFTER_MS) this.targets.delete(id);
+    for (const [id, t] of this.targets) if (now - t.lastSeen > FORGET_AFTER_MS) this.forget(id);
     const live = (key: string): boolean => this.targets.has(key.replace(/^pod:/, ''));
     this.rates.prune(live);
     this.layers.prune(live);

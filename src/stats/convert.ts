@@ -1,5 +1,4 @@
-// Samples and counters as CRI's stats messages. Pure. UInt64Value wrappers carry decimal
-// strings; a figure nobody measured is left out rather than reported as zero, except for a
+// Samples and counters as CRI's stats messages. Pure. A figure nobody measured is left out rather than reported as zero, except for a
 // container that is not running, whose usage is zero by definition.
 import type {
   ContainerAttributes,
@@ -16,8 +15,16 @@ import type { DiskUsage } from '../util/disk-usage';
 import type { CgroupSample } from './cgroup-sample';
 import { DEFAULT_INTERFACE, type InterfaceCounters } from './net-dev';
 
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A figure as the encoder takes it cheapest: a number when exact as one (any real byte count
+ * or counter), else a decimal string, which the encoder parses into a 64-bit value each time.
+ */
 export function u64(v: bigint | number | undefined): UInt64Value | undefined {
-  return v === undefined ? undefined : { value: String(v) };
+  if (v === undefined) return undefined;
+  if (typeof v === 'number') return { value: Number.isSafeInteger(v) ? v : String(v) };
+  return { value: v <= MAX_EXACT && v >= 0n ? Number(v) : v.toString() };
 }
 
 function defined<T extends object>(o: T): T {

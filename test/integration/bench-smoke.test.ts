@@ -134,6 +134,24 @@ describe('the benchmark (--quick)', () => {
     assert.ok(result.rss.idleBytes > 0 && result.rss.afterBytes > 0 && result.rss.peakBytes >= result.rss.afterBytes);
   });
 
+  it('measures the shim\'s CPU per call at each level and under a kubelet-like loop', () => {
+    const [empty, ten] = result.reads as [BenchResult['reads'][0], BenchResult['reads'][0]];
+    // Status calls need a pod: at 0 containers they are not measured.
+    assert.deepEqual(
+      empty.cpuPerCall.map((c) => c.rpc),
+      ['Version', 'ListPodSandbox', 'ListContainers', 'ListContainerStats', 'ListPodSandboxStats', 'ListPodSandboxMetrics'],
+    );
+    assert.deepEqual(
+      ten.cpuPerCall.map((c) => c.rpc),
+      ['Version', 'ListPodSandbox', 'ListContainers', 'PodSandboxStatus', 'ContainerStatus', 'ListContainerStats', 'ListPodSandboxStats', 'ListPodSandboxMetrics'],
+    );
+    for (const c of [...empty.cpuPerCall, ...ten.cpuPerCall]) assertNumber(c.cpuMsPerCall, `CPU per call of ${c.rpc}`);
+    const k = result.kubeletLoop;
+    assert.equal(k.pods, 5);
+    assert.equal(k.seconds, result.polling.seconds);
+    for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(k[key], `kubeletLoop.${key}`);
+  });
+
   it('times a restarted shim from exec to its first Version and ListContainers answers', () => {
     const st = result.startup;
     assert.equal(st.containers, 10);
@@ -152,9 +170,13 @@ describe('the benchmark (--quick)', () => {
   });
 
   it('checks every target and prints the table with PASS or MISS for each', () => {
-    // Lifecycle and read ratios, dockerd CPU and RSS, two start-up calls, and ListPodSandboxMetrics' own p50.
-    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 1);
-    assert.ok(result.targets.some((t) => t.target === 'ListPodSandboxMetrics at 10 containers: p50 <= 60 ms'));
+    // Lifecycle and read ratios, dockerd CPU and RSS, two start-up calls, the three stats lists'
+    // own p50, and the shim's CPU under the kubelet loop.
+    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 1);
+    for (const [call, ms] of [['ListContainerStats', 25], ['ListPodSandboxStats', 40], ['ListPodSandboxMetrics', 60]] as const) {
+      assert.ok(result.targets.some((t) => t.target === `${call} at 10 containers: p50 <= ${ms} ms`), call);
+    }
+    assert.ok(result.targets.some((t) => t.target.startsWith("shim CPU under kubelet's polling at 5 pods")));
     for (const t of result.targets) assert.equal(typeof t.pass, 'boolean', t.target);
     assert.match(stdout, /^\| part \| call \|/m);
     assert.equal((stdout.match(/^(PASS|MISS) {2}/gm) ?? []).length, result.targets.length);

@@ -215,11 +215,15 @@ describe('pod metrics RPCs', () => {
     assert.deepEqual(ours(streamed), ours(s));
   });
 
-  it('a scrape sends Docker nothing about the pods and containers', async () => {
+  it('a scrape, and the two stats lists, send Docker nothing about the pods and containers', async () => {
+    const statsLists = () => Promise.all([f.client.runtime.ListContainerStats({}), f.client.runtime.ListPodSandboxStats({})]);
     await scrape();
+    await statsLists(); // the first lists inspect each container once, for its cgroup
     const seen = f.proxy!.requests.length;
     await scrape();
+    await statsLists();
     await scrape();
+    await statsLists();
     const asked = f.proxy!.requests.slice(seen);
     // Other suites share this Docker: the cache re-inspects their containers on their events.
     const ours = asked.filter((r) => /\/containers\/json|\/stats/.test(r) || [podA.id, podB.id, ...Object.values(ids)].some((id) => r.includes(id)));

@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
-import { CgroupGoneError, firstProcessOf, readCgroupSample, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
+import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
+import { KernelFiles } from '../../src/stats/kernel-files';
 import { StatsCollector } from '../../src/stats/collector';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
@@ -96,11 +97,16 @@ describe('readCgroupSample on fixture trees', () => {
       [`pids/docker/${ID}/cgroup.procs`]: '4242\n4250\n',
     });
     const dirs = { version: 1 as const, cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` };
-    assert.deepEqual(await readCgroupSample(dirs), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
-    assert.equal(await firstProcessOf(dirs), 4242);
+    const files = new KernelFiles();
+    assert.deepEqual(readCgroupSampleSync(dirs, files), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
+    assert.equal(firstProcessOf(dirs, files), 4242);
+    // Read for an owner, the files stay open; the figures are the same.
+    assert.deepEqual(readCgroupSampleSync(dirs, files, 'c1'), readCgroupSampleSync(dirs, files, 'c1'));
+    assert.ok(files.count >= 4);
+    files.closeAll();
   });
-  it('a cgroup that is gone is CgroupGoneError', async () => {
-    await assert.rejects(readCgroupSample({ version: 2, dir: path.join(tmp, 'nowhere') }), CgroupGoneError);
+  it('a cgroup that is gone is CgroupGoneError', () => {
+    assert.throws(() => readCgroupSampleSync({ version: 2, dir: path.join(tmp, 'nowhere') }, new KernelFiles()), CgroupGoneError);
   });
 });
 
@@ -137,13 +143,13 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     const signal = new AbortController().signal;
     const first = await collector.containerStats(summary, signal);
     assert.deepEqual(first!.attributes, { id: ID, metadata: { name: 'app', attempt: 2 }, labels: { team: 'a' }, annotations: { note: 'x' } });
-    assert.equal(first!.cpu!.usageCoreNanoSeconds!.value, '2000000');
+    assert.equal(first!.cpu!.usageCoreNanoSeconds!.value, 2000000);
     assert.equal(first!.cpu!.usageNanoCores, undefined, 'no rate on the first reading');
-    assert.equal(first!.memory!.workingSetBytes!.value, '4096');
-    assert.equal(first!.memory!.usageBytes!.value, '8192');
+    assert.equal(first!.memory!.workingSetBytes!.value, 4096);
+    assert.equal(first!.memory!.usageBytes!.value, 8192);
     assert.equal(first!.writableLayer!.fsId!.mountpoint, path.join(tmp, 'overlay2'));
     assert.ok(Number(first!.writableLayer!.usedBytes!.value) >= 10_000);
-    assert.equal(first!.writableLayer!.inodesUsed!.value, '2', 'the diff directory and one file');
+    assert.equal(first!.writableLayer!.inodesUsed!.value, 2, 'the diff directory and one file');
     await collector.containerStats(summary, signal);
     assert.equal(inspects(), 1, 'the target is remembered');
   });
@@ -151,23 +157,23 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
   it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {
     const { collector, inspects } = setUp('v2-reused', '0::/user.slice/session-1.scope\n');
     const stats = await collector.containerStats(summary, new AbortController().signal);
-    assert.equal(stats!.memory!.workingSetBytes!.value, '4096');
+    assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
     assert.equal(inspects(), 1);
   });
 
   it('falls back to the systemd driver naming when the process cannot be seen', async () => {
     const { collector } = setUp('v2-fallback', undefined);
     const stats = await collector.containerStats(summary, new AbortController().signal);
-    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, '2000000');
-    assert.equal(stats!.memory!.workingSetBytes!.value, '4096');
+    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, 2000000);
+    assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
   });
 
   it('a container that is not running reports zero usage and still its layer', async () => {
     const { collector } = setUp('v2-exited', undefined);
     const exited = { ...summary, State: 'exited' } as ContainerSummary;
     const stats = await collector.containerStats(exited, new AbortController().signal);
-    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, '0');
-    assert.equal(stats!.memory!.workingSetBytes!.value, '0');
+    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, 0);
+    assert.equal(stats!.memory!.workingSetBytes!.value, 0);
     assert.ok(stats!.writableLayer);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { containerStatsOf, networkUsage, sumSamples } from '../../src/stats/convert';
+import { containerStatsOf, networkUsage, sumSamples, u64 } from '../../src/stats/convert';
 import { CpuRateTracker, MIN_RATE_INTERVAL_NS } from '../../src/stats/cpu-rate';
 import { LayerUsageCache } from '../../src/stats/layer-usage';
 import { parseNetDev } from '../../src/stats/net-dev';
@@ -53,7 +53,7 @@ describe('parseNetDev', () => {
   it('eth0 is the default interface', () => {
     const u = networkUsage(parseNetDev(text), '5');
     assert.equal(u.defaultInterface!.name, 'eth0');
-    assert.equal(u.defaultInterface!.rxBytes!.value, '2000');
+    assert.equal(u.defaultInterface!.rxBytes!.value, 2000);
     assert.equal(u.interfaces!.length, 2);
     assert.equal(networkUsage([], '5').defaultInterface, undefined);
   });
@@ -84,6 +84,15 @@ describe('LayerUsageCache', () => {
 });
 
 describe('stats conversion', () => {
+  it('gives figures as numbers while exact, and as decimal strings past 2^53', () => {
+    assert.deepEqual(u64(4096n), { value: 4096 });
+    assert.deepEqual(u64(2n ** 53n - 1n), { value: Number.MAX_SAFE_INTEGER });
+    assert.deepEqual(u64(2n ** 53n), { value: '9007199254740992' });
+    assert.deepEqual(u64(2n ** 64n - 1n), { value: '18446744073709551615' });
+    assert.deepEqual(u64(12), { value: 12 });
+    assert.equal(u64(undefined), undefined);
+  });
+
   it('a pod adds its members up; limits are not added', () => {
     assert.deepEqual(sumSamples([{ cpuUsageNs: 1n, workingSetBytes: 10n, availableBytes: 5n }, { cpuUsageNs: 2n, processCount: 1n }]), {
       cpuUsageNs: 3n,
@@ -95,11 +104,11 @@ describe('stats conversion', () => {
   it('figures nobody measured are absent; a stopped container is zero', () => {
     const attributes = { id: 'x' };
     const running = containerStatsOf({ attributes, sample: { cpuUsageNs: 7n }, nanoCores: undefined, layer: undefined, timestamp: '9' });
-    assert.deepEqual(running.cpu, { timestamp: '9', usageCoreNanoSeconds: { value: '7' } });
+    assert.deepEqual(running.cpu, { timestamp: '9', usageCoreNanoSeconds: { value: 7 } });
     assert.deepEqual(running.memory, { timestamp: '9' });
     assert.equal(running.writableLayer, undefined);
     const stopped = containerStatsOf({ attributes, sample: undefined, nanoCores: undefined, layer: undefined, timestamp: '9' });
-    assert.equal(stopped.cpu!.usageCoreNanoSeconds!.value, '0');
-    assert.equal(stopped.memory!.workingSetBytes!.value, '0');
+    assert.equal(stopped.cpu!.usageCoreNanoSeconds!.value, 0);
+    assert.equal(stopped.memory!.workingSetBytes!.value, 0);
   });
 });
