@@ -32,6 +32,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error 
  && mkdir /out && cp -r package.json node_modules proto /out/ && mkdir /out/dist && cp -r dist/src /out/dist/
 
 FROM ${BASE_IMAGE} AS shim
+# Marks the images a rebuild replaces, so scripts/build-image.sh can remove those left untagged.
+LABEL io.cri-docker-shim.image=shim
 # nsenter (util-linux) for port-forward, iptables/ip/sysctl for host ports and kubenet, Debian's
 # CNI plugins in /usr/lib/cni (the shim's default --cni-bin-dir searches there).
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -47,6 +49,7 @@ HEALTHCHECK --interval=10s --timeout=6s --start-period=20s --retries=3 \
 CMD ["--container-runtime-endpoint=unix:///run/cri-docker-shim/cri-docker-shim.sock"]
 
 FROM shim AS node
+LABEL io.cri-docker-shim.image=node
 # Its own Docker engine (Debian's docker.io, and docker-cli, which it only recommends) beside
 # the shim; the entrypoint starts both.
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -58,6 +61,7 @@ ENTRYPOINT ["/usr/local/bin/cluster-node"]
 CMD []
 
 FROM ${BASE_IMAGE} AS registry
+LABEL io.cri-docker-shim.image=registry
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       docker-registry >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY packaging/registry/config.yml /etc/docker/registry/config.yml

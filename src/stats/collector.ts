@@ -180,15 +180,15 @@ export class StatsCollector {
     const [sample, podSample] = await Promise.all([this.sampleOf(pause.Id, target, running), this.sampleOf(pause.Id, target, running, 'podCgroup')]);
     let network: NetworkUsage | undefined;
     if (sample && target?.cgroup) {
-      const text = await this.podNetDev(target.cgroup);
+      const text = this.podNetDev(pause.Id, target.cgroup);
       if (text !== undefined) network = networkUsage(parseNetDev(text), nowNanos());
     }
     return { sample, podSample, network };
   }
 
   /** /proc/<pid>/net/dev of the pod's first process (the pause process, asked each time: a restarted pause has a new PID). */
-  private async podNetDev(cgroup: CgroupDirs): Promise<string | undefined> {
-    const pid = firstProcessOf(cgroup, this.files);
+  private podNetDev(id: string, cgroup: CgroupDirs): string | undefined {
+    const pid = firstProcessOf(cgroup, this.files, id);
     return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'));
   }
 
