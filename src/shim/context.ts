@@ -12,6 +12,7 @@ import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkManager } from '../network/manager';
 import type { StatsCollector } from '../stats/collector';
 import type { StreamingServer } from '../streaming/server';
+import type { ShimMetrics } from '../telemetry/metrics';
 import type { KeyedLock } from '../util/keyed-lock';
 import type { Logger } from '../util/logger';
 
@@ -38,6 +39,8 @@ export interface ShimContext {
   readonly streaming: StreamingServer;
   /** The container and sandbox transitions GetContainerEvents streams (see ../container-events). */
   readonly containerEvents: ContainerEventHub;
+  /** The shim's own Prometheus registry and recorders; undefined without --metrics-bind-addr (see ../telemetry). */
+  readonly metrics: ShimMetrics | undefined;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */

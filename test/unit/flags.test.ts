@@ -25,6 +25,7 @@ describe('parseFlags', () => {
     assert.equal(c.nonMasqueradeCidr, '10.0.0.0/8');
     assert.equal(c.cgroupDriver, undefined);
     assert.equal(c.streamingBindAddr, '127.0.0.1:0');
+    assert.equal(c.metricsBindAddr, '', 'no metrics endpoint unless asked for');
     assert.equal(c.imagePullProgressDeadlineMs, 60_000);
     assert.equal(c.runtimeRequestTimeoutMs, 120_000);
     assert.equal(c.logLevel, 'info');
@@ -43,6 +44,7 @@ describe('parseFlags', () => {
       '--log-level=debug',
       '--pod-infra-container-image=example.com/pause:1',
       '--streaming-bind-addr=[::1]:10010',
+      '--metrics-bind-addr=127.0.0.1:9101',
     ]);
     assert.deepEqual(c.containerRuntimeEndpoint, { kind: 'tcp', host: '127.0.0.1', port: 9000, url: 'tcp://127.0.0.1:9000' });
     assert.deepEqual(c.dockerEndpoint, { kind: 'unix', path: '/tmp/d.sock', url: 'unix:///tmp/d.sock' });
@@ -53,6 +55,7 @@ describe('parseFlags', () => {
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.podInfraContainerImage, 'example.com/pause:1');
     assert.equal(c.streamingBindAddr, '[::1]:10010');
+    assert.equal(c.metricsBindAddr, '127.0.0.1:9101');
   });
 
   it('honours DOCKER_HOST unless --docker-endpoint is given', () => {
@@ -91,6 +94,9 @@ describe('parseFlags', () => {
     [['--container-runtime-endpoint=tcp://host:99999'], /out of range/],
     [['--cri-dockerd-root-directory=state'], /must be an absolute path/],
     [['--streaming-bind-addr=localhost'], /--streaming-bind-addr: "localhost" is not host:port/],
+    [['--streaming-bind-addr=127.0.0.1:70000'], /--streaming-bind-addr: "127.0.0.1:70000" is not host:port/],
+    [['--metrics-bind-addr=9101'], /--metrics-bind-addr: "9101" is not host:port/],
+    [['--metrics-bind-addr=http://127.0.0.1:9101'], /--metrics-bind-addr: "http:\/\/127.0.0.1:9101" is not host:port/],
     [['--pod-infra-container-image='], /must not be empty/],
     [['--network-plugin-mtu=9x'], /--network-plugin-mtu: "9x" must be 0/],
     [['--network-plugin-mtu=100'], /--network-plugin-mtu: "100" must be 0/],
