@@ -6,6 +6,7 @@ import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } 
 import type { CriClient } from '../test/support/client';
 import { TEST_LABEL } from '../test/support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../test/support/images';
+import { podSandboxMetricsReadCall } from './stats';
 import { type BenchRun, mapLimit, POPULATION_COMMAND, type ShimPod, startShimPod, timed } from './workload';
 
 /** One pod of the population: its pause container and one busybox container, both running. */
@@ -110,6 +111,7 @@ export const READ_CALLS: readonly ReadCall[] = [
     shim: ({ client }) => client.images.ImageStatus({ image: { image: TEST_BUSYBOX_IMAGE } }),
     raw: ({ docker }) => docker.getImage(TEST_BUSYBOX_IMAGE).inspect(),
   },
+  podSandboxMetricsReadCall(),
 ];
 
 export interface ReadSamples {

@@ -104,6 +104,8 @@ export const TARGETS = {
   rssIdleMiB: 70,
   /** From exec to the first successful answer, at p50. */
   startupMs: 300,
+  /** ListPodSandboxMetrics at the largest level (100 pods in the full run), at p50. */
+  podMetricsMs: 60,
 } as const;
 
 const MiB = 1024 * 1024;
@@ -124,6 +126,14 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
       target: `${row.call} at ${top!.containers} containers: shim/raw p50 < ${TARGETS.readRatioP50}`,
       value: String(row.ratioP50),
       pass: row.ratioP50 !== null && row.ratioP50 < TARGETS.readRatioP50,
+    });
+  }
+  const metricsRow = top?.rows.find((row) => row.call === 'ListPodSandboxMetrics');
+  if (metricsRow) {
+    checks.push({
+      target: `ListPodSandboxMetrics at ${top!.containers} containers: p50 <= ${TARGETS.podMetricsMs} ms`,
+      value: `${metricsRow.shim.p50} ms`,
+      pass: metricsRow.shim.p50 <= TARGETS.podMetricsMs,
     });
   }
   const cpu = r.polling.dockerdCpuMedianNetMs;

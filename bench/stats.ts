@@ -1,4 +1,5 @@
 // Summaries of latency samples, and the shim / raw ratio. Pure.
+import type { ReadCall } from './reads';
 
 export interface LatencySummary {
   /** Number of samples. */
@@ -44,4 +45,22 @@ export function summarize(samples: readonly number[]): LatencySummary {
 export function ratio(shim: number, raw: number): number | null {
   if (raw <= 0) return null;
   return Math.round((shim / raw) * 1000) / 1000;
+}
+
+/**
+ * The ListPodSandboxMetrics row (part 2), kept in a function of its own: every pod's metrics
+ * next to what a client of Docker alone would ask for the same figures, a one-shot stats read
+ * (`one-shot=true`, no wait for a second sample) of each of the population's containers,
+ * pause containers included (their stats carry the pod network), all at once. Builds the row
+ * only; nothing here runs at import.
+ */
+export function podSandboxMetricsReadCall(): ReadCall {
+  return {
+    name: 'ListPodSandboxMetrics',
+    rawCall: 'containers/<id>/stats one-shot, every container at once',
+    needsPod: true,
+    shim: ({ client }) => client.runtime.ListPodSandboxMetrics({}),
+    raw: ({ docker, pods }) =>
+      Promise.all(pods.flatMap((p) => [p.pod.id, p.containerId]).map((id) => docker.getContainer(id).stats({ stream: false, 'one-shot': true } as { stream: false }))),
+  };
 }

@@ -12,7 +12,8 @@ need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (it installs pack
 
 # Debian packages: the Docker engine, and what the tests use (busybox, or a busybox-static already
 # installed, and gcc for the offline test images, docker-registry and htpasswd for pull tests,
-# CNI plugins and iptables).
+# CNI plugins and iptables, systemd's socket activator and unit checker; docker-compose and
+# debootstrap for the packaging tests).
 packages=()
 command -v node >/dev/null || packages+=(nodejs npm)
 command -v dockerd >/dev/null || packages+=(docker.io)
@@ -24,6 +25,11 @@ command -v htpasswd >/dev/null || packages+=(apache2-utils)
 [ -x /usr/lib/cni/bridge ] || packages+=(containernetworking-plugins)
 command -v iptables >/dev/null || packages+=(iptables)
 command -v tar >/dev/null || packages+=(tar)
+command -v systemd-socket-activate >/dev/null || packages+=(systemd)
+# The compose file and its images: docker-compose 1.29, and debootstrap for a base image made
+# from Debian's packages (scripts/build-base-image.sh) where Docker Hub is out of reach.
+command -v docker-compose >/dev/null || packages+=(docker-compose)
+command -v debootstrap >/dev/null || packages+=(debootstrap)
 if [ ${#packages[@]} -gt 0 ]; then
   need_root
   say "installing ${packages[*]}"

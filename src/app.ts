@@ -15,6 +15,7 @@ import { CriServer } from './grpc/server';
 import { CheckpointCache } from './checkpoint/cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/collector';
+import { PodMetricsCollector } from './pod-metrics/collector';
 import { KeyedLock } from './util/keyed-lock';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
@@ -93,13 +94,18 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
 
   const { version, info } = await waitForDocker(docker, dockerFacts, log);
   wrap(() => assertSupportedDocker(version));
-  // The cache's first sync (a list, and an inspect of every container) runs while the rest of
-  // start-up does, and goes on after the socket is bound: until it is done only Version,
+  // The cache's first sync (a list, and an inspect of every container) runs after the socket
+  // is bound: until it is done only Version,
   // Status and RuntimeConfig answer, every other call waits for it (grpc/startup-gate.ts).
   // Binding later would keep kubelet's connection backing off; answering the rest sooner would
   // let a client see container state, or open GetContainerEvents (refused while the cache is
   // unsynced), before the cache has all of it.
-  const synced = state.start();
+  // It starts once the socket is bound: its replies (an inspect per container) would otherwise
+  // keep the event loop busy while kubelet's first calls wait for the socket.
+  let beginSync = (): void => undefined;
+  const synced = new Promise<void>((resolve) => {
+    beginSync = () => void state.start().then(resolve);
+  });
   let stopping = false;
   let logs: ContainerLogManager | undefined;
   let streaming: StreamingServer | undefined;
@@ -119,6 +125,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs);
     logs = followers;
     const stats = new StatsCollector({ docker, cgroups, log });
+    const podMetrics = new PodMetricsCollector({ cgroups, log }, stats.layers);
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
     const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
@@ -135,6 +142,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       sandboxLocks: new KeyedLock(),
       logs: followers,
       stats,
+      podMetrics,
       streaming: streamingServer,
       containerEvents,
       metrics,
@@ -158,6 +166,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     const [, , metricsAddress] = await prepared;
     if (metricsAddress) log.info({ metrics: `http://${metricsAddress.host}:${metricsAddress.port}/metrics` }, 'serving Prometheus metrics');
     await server.listen(config.containerRuntimeEndpoint);
+    beginSync();
     log.info(
       { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streamingServer.baseUrl },
       'cri-docker-shim ready',
@@ -175,6 +184,8 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
         await followers.close();
         await network.close();
         dockerFacts.close();
+        // After the server: no scrape is reading the held files any more.
+        podMetrics.close();
       },
     };
   } catch (err) {

@@ -54,6 +54,10 @@ const result = spawnSync(
 );
 
 if (needsDocker) {
+  // Node 20's global agent keeps the connection the image check used; spawnSync held the event
+  // loop for the whole run, so its close by dockerd in the meantime was never seen, and reusing
+  // it fails with EPIPE (seen after runs of 6 minutes and more). The sweep starts on new ones.
+  (await import('node:http')).globalAgent.destroy();
   const { removeTestContainers } = require(join(dist, 'support', 'cleanup.js'));
   const left = await removeTestContainers({ session });
   if (left > 0) console.error(`removed ${left} container(s) that tests left behind`);

@@ -1,11 +1,14 @@
-// Command-line flags. Names follow cri-dockerd wherever the two overlap, so the shim is a
-// drop-in replacement in a kubelet unit file. Parsing is pure: argv and env in, a Config or a
+// Command-line flags, and the same settings from a --config YAML file. Names follow cri-dockerd
+// wherever the two overlap, so the shim is a drop-in replacement in a kubelet unit file.
+// Parsing is pure but for reading that file (injectable): argv and env in, a Config or a
 // FlagError out; main.ts turns a FlagError into exit code 2.
+import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
 import { isCidr, parseHostPort } from '../util/net';
-import { parseEndpoint, type Endpoint } from './endpoint';
+import { parseConfigFile } from './config-file';
+import { parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 export type NetworkPluginName = 'noop' | 'cni' | 'kubenet';
@@ -13,7 +16,7 @@ export type HairpinMode = 'promiscuous-bridge' | 'hairpin-veth' | 'none';
 export const HAIRPIN_MODES: readonly HairpinMode[] = ['promiscuous-bridge', 'hairpin-veth', 'none'];
 
 export interface Config {
-  containerRuntimeEndpoint: Endpoint;
+  containerRuntimeEndpoint: ListenEndpoint;
   dockerEndpoint: Endpoint;
   podInfraContainerImage: string;
   /** Cgroup the shim moves itself into at start-up ('' = stay where started). */
@@ -63,7 +66,7 @@ interface FlagSpec {
 
 export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'container-runtime-endpoint': {
-    help: 'Where the CRI server listens: unix:///path or tcp://host:port',
+    help: 'Where the CRI server listens: unix:///path, tcp://host:port, or fd:// for a socket systemd passes',
     default: DEFAULT_RUNTIME_ENDPOINT,
   },
   'docker-endpoint': {
@@ -99,6 +102,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     default: '',
   },
   'image-credential-provider-bin-dir': { help: 'Directory of the credential provider plugin binaries', default: '' },
+  config: { help: 'YAML file of settings named like these flags (network-plugin: kubenet); flags given here win', default: '' },
   version: { help: 'Print the version and exit', boolean: true },
   help: { help: 'Print this help and exit', boolean: true },
 };
@@ -113,33 +117,56 @@ export function usage(): string {
   return lines.join('\n');
 }
 
-function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+function oneOf<T extends string>(label: string, value: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new FlagError(`--${flag}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  throw new FlagError(`${label}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
 }
 
-function duration(flag: string, value: string): number {
+function duration(label: string, value: string): number {
   try {
     return parseDuration(value);
   } catch (err) {
-    throw new FlagError(`--${flag}: ${(err as Error).message}`);
+    throw new FlagError(`${label}: ${(err as Error).message}`);
   }
 }
 
-function hostPort(flag: string, value: string): string {
+function hostPort(label: string, value: string): string {
   if (parseHostPort(value)) return value;
-  throw new FlagError(`--${flag}: ${JSON.stringify(value)} is not host:port`);
+  throw new FlagError(`${label}: ${JSON.stringify(value)} is not host:port`);
 }
 
-function endpoint(flag: string, value: string): Endpoint {
+function endpoint<E>(label: string, value: string, parse: (text: string) => E): E {
   try {
-    return parseEndpoint(value);
+    return parse(value);
   } catch (err) {
-    throw new FlagError(`--${flag}: ${(err as Error).message}`);
+    throw new FlagError(`${label}: ${(err as Error).message}`);
   }
 }
 
-export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ParseResult {
+/** Reads --config's file; injected so parsing stays testable without files. */
+export type ConfigFileReader = (file: string) => string;
+
+const readFileText: ConfigFileReader = (file) => fs.readFileSync(file, 'utf8');
+
+function settingsFromFile(file: string, read: ConfigFileReader): Map<string, string> {
+  let text: string;
+  try {
+    text = read(file);
+  } catch (err) {
+    throw new FlagError(`--config: cannot read ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    return parseConfigFile(text, new Set(Object.keys(FLAGS)));
+  } catch (err) {
+    throw new FlagError(`--config ${file}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Flags first, then the --config file, then the defaults. Errors name where the bad value
+ * came from: `--flag` or `flag (in FILE)`.
+ */
+export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, readFile: ConfigFileReader = readFileText): ParseResult {
   const options: Record<string, { type: 'string' | 'boolean' }> = {};
   for (const [name, spec] of Object.entries(FLAGS)) options[name] = { type: spec.boolean ? 'boolean' : 'string' };
 
@@ -152,48 +179,49 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
 
-  const str = (name: string): string => {
+  const configFile = typeof values.config === 'string' ? values.config : '';
+  const fromFile = configFile === '' ? new Map<string, string>() : settingsFromFile(configFile, readFile);
+  const given = (name: string): string | undefined => {
     const v = values[name];
-    return typeof v === 'string' ? v : (FLAGS[name]?.default ?? '');
+    return typeof v === 'string' ? v : fromFile.get(name);
   };
+  const str = (name: string): string => given(name) ?? FLAGS[name]?.default ?? '';
+  const label = (name: string): string => (typeof values[name] !== 'string' && fromFile.has(name) ? `${name} (in ${configFile})` : `--${name}`);
 
-  const dockerEndpointRaw =
-    typeof values['docker-endpoint'] === 'string' ? str('docker-endpoint') : env.DOCKER_HOST || DEFAULT_DOCKER_ENDPOINT;
+  const dockerEndpointRaw = given('docker-endpoint') ?? (env.DOCKER_HOST || DEFAULT_DOCKER_ENDPOINT);
 
   const networkPluginRaw = str('network-plugin');
   const networkPlugin: NetworkPluginName =
-    networkPluginRaw === '' ? 'noop' : oneOf('network-plugin', networkPluginRaw, ['cni', 'kubenet'] as const);
+    networkPluginRaw === '' ? 'noop' : oneOf(label('network-plugin'), networkPluginRaw, ['cni', 'kubenet'] as const);
 
-  const cgroupDriverRaw = values['cgroup-driver'];
+  const cgroupDriverRaw = given('cgroup-driver');
   const cgroupDriver =
-    typeof cgroupDriverRaw === 'string'
-      ? oneOf('cgroup-driver', cgroupDriverRaw, ['cgroupfs', 'systemd'] as const)
-      : undefined;
+    cgroupDriverRaw !== undefined ? oneOf(label('cgroup-driver'), cgroupDriverRaw, ['cgroupfs', 'systemd'] as const) : undefined;
 
   const rootDirectory = str('cri-dockerd-root-directory');
   if (!rootDirectory.startsWith('/')) {
-    throw new FlagError(`--cri-dockerd-root-directory: ${JSON.stringify(rootDirectory)} must be an absolute path`);
+    throw new FlagError(`${label('cri-dockerd-root-directory')}: ${JSON.stringify(rootDirectory)} must be an absolute path`);
   }
   const podInfraContainerImage = str('pod-infra-container-image').trim();
-  if (podInfraContainerImage === '') throw new FlagError('--pod-infra-container-image: must not be empty');
+  if (podInfraContainerImage === '') throw new FlagError(`${label('pod-infra-container-image')}: must not be empty`);
 
-  const streamingBindAddr = hostPort('streaming-bind-addr', str('streaming-bind-addr'));
+  const streamingBindAddr = hostPort(label('streaming-bind-addr'), str('streaming-bind-addr'));
   const metricsBindAddrRaw = str('metrics-bind-addr');
-  const metricsBindAddr = metricsBindAddrRaw === '' ? '' : hostPort('metrics-bind-addr', metricsBindAddrRaw);
+  const metricsBindAddr = metricsBindAddrRaw === '' ? '' : hostPort(label('metrics-bind-addr'), metricsBindAddrRaw);
 
   const mtuText = str('network-plugin-mtu');
   const networkPluginMtu = Number(mtuText);
   if (!/^\d+$/.test(mtuText) || networkPluginMtu > 65535 || (networkPluginMtu !== 0 && networkPluginMtu < 576)) {
-    throw new FlagError(`--network-plugin-mtu: ${JSON.stringify(mtuText)} must be 0 (detect) or an MTU from 576 to 65535`);
+    throw new FlagError(`${label('network-plugin-mtu')}: ${JSON.stringify(mtuText)} must be 0 (detect) or an MTU from 576 to 65535`);
   }
   const nonMasqueradeCidr = str('non-masquerade-cidr');
-  if (!isCidr(nonMasqueradeCidr)) throw new FlagError(`--non-masquerade-cidr: ${JSON.stringify(nonMasqueradeCidr)} is not a CIDR`);
+  if (!isCidr(nonMasqueradeCidr)) throw new FlagError(`${label('non-masquerade-cidr')}: ${JSON.stringify(nonMasqueradeCidr)} is not a CIDR`);
   const cniBinDirs = str('cni-bin-dir').split(',').map((d) => d.trim()).filter((d) => d !== '');
-  for (const dir of cniBinDirs) if (!dir.startsWith('/')) throw new FlagError(`--cni-bin-dir: ${JSON.stringify(dir)} must be an absolute path`);
+  for (const dir of cniBinDirs) if (!dir.startsWith('/')) throw new FlagError(`${label('cni-bin-dir')}: ${JSON.stringify(dir)} must be an absolute path`);
 
   const config: Config = {
-    containerRuntimeEndpoint: endpoint('container-runtime-endpoint', str('container-runtime-endpoint')),
-    dockerEndpoint: endpoint('docker-endpoint', dockerEndpointRaw),
+    containerRuntimeEndpoint: endpoint(label('container-runtime-endpoint'), str('container-runtime-endpoint'), parseListenEndpoint),
+    dockerEndpoint: endpoint(label('docker-endpoint'), dockerEndpointRaw, parseEndpoint),
     podInfraContainerImage,
     runtimeCgroups: str('runtime-cgroups'),
     cgroupDriver,
@@ -202,25 +230,25 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     cniConfDir: str('cni-conf-dir'),
     cniCacheDir: str('cni-cache-dir'),
     networkPluginMtu,
-    hairpinMode: oneOf('hairpin-mode', str('hairpin-mode'), HAIRPIN_MODES),
+    hairpinMode: oneOf(label('hairpin-mode'), str('hairpin-mode'), HAIRPIN_MODES),
     nonMasqueradeCidr,
     streamingBindAddr,
     metricsBindAddr,
     rootDirectory,
-    logLevel: oneOf('log-level', str('log-level'), LOG_LEVELS),
-    logFormat: oneOf('log-format', str('log-format'), ['json', 'pretty', 'auto'] as const),
-    imagePullProgressDeadlineMs: duration('image-pull-progress-deadline', str('image-pull-progress-deadline')),
-    runtimeRequestTimeoutMs: duration('runtime-request-timeout', str('runtime-request-timeout')),
-    shutdownGraceMs: duration('shutdown-grace-period', str('shutdown-grace-period')),
+    logLevel: oneOf(label('log-level'), str('log-level'), LOG_LEVELS),
+    logFormat: oneOf(label('log-format'), str('log-format'), ['json', 'pretty', 'auto'] as const),
+    imagePullProgressDeadlineMs: duration(label('image-pull-progress-deadline'), str('image-pull-progress-deadline')),
+    runtimeRequestTimeoutMs: duration(label('runtime-request-timeout'), str('runtime-request-timeout')),
+    shutdownGraceMs: duration(label('shutdown-grace-period'), str('shutdown-grace-period')),
     imageCredentialProviderConfig: str('image-credential-provider-config'),
     imageCredentialProviderBinDir: str('image-credential-provider-bin-dir'),
   };
   if ((config.imageCredentialProviderConfig === '') !== (config.imageCredentialProviderBinDir === '')) {
     throw new FlagError('--image-credential-provider-config and --image-credential-provider-bin-dir must be given together');
   }
-  if (config.runtimeRequestTimeoutMs <= 0) throw new FlagError('--runtime-request-timeout: must be greater than 0');
+  if (config.runtimeRequestTimeoutMs <= 0) throw new FlagError(`${label('runtime-request-timeout')}: must be greater than 0`);
   if (config.imagePullProgressDeadlineMs <= 0) {
-    throw new FlagError('--image-pull-progress-deadline: must be greater than 0');
+    throw new FlagError(`${label('image-pull-progress-deadline')}: must be greater than 0`);
   }
   return { kind: 'run', config };
 }

@@ -1,10 +1,12 @@
 // The CRI gRPC server: binds the endpoint (a unix socket, mode 0660, replacing a stale one
-// left by a crashed run; or tcp), serves both CRI services, and stops gracefully.
+// left by a crashed run; tcp; or a socket systemd passed us), serves both CRI services, and
+// stops gracefully.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import type { Endpoint } from '../config/endpoint';
+import type { ListenEndpoint } from '../config/endpoint';
+import { activatedSocketFd, forgetActivationEnv } from '../config/socket-activation';
 import { criContract } from '../cri/contract';
 import type { ImageServiceImpl, RuntimeServiceImpl } from '../cri/types';
 import type { Logger } from '../util/logger';
@@ -22,6 +24,8 @@ export class CriServer {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private boundSocket: string | undefined;
+  /** The listener on a socket systemd passed us (grpc-js cannot bind a descriptor itself). */
+  private activated: net.Server | undefined;
   boundAddress = '';
 
   /**
@@ -68,8 +72,12 @@ export class CriServer {
     };
   }
 
-  async listen(endpoint: Endpoint): Promise<void> {
-    if (endpoint.kind === 'unix') {
+  async listen(endpoint: ListenEndpoint): Promise<void> {
+    if (endpoint.kind === 'fd') {
+      await this.serveActivatedSocket(activatedSocketFd(process.env, process.pid, endpoint.name));
+      forgetActivationEnv(process.env);
+      this.boundAddress = endpoint.url;
+    } else if (endpoint.kind === 'unix') {
       await prepareSocketPath(endpoint.path, this.log);
       // Create the socket already restricted, so there is no moment it is world-writable.
       const previous = process.umask(0o117);
@@ -87,6 +95,20 @@ export class CriServer {
       this.boundAddress = `tcp://${host}:${port}`;
     }
     this.log.info({ endpoint: this.boundAddress }, 'CRI server listening');
+  }
+
+  /**
+   * Accepts on the descriptor and hands each connection to grpc-js. The socket file, its mode
+   * and its owner are the .socket unit's business; we never remove it.
+   */
+  private serveActivatedSocket(fd: number): Promise<void> {
+    const injector = this.server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+    const listener = net.createServer((connection) => injector.injectConnection(connection));
+    this.activated = listener;
+    return new Promise((resolve, reject) => {
+      listener.once('error', (err) => reject(new EndpointInUseError(`cannot serve on passed socket fd ${fd}: ${err.message}`)));
+      listener.listen({ fd }, () => resolve());
+    });
   }
 
   private bind(address: string): Promise<number> {
@@ -107,6 +129,9 @@ export class CriServer {
       this.drained = () => resolve('drained');
       setTimeout(() => resolve('timeout'), graceMs).unref();
     });
+    // Stop accepting first; connections already queued on a passed socket wait for the next shim.
+    this.activated?.close();
+    this.activated = undefined;
     const shutdown = new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
     const outcome = await waitForCalls;
     if (outcome === 'timeout') {

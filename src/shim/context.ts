@@ -10,6 +10,7 @@ import type { DockerClient } from '../docker/client';
 import type { DockerFacts } from '../docker/version';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkManager } from '../network/manager';
+import type { PodMetricsCollector } from '../pod-metrics/collector';
 import type { StatsCollector } from '../stats/collector';
 import type { StreamingServer } from '../streaming/server';
 import type { ShimMetrics } from '../telemetry/metrics';
@@ -35,6 +36,8 @@ export interface ShimContext {
   readonly logs: ContainerLogManager;
   /** Reads container and pod figures from cgroup files (see ../stats). */
   readonly stats: StatsCollector;
+  /** Reads the figures behind ListPodSandboxMetrics from the kernel (see ../pod-metrics). */
+  readonly podMetrics: PodMetricsCollector;
   /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */
   readonly streaming: StreamingServer;
   /** The container and sandbox transitions GetContainerEvents streams (see ../container-events). */

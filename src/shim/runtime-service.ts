@@ -30,6 +30,9 @@ import { streamContainerStats } from './stats/stream-container-stats';
 import { listPodSandboxStats } from './stats/list-pod-sandbox-stats';
 import { podSandboxStats } from './stats/pod-sandbox-stats';
 import { streamPodSandboxStats } from './stats/stream-pod-sandbox-stats';
+import { listMetricDescriptors } from './stats/list-metric-descriptors';
+import { listPodSandboxMetrics } from './stats/list-pod-sandbox-metrics';
+import { streamPodSandboxMetrics } from './stats/stream-pod-sandbox-metrics';
 import { attach } from './streaming/attach';
 import { exec } from './streaming/exec';
 import { portForward } from './streaming/port-forward';
@@ -67,6 +70,10 @@ export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
     PodSandboxStats: (req, ctx) => podSandboxStats(shim, req, ctx),
     ListPodSandboxStats: (req, ctx) => listPodSandboxStats(shim, req, ctx),
     StreamPodSandboxStats: (req, send, ctx) => streamPodSandboxStats(shim, req, send, ctx),
+    // Metrics (src/pod-metrics): cAdvisor's series for kubelet's /metrics/cadvisor
+    ListMetricDescriptors: () => listMetricDescriptors(),
+    ListPodSandboxMetrics: (_req, ctx) => listPodSandboxMetrics(shim, ctx),
+    StreamPodSandboxMetrics: (_req, send, ctx) => streamPodSandboxMetrics(shim, send, ctx),
     // Streaming: each answers a URL on the streaming server
     Exec: (req, ctx) => exec(shim, req, ctx),
     Attach: (req, ctx) => attach(shim, req, ctx),

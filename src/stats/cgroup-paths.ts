@@ -72,7 +72,7 @@ export function parseProcCgroup(text: string): ProcCgroupEntry[] {
 }
 
 /** `cgroupPath` as a directory under `mount`, or undefined when the mount does not show it. */
-function dirUnder(mount: CgroupMount, cgroupPath: string): string | undefined {
+export function dirUnder(mount: CgroupMount, cgroupPath: string): string | undefined {
   const root = mount.root === '/' ? '' : mount.root.replace(/\/$/, '');
   if (root !== '' && cgroupPath !== root && !cgroupPath.startsWith(`${root}/`)) return undefined;
   const rel = cgroupPath.slice(root.length);

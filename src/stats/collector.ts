@@ -23,7 +23,7 @@ import {
   type CgroupDirs,
   type CgroupMount,
 } from './cgroup-paths';
-import { CgroupGoneError, firstProcessOf, readCgroupSample, type CgroupSample } from './cgroup-sample';
+import { CgroupFileReader, CgroupGoneError, firstProcessOf, readCgroupSampleSync, type CgroupSample } from './cgroup-sample';
 import { containerStatsOf, networkUsage } from './convert';
 import { CpuRateTracker } from './cpu-rate';
 import { LayerUsageCache } from './layer-usage';
@@ -53,11 +53,21 @@ export class StatsCollector {
   private readonly targets = new Map<string, Target>();
   readonly rates = new CpuRateTracker();
   readonly layers = new LayerUsageCache();
+  private readonly files: CgroupFileReader;
+  /** File names whose read error was logged already: a broken file would otherwise log on every scrape. */
+  private readonly loggedFiles = new Set<string>();
 
   constructor(
     private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger },
     private readonly procRoot = '/proc',
-  ) {}
+  ) {
+    this.files = new CgroupFileReader((file, err) => {
+      const key = `${path.basename(file)} ${err.code ?? ''}`;
+      if (this.loggedFiles.has(key)) return;
+      this.loggedFiles.add(key);
+      this.shim.log.debug({ file, err: err.message }, 'stats: cannot read a cgroup file; its figures are left out');
+    });
+  }
 
   private async cgroupMounts(): Promise<CgroupMount[]> {
     this.mounts ??= parseMountInfo(await fs.readFile(path.join(this.procRoot, 'self', 'mountinfo'), 'utf8'));
@@ -112,7 +122,7 @@ export class StatsCollector {
     const dirs = target?.[which];
     if (!running || !dirs) return undefined;
     try {
-      return await readCgroupSample(dirs);
+      return readCgroupSampleSync(dirs, this.files);
     } catch (err) {
       if (err instanceof CgroupGoneError) {
         // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
@@ -166,17 +176,16 @@ export class StatsCollector {
     const [sample, podSample] = await Promise.all([this.sampleOf(pause.Id, target, running), this.sampleOf(pause.Id, target, running, 'podCgroup')]);
     let network: NetworkUsage | undefined;
     if (sample && target?.cgroup) {
-      const pid = await firstProcessOf(target.cgroup);
-      if (pid !== undefined) {
-        try {
-          const text = await fs.readFile(path.join(this.procRoot, String(pid), 'net', 'dev'), 'utf8');
-          network = networkUsage(parseNetDev(text), nowNanos());
-        } catch (err) {
-          this.shim.log.debug({ id: pause.Id, err: (err as Error).message }, 'stats: cannot read the pod network counters');
-        }
-      }
+      const text = await this.podNetDev(target.cgroup);
+      if (text !== undefined) network = networkUsage(parseNetDev(text), nowNanos());
     }
     return { sample, podSample, network };
+  }
+
+  /** /proc/<pid>/net/dev of the pod's first process (the pause process, asked each time: a restarted pause has a new PID). */
+  private async podNetDev(cgroup: CgroupDirs): Promise<string | undefined> {
+    const pid = await firstProcessOf(cgroup, this.files);
+    return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'));
   }
 
   /** Drops what is kept for containers not asked about for a long while. */

@@ -4,6 +4,7 @@
 // network namespace through a small relay run inside it with nsenter (so ports the pod binds
 // to its loopback work); for host-network pods directly.
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Duplex, type Readable } from 'node:stream';
@@ -13,7 +14,11 @@ import type { Logger } from '../util/logger';
 import { checkPort } from './requests';
 import type { SpdyServerSession, SpdyStream } from './spdy/session';
 
-const RELAY_SCRIPT = path.join(__dirname, 'port-relay.js');
+/**
+ * port-relay.js beside this module, or under streaming/ when this code runs from the one-file
+ * bundle in dist/src (scripts/bundle.mjs), whose __dirname is that of the bundle.
+ */
+const RELAY_SCRIPT = [path.join(__dirname, 'port-relay.js'), path.join(__dirname, 'streaming', 'port-relay.js')].find((f) => fs.existsSync(f)) ?? path.join(__dirname, 'port-relay.js');
 
 export interface PortForwardTarget {
   sandboxId: string;

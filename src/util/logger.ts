@@ -31,7 +31,10 @@ export function createLogger(level: LogLevel, format: LogFormat = 'auto'): Logge
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
   if (pretty) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 2 } } });
+    // In this process rather than as a pino transport: a transport is a worker thread that finds
+    // pino-pretty by its file path, which the one-file bundle (scripts/bundle.mjs) does not have.
+    const prettyStream = require('pino-pretty') as typeof import('pino-pretty');
+    return pino(options, prettyStream.build({ destination: 2, sync: true }));
   }
   return pino(options, pino.destination({ dest: 2, sync: true }));
 }

@@ -20,6 +20,7 @@ import { NetworkManager } from '../../src/network/manager';
 import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/plugin';
 import type { ShimContext } from '../../src/shim/context';
 import { StatsCollector } from '../../src/stats/collector';
+import { PodMetricsCollector } from '../../src/pod-metrics/collector';
 import { StreamingServer } from '../../src/streaming/server';
 import { KeyedLock } from '../../src/util/keyed-lock';
 import { silentLogger } from '../../src/util/logger';
@@ -98,6 +99,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const logs = new ContainerLogManager(docker, log, rootDir);
   // Nothing feeds it: these tests do not stream container events.
   const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);
+  const stats = new StatsCollector({ docker, cgroups, log });
   const shim: ShimContext = {
     config,
     docker,
@@ -109,7 +111,8 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     checkpoints,
     sandboxLocks: new KeyedLock(),
     logs,
-    stats: new StatsCollector({ docker, cgroups, log }),
+    stats,
+    podMetrics: new PodMetricsCollector({ cgroups, log }, stats.layers),
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.
     streaming: new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log }),
     containerEvents,

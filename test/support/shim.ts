@@ -31,6 +31,8 @@ export interface ShimOptions {
   /** Reuse a state directory (to test restarts; the caller removes it); a fresh temp one otherwise. */
   rootDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** Node flags the shim is run with (e.g. --cpu-prof, which NODE_OPTIONS refuses); replaces the shebang's. */
+  nodeFlags?: string[];
 }
 
 
@@ -69,7 +71,8 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     '--network-plugin=',
     ...(opts.args ?? []),
   ];
-  const child = spawn(MAIN_JS, args, {
+  const [command, commandArgs] = opts.nodeFlags ? [process.execPath, [...opts.nodeFlags, MAIN_JS, ...args]] : [MAIN_JS, args];
+  const child = spawn(command, commandArgs, {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

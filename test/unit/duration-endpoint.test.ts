@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { parseEndpoint } from '../../src/config/endpoint';
+import { parseEndpoint, parseListenEndpoint } from '../../src/config/endpoint';
+import { activatedSocketFd, forgetActivationEnv } from '../../src/config/socket-activation';
 import { parseDuration } from '../../src/util/duration';
 import { isCidr } from '../../src/util/net';
 
@@ -32,6 +33,37 @@ describe('parseEndpoint', () => {
   for (const text of ['unix://relative', 'tcp://nohost', 'ftp://x:1', 'tcp://h:0', '']) {
     it(`refuses ${JSON.stringify(text)}`, () => assert.throws(() => parseEndpoint(text)));
   }
+});
+
+describe('parseListenEndpoint', () => {
+  it('reads fd:// and fd://NAME besides what parseEndpoint reads', () => {
+    assert.deepEqual(parseListenEndpoint('fd://'), { kind: 'fd', name: undefined, url: 'fd://' });
+    assert.deepEqual(parseListenEndpoint('fd://cri-docker-shim.socket'), { kind: 'fd', name: 'cri-docker-shim.socket', url: 'fd://cri-docker-shim.socket' });
+    assert.equal(parseListenEndpoint('unix:///run/x.sock').kind, 'unix');
+  });
+  it('refuses fd:// with a path and keeps fd:// from the Docker endpoint', () => {
+    assert.throws(() => parseListenEndpoint('fd:///run/x.sock'), /is not fd:\/\/ or fd:\/\/NAME/);
+    assert.throws(() => parseEndpoint('fd://'));
+  });
+});
+
+describe('activatedSocketFd', () => {
+  it('serves on fd 3 when systemd passed sockets to this process', () => {
+    assert.equal(activatedSocketFd({ LISTEN_PID: '42', LISTEN_FDS: '1' }, 42, undefined), 3);
+    assert.equal(activatedSocketFd({ LISTEN_PID: '42', LISTEN_FDS: '2', LISTEN_FDNAMES: 'metrics:cri' }, 42, 'cri'), 4);
+  });
+  it('says why when there is no socket for us', () => {
+    assert.throws(() => activatedSocketFd({}, 42, undefined), /LISTEN_PID\/LISTEN_FDS are not set/);
+    assert.throws(() => activatedSocketFd({ LISTEN_PID: '7', LISTEN_FDS: '1' }, 42, undefined), /for process 7, not this one \(42\)/);
+    assert.throws(() => activatedSocketFd({ LISTEN_PID: '42', LISTEN_FDS: '0' }, 42, undefined), /passed no socket/);
+    assert.throws(() => activatedSocketFd({ LISTEN_PID: '42', LISTEN_FDS: 'x' }, 42, undefined), /passed no socket/);
+    assert.throws(() => activatedSocketFd({ LISTEN_PID: '42', LISTEN_FDS: '1', LISTEN_FDNAMES: 'a' }, 42, 'b'), /fd:\/\/b: no passed socket has that name \(names: a\)/);
+  });
+  it('clears the variables so plugins the shim runs do not take them as theirs', () => {
+    const env: NodeJS.ProcessEnv = { LISTEN_PID: '1', LISTEN_FDS: '1', LISTEN_FDNAMES: 'x', PATH: '/bin' };
+    forgetActivationEnv(env);
+    assert.deepEqual(env, { PATH: '/bin' });
+  });
 });
 
 describe('isCidr', () => {

@@ -111,3 +111,85 @@ describe('parseFlags', () => {
     });
   }
 });
+
+describe('--config FILE', () => {
+  const files: Record<string, string> = {
+    '/etc/shim.yaml': [
+      '# the same names as the flags',
+      'network-plugin: kubenet',
+      'network-plugin-mtu: 1450',
+      'cni-bin-dir: [/opt/cni/bin, /usr/lib/cni]',
+      'log-level: debug',
+      'docker-endpoint: unix:///srv/docker.sock',
+      '',
+    ].join('\n'),
+    '/etc/empty.yaml': '',
+    '/etc/unknown.yaml': 'network-plugin: cni\nnetwork_plugin: cni\n',
+    '/etc/bad-value.yaml': 'hairpin-mode: sideways\n',
+    '/etc/nested.yaml': 'cni-conf-dir:\n  path: /etc/cni\n',
+    '/etc/list.yaml': 'log-level: [debug]\n',
+    '/etc/null.yaml': 'log-level:\n',
+    '/etc/help.yaml': 'help: true\n',
+    '/etc/scalar.yaml': 'just text\n',
+    '/etc/broken.yaml': 'log-level: [debug\n',
+    '/etc/twice.yaml': 'log-level: debug\nlog-level: info\n',
+  };
+  const read = (file: string): string => {
+    const text = files[file];
+    if (text === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    return text;
+  };
+  const withFile = (argv: string[], env: NodeJS.ProcessEnv = {}): Config => {
+    const result = parseFlags(argv, env, read);
+    assert.equal(result.kind, 'run');
+    return (result as { config: Config }).config;
+  };
+
+  it('takes settings named as the flags, with a YAML list for a list flag', () => {
+    const c = withFile(['--config=/etc/shim.yaml']);
+    assert.equal(c.networkPlugin, 'kubenet');
+    assert.equal(c.networkPluginMtu, 1450);
+    assert.deepEqual(c.cniBinDirs, ['/opt/cni/bin', '/usr/lib/cni']);
+    assert.equal(c.logLevel, 'debug');
+    assert.equal(c.dockerEndpoint.url, 'unix:///srv/docker.sock');
+    assert.equal(c.hairpinMode, 'promiscuous-bridge', 'what the file leaves out keeps its default');
+  });
+
+  it('lets flags win over the file, and the file over DOCKER_HOST', () => {
+    const c = withFile(['--log-level=warn', '--config', '/etc/shim.yaml', '--network-plugin='], { DOCKER_HOST: 'tcp://10.0.0.1:2375' });
+    assert.equal(c.logLevel, 'warn');
+    assert.equal(c.networkPlugin, 'noop');
+    assert.equal(c.dockerEndpoint.url, 'unix:///srv/docker.sock');
+    assert.equal(withFile(['--config=/etc/empty.yaml'], { DOCKER_HOST: 'tcp://10.0.0.1:2375' }).dockerEndpoint.url, 'tcp://10.0.0.1:2375');
+  });
+
+  it('accepts an empty file', () => {
+    assert.equal(withFile(['--config=/etc/empty.yaml']).networkPlugin, 'cni');
+  });
+
+  const bad: Array<[string, RegExp]> = [
+    ['/etc/missing.yaml', /^--config: cannot read "\/etc\/missing\.yaml": ENOENT$/],
+    ['/etc/unknown.yaml', /^--config \/etc\/unknown\.yaml: unknown key "network_plugin"/],
+    ['/etc/bad-value.yaml', /^hairpin-mode \(in \/etc\/bad-value\.yaml\): "sideways" is not one of/],
+    ['/etc/nested.yaml', /cni-conf-dir must be a single value like the flag's, not a mapping/],
+    ['/etc/list.yaml', /log-level must be a single value like the flag's, not a list/],
+    ['/etc/null.yaml', /log-level has no value/],
+    ['/etc/help.yaml', /"help" can only be given on the command line/],
+    ['/etc/scalar.yaml', /must be a mapping of flag names to values/],
+    ['/etc/broken.yaml', /^--config \/etc\/broken\.yaml: not valid YAML: /],
+    ['/etc/twice.yaml', /not valid YAML: .*unique/i],
+  ];
+  for (const [file, message] of bad) {
+    it(`refuses ${file} with a FlagError (exit 2)`, () => {
+      assert.throws(() => parseFlags([`--config=${file}`], {}, read), (err: unknown) => err instanceof FlagError && message.test(err.message));
+    });
+  }
+
+  it('names the flag, not the file, when a flag overrides a bad file value', () => {
+    assert.throws(
+      () => parseFlags(['--config=/etc/shim.yaml', '--network-plugin-mtu=9x'], {}, read),
+      (err: unknown) => err instanceof FlagError && err.message.startsWith('--network-plugin-mtu: "9x"'),
+    );
+    assert.equal(withFile(['--config=/etc/bad-value.yaml', '--hairpin-mode=none']).hairpinMode, 'none');
+  });
+});

@@ -10,6 +10,7 @@ import type {
 } from '../../cri/types';
 import type { ContainerSummary, DockerFilters } from '../../docker/types';
 import type { ShimContext } from '../context';
+import { mapInSlices } from '../../stats/slices';
 import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../conventions/labels';
 
 const FULL_ID = /^[0-9a-f]{64}$/;
@@ -33,7 +34,7 @@ export async function collectContainerStats(shim: ShimContext, filter: Container
   const collector = shim.stats;
   collector.sweep();
   const found = await shim.docker.listContainers({ all: true, filters: dockerFiltersForStats(filter) }, { signal });
-  const stats = await Promise.all(found.filter((c) => matchesStatsFilter(c, filter)).map((c) => collector.containerStats(c, signal)));
+  const stats = await mapInSlices(found.filter((c) => matchesStatsFilter(c, filter)), (c) => collector.containerStats(c, signal));
   return stats.filter((s): s is ContainerStats => s !== undefined);
 }
 

@@ -12,6 +12,7 @@ import type { ContainerSummary, DockerFilters } from '../../docker/types';
 import type { ShimContext } from '../context';
 import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../../conventions/labels';
 import { podSandboxStatsOf } from '../../stats/pod-stats';
+import { mapInSlices } from '../../stats/slices';
 
 export function matchesPodStatsFilter(c: ContainerSummary, filter: PodSandboxStatsFilter__Output | null): boolean {
   if (!filter) return true;
@@ -40,8 +41,9 @@ export async function collectPodStats(shim: ShimContext, filter: PodSandboxStats
     shim.docker.listContainers({ all: true, filters: { label: [`${CONTAINER_TYPE_LABEL}=${TYPE_CONTAINER}`] } }, { signal }),
   ]);
   const bySandbox = groupBySandbox(containers);
-  return Promise.all(
-    pauses.filter((p) => matchesPodStatsFilter(p, filter)).map((p) => podSandboxStatsOf(shim.stats, p, bySandbox.get(p.Id) ?? [], signal)),
+  return mapInSlices(
+    pauses.filter((p) => matchesPodStatsFilter(p, filter)),
+    (p) => podSandboxStatsOf(shim.stats, p, bySandbox.get(p.Id) ?? [], signal),
   );
 }
 

@@ -1,0 +1,65 @@
+# cri-docker-shim images. Debian trixie is the base because its own nodejs is 20.x (the shim needs
+# Node 20; bookworm's is 18), so every layer comes from Debian's packages and the npm registry.
+#   target shim      the shim alone, next to a Docker engine it reaches through a socket
+#   target node      the shim plus its own dockerd: one node of the docker-compose test cluster
+#   target registry  Debian's docker-registry, the cluster's local registry
+# Anywhere: `docker build --target shim .`. Without Docker Hub: scripts/build-image.sh makes the
+# base from Debian's packages (debootstrap) and passes it as BASE_IMAGE.
+ARG BASE_IMAGE=debian:trixie-slim
+
+FROM ${BASE_IMAGE} AS build
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      nodejs npm ca-certificates >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
+# Behind a TLS-inspecting proxy npm needs the proxy's CA: PEM text in EXTRA_CA_CERTS (the build
+# stage only; scripts/build-image.sh passes the host's /usr/local/share/ca-certificates).
+ARG EXTRA_CA_CERTS=
+RUN printf '%s\n' "$EXTRA_CA_CERTS" >/etc/ssl/build-extra-ca.pem
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/build-extra-ca.pem
+WORKDIR /src
+# Dependencies first, from the lock file alone, so a source change reuses this layer.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY tsconfig.json ./
+COPY proto ./proto
+COPY scripts ./scripts
+COPY src ./src
+# The project's own build (tsc compiles src, test and bench together, then the command is
+# bundled with its code cache, made by this stage's Node, the runtime's own); only dist/src
+# goes into the image.
+COPY test ./test
+COPY bench ./bench
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
+ && mkdir /out && cp -r package.json node_modules proto /out/ && mkdir /out/dist && cp -r dist/src /out/dist/
+
+FROM ${BASE_IMAGE} AS shim
+# nsenter (util-linux) for port-forward, iptables/ip/sysctl for host ports and kubenet, Debian's
+# CNI plugins in /usr/lib/cni (the shim's default --cni-bin-dir searches there).
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      nodejs iptables iproute2 procps util-linux containernetworking-plugins >/dev/null \
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out /opt/cri-docker-shim
+# The built command itself (its shebang carries the shim's Node flags), as `cri-docker-shim`.
+RUN ln -s /opt/cri-docker-shim/dist/src/main.js /usr/local/bin/cri-docker-shim \
+ && mkdir -p /etc/cni/net.d /var/lib/cri-docker-shim /var/log/pods /run/cri-docker-shim
+ENTRYPOINT ["/usr/local/bin/cri-docker-shim"]
+HEALTHCHECK --interval=10s --timeout=6s --start-period=20s --retries=3 \
+  CMD ["node", "/opt/cri-docker-shim/dist/src/tools/health-check.js", "--endpoint", "unix:///run/cri-docker-shim/cri-docker-shim.sock"]
+CMD ["--container-runtime-endpoint=unix:///run/cri-docker-shim/cri-docker-shim.sock"]
+
+FROM shim AS node
+# Its own Docker engine (Debian's docker.io, and docker-cli, which it only recommends) beside
+# the shim; the entrypoint starts both.
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      docker.io docker-cli ca-certificates >/dev/null \
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
+COPY packaging/node/entrypoint.sh /usr/local/bin/cluster-node
+VOLUME /var/lib/docker
+ENTRYPOINT ["/usr/local/bin/cluster-node"]
+CMD []
+
+FROM ${BASE_IMAGE} AS registry
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      docker-registry >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
+COPY packaging/registry/config.yml /etc/docker/registry/config.yml
+EXPOSE 5000
+ENTRYPOINT ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]

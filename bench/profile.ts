@@ -1,0 +1,96 @@
+// Where the shim's CPU goes under kubelet's polling (issue 12): populates the node through one
+// shim, then starts a second one on the same state directory under `node --cpu-prof`, runs the
+// kubelet-like loop (./kubelet-loop.ts) taking turns with idle slots, measures CPU per call of
+// each polled RPC, stops it and summarises the profile by module and function.
+//   node dist/bench/profile.js [--pods=50] [--seconds=30] [--calls=100] [--only=RPC,...] [--out=DIR]
+// --semi-space=MiB: the shim's --max-semi-space-size (its shebang says 1).
+// --no-profile: without --cpu-prof (the profiler's own cost left out of the figures).
+// --only: the CPU-per-call part for these RPCs alone (with --seconds=0, a profile of just them).
+// Writes <out>/profile-<date>.txt (the summary and the CPU figures) and the raw .cpuprofile.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
+import { ensureTestImages } from '../test/support/images';
+import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
+import { cpuPerCall, FLOOR_RPC, measureKubeletLoop, POLLED_RPCS, type PolledRpc } from './kubelet-loop';
+import { populate, type PopulatedPod } from './reads';
+import type { BenchRun } from './workload';
+
+const REPO = path.resolve(__dirname, '../..');
+
+function option(argv: readonly string[], name: string, fallback: number): number {
+  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const n = raw === undefined ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
+  return n;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[profile ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const podCount = option(argv, 'pods', 50);
+  const seconds = option(argv, 'seconds', 30);
+  const calls = option(argv, 'calls', 100);
+  const outDir = path.resolve(argv.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join(REPO, 'bench', 'results', 'profile'));
+  const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('profile-logs') };
+  const rootDir = tempDir('profile-root');
+  const profDir = tempDir('profile-cpu');
+  let shim: ShimProcess | undefined;
+  try {
+    await ensureTestImages();
+    shim = await startShim({ args: ['--log-level=info'], rootDir });
+    const pods: PopulatedPod[] = [];
+    log(`populating ${podCount} pods`);
+    await populate(shim.client, bench, pods, podCount * 2, 4);
+    await shim.stop();
+    shim = undefined;
+    const profiled = !argv.includes('--no-profile');
+    // The shebang's young generation (1 MiB), unless --semi-space=MiB tries another.
+    const nodeFlags = [`--max-semi-space-size=${option(argv, 'semi-space', 1)}`, ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
+    shim = await startShim({ args: ['--log-level=info'], rootDir, nodeFlags });
+    const pid = shim.child.pid!;
+    // The first calls fill what is filled once (cgroup paths, image lookups).
+    for (const rpc of POLLED_RPCS) await cpuPerCall(shim.client, pods, pid, [rpc], 3, 0);
+    log(`kubelet loop: ${seconds} loop slots and ${seconds} idle slots`);
+    const loop = await measureKubeletLoop(shim.client, pods, pid, seconds);
+    log(`CPU per call: ${calls} calls each`);
+    const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+    const rpcs: PolledRpc[] = [FLOOR_RPC, ...POLLED_RPCS];
+    const perCall = await cpuPerCall(shim.client, pods, pid, only ? rpcs.filter((r) => only.includes(r)) : rpcs, calls, 5);
+    await shim.stop();
+    shim = undefined;
+    const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (profiled && !file) throw new Error(`no .cpuprofile in ${profDir}`);
+    const profile = file === undefined ? undefined : (JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8')) as CpuProfile);
+    const text = [
+      `shim CPU at ${loop.pods} pods over ${seconds} s: kubelet loop ${loop.loopCpuMs} ms, idle ${loop.idleCpuMs} ms, loop net of idle ${loop.netCpuMs} ms`,
+      'CPU per call (ms):',
+      ...perCall.map((c) => `  ${c.rpc.padEnd(20)} ${c.cpuMsPerCall}`),
+      '',
+      ...(profile ? ['profile of the whole run of the profiled shim (start-up, loop, idle, per-call calls):', renderProfileSummary(summarizeProfile(profile, 25))] : []),
+    ].join('\n');
+    fs.mkdirSync(outDir, { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    fs.writeFileSync(path.join(outDir, `profile-${stamp}.txt`), `${text}\n`);
+    if (file !== undefined) fs.copyFileSync(path.join(profDir, file), path.join(outDir, `profile-${stamp}.cpuprofile`));
+    process.stdout.write(`${text}\n`);
+    return 0;
+  } finally {
+    await shim?.stop();
+    await removeTestContainers({ run: bench.run });
+    removePaths(bench.logRoot, rootDir, profDir);
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`profile failed: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,43 @@
+// After tsc: bundles dist/src/cli.js and everything it loads into dist/src/cli.bundle.js, then
+// makes V8's code cache for it (dist/src/cli.bundle.cache) by running it once with --version
+// under the same Node flags as main.js's shebang. main.js runs the bundle with that cache.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist', 'src');
+const bundle = path.join(dist, 'cli.bundle.js');
+const cache = path.join(dist, 'cli.bundle.cache');
+
+await build({
+  entryPoints: [path.join(dist, 'cli.js')],
+  outfile: bundle,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  alias: { ssh2: path.join(root, 'scripts', 'ssh2-unsupported.cjs') },
+  logLevel: 'warning',
+});
+
+// The shebang's flags, so that V8 accepts the cache when main.js runs.
+const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 1)[0];
+const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S node\s*/, '').split(/\s+/).filter((f) => f !== '');
+fs.rmSync(cache, { force: true });
+const makeCache = `
+  const { compileBundle } = require(${JSON.stringify(path.join(dist, 'launcher.js'))});
+  const compiled = compileBundle(${JSON.stringify(bundle)}, ${JSON.stringify(cache)});
+  process.argv = [process.argv[0], ${JSON.stringify(bundle)}, '--version'];
+  process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(cache)}, compiled.codeCache()));
+  compiled.run();
+`;
+const made = spawnSync(process.execPath, [...nodeFlags, '-e', makeCache], { encoding: 'utf8' });
+if (made.status !== 0 || !fs.existsSync(cache)) {
+  process.stderr.write(`bundle: making the code cache failed (${made.status}): ${made.stderr}\n`);
+  process.exit(1);
+}
+const size = (file) => `${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MiB`;
+process.stdout.write(`bundle: ${path.relative(root, bundle)} (${size(bundle)}), code cache ${size(cache)}\n`);

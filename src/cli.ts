@@ -1,0 +1,69 @@
+// The cri-docker-shim command: parse flags (exit 2 on bad ones), start, and on SIGTERM or
+// SIGINT stop gracefully and exit 0. A start-up failure exits 1 with the reason.
+// main.ts runs this, from the one-file bundle of it when the build made one.
+import { startShim, type RunningShim } from './app';
+import { FlagError, parseFlags, usage } from './config/flags';
+import { SHIM_VERSION } from './shim/context';
+import { errorMessage } from './errors';
+import { createLogger } from './util/logger';
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseFlags(argv);
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`cri-docker-shim: ${err.message}\nRun 'cri-docker-shim --help' for the list of flags.\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (parsed.kind === 'help') {
+    process.stdout.write(usage() + '\n');
+    return 0;
+  }
+  if (parsed.kind === 'version') {
+    process.stdout.write(`cri-docker-shim ${SHIM_VERSION}\n`);
+    return 0;
+  }
+
+  const log = createLogger(parsed.config.logLevel, parsed.config.logFormat);
+  let shim: RunningShim;
+  try {
+    shim = await startShim(parsed.config, log);
+  } catch (err) {
+    log.fatal({ error: errorMessage(err) }, 'start-up failed');
+    process.stderr.write(`cri-docker-shim: ${errorMessage(err)}\n`);
+    return 1;
+  }
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        log.info({ signal }, 'already stopping; waiting for in-flight calls');
+        return;
+      }
+      stopping = true;
+      log.info({ signal }, 'stopping');
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  await shim.stop();
+  log.info('stopped');
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // Open handles (keep-alive sockets to Docker) must not keep a stopped shim alive.
+    setTimeout(() => process.exit(code), 200).unref();
+  },
+  (err: unknown) => {
+    process.stderr.write(`cri-docker-shim: unexpected error: ${errorMessage(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,93 @@
+// What /proc says about a container's processes and its pod's network namespace. Parsing is
+// pure; the reads are in `readProcessFigures`.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** The PIDs listed in a cgroup.procs file. */
+export function parsePids(text: string): number[] {
+  return text.split('\n').filter((l) => /^\d+$/.test(l.trim())).map((l) => Number(l.trim()));
+}
+
+export interface ProcessFigures {
+  processes: bigint;
+  fileDescriptors: bigint;
+  sockets: bigint;
+}
+
+/**
+ * Counts the open descriptors of `pids` and how many of them are sockets (their link reads
+ * "socket:[inode]"). A process that exits meanwhile simply counts nothing. Synchronous, as
+ * the collector reads /proc (see collector.ts).
+ */
+export function readProcessFigures(procRoot: string, pids: readonly number[]): ProcessFigures {
+  let fileDescriptors = 0;
+  let sockets = 0;
+  for (const pid of pids) {
+    const fdDir = path.join(procRoot, String(pid), 'fd');
+    let names: string[];
+    try {
+      names = fs.readdirSync(fdDir);
+    } catch {
+      continue;
+    }
+    fileDescriptors += names.length;
+    for (const name of names) {
+      try {
+        if (fs.readlinkSync(path.join(fdDir, name)).startsWith('socket:')) sockets++;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return { processes: BigInt(pids.length), fileDescriptors: BigInt(fileDescriptors), sockets: BigInt(sockets) };
+}
+
+/** One interface's counters from /proc/<pid>/net/dev. */
+export interface InterfaceTotals {
+  name: string;
+  rxBytes: bigint;
+  rxPackets: bigint;
+  rxErrors: bigint;
+  rxDropped: bigint;
+  txBytes: bigint;
+  txPackets: bigint;
+  txErrors: bigint;
+  txDropped: bigint;
+}
+
+/**
+ * Every interface but loopback with all eight counters the metrics report (the stats RPCs'
+ * parser, ../stats/net-dev.ts, keeps only bytes and errors).
+ */
+export function parseInterfaceTotals(text: string): InterfaceTotals[] {
+  const out: InterfaceTotals[] = [];
+  for (const line of text.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const name = line.slice(0, colon).trim();
+    const f = line.slice(colon + 1).trim().split(/\s+/);
+    // Receive: bytes packets errs drop fifo frame compressed multicast; transmit: bytes packets errs drop ...
+    if (name === '' || name === 'lo' || f.length < 16 || !f.every((x) => /^\d+$/.test(x))) continue;
+    const n = f.map((x) => BigInt(x));
+    out.push({ name, rxBytes: n[0]!, rxPackets: n[1]!, rxErrors: n[2]!, rxDropped: n[3]!, txBytes: n[8]!, txPackets: n[9]!, txErrors: n[10]!, txDropped: n[11]! });
+  }
+  return out;
+}
+
+/** /proc/partitions as "<major>:<minor>" → "/dev/<name>", so device labels name the disk as cAdvisor does. */
+export function parsePartitions(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^\s*(\d+)\s+(\d+)\s+\d+\s+(\S+)\s*$/.exec(line);
+    if (m) out.set(`${m[1]}:${m[2]}`, `/dev/${m[3]}`);
+  }
+  return out;
+}
+
+/** A stat() dev number split as Linux encodes it (see makedev(3)). */
+export function splitDev(dev: number): { major: number; minor: number } {
+  const d = BigInt(dev);
+  const major = Number(((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn));
+  const minor = Number((d & 0xffn) | ((d >> 12n) & ~0xffn));
+  return { major, minor };
+}
