@@ -21,7 +21,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 /** What is read at scrape time, once the pieces that hold it are built (see `ShimMetrics.read`). */
 export interface ScrapedSources {
   stateCache: { readonly synced: boolean; readonly containers: { readonly size: number }; readonly images: { readonly size: number } };
-  network: { operationCounts(): Readonly<Record<NetworkOperation, Readonly<OperationCounts>>> };
+  network: { readonly pluginName: string; operationCounts(): Readonly<Record<NetworkOperation, Readonly<OperationCounts>>> };
 }
 
 type PromClient = typeof import('prom-client');
@@ -133,27 +133,22 @@ export class ShimMetrics {
     });
     this.streaming = streamingRecorder(sessions, issued, rejected);
 
-    const networkCounts = (collect: (c: Readonly<OperationCounts>) => number) =>
-      function (this: Counter<'operation'>): void {
-        const counts = metrics.sources?.network.operationCounts();
-        if (!counts) return;
-        // The manager keeps the running totals; the counter shows them as they are now.
-        this.reset();
-        for (const [operation, c] of Object.entries(counts)) this.inc({ operation }, collect(c));
-      };
     new prom.Counter({
       name: `${PREFIX}network_plugin_operations_total`,
-      help: 'Pod network operations passed to the network plugin',
-      labelNames: ['operation'],
+      help: 'Pod network operations (setUp, tearDown, status) passed to the network plugin, by result',
+      labelNames: ['plugin', 'operation', 'result'],
       registers,
-      collect: networkCounts((c) => c.calls),
-    });
-    new prom.Counter({
-      name: `${PREFIX}network_plugin_operation_failures_total`,
-      help: 'Pod network operations the network plugin failed',
-      labelNames: ['operation'],
-      registers,
-      collect: networkCounts((c) => c.failures),
+      collect(this: Counter<'plugin' | 'operation' | 'result'>) {
+        const network = metrics.sources?.network;
+        if (!network) return;
+        // The manager keeps the running totals; the counter shows them as they are now.
+        this.reset();
+        const plugin = network.pluginName;
+        for (const [operation, c] of Object.entries(network.operationCounts())) {
+          this.inc({ plugin, operation, result: 'ok' }, c.succeeded);
+          this.inc({ plugin, operation, result: 'failed' }, c.failures);
+        }
+      },
     });
   }
 
