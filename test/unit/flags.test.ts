@@ -121,11 +121,13 @@ describe('--config FILE', () => {
       'cni-bin-dir: [/opt/cni/bin, /usr/lib/cni]',
       'log-level: debug',
       'docker-endpoint: unix:///srv/docker.sock',
+      'metrics-bind-addr: 127.0.0.1:9101',
       '',
     ].join('\n'),
     '/etc/empty.yaml': '',
     '/etc/unknown.yaml': 'network-plugin: cni\nnetwork_plugin: cni\n',
     '/etc/bad-value.yaml': 'hairpin-mode: sideways\n',
+    '/etc/bad-metrics.yaml': 'metrics-bind-addr: 9101\n',
     '/etc/nested.yaml': 'cni-conf-dir:\n  path: /etc/cni\n',
     '/etc/list.yaml': 'log-level: [debug]\n',
     '/etc/null.yaml': 'log-level:\n',
@@ -152,6 +154,7 @@ describe('--config FILE', () => {
     assert.deepEqual(c.cniBinDirs, ['/opt/cni/bin', '/usr/lib/cni']);
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.dockerEndpoint.url, 'unix:///srv/docker.sock');
+    assert.equal(c.metricsBindAddr, '127.0.0.1:9101');
     assert.equal(c.hairpinMode, 'promiscuous-bridge', 'what the file leaves out keeps its default');
   });
 
@@ -171,6 +174,7 @@ describe('--config FILE', () => {
     ['/etc/missing.yaml', /^--config: cannot read "\/etc\/missing\.yaml": ENOENT$/],
     ['/etc/unknown.yaml', /^--config \/etc\/unknown\.yaml: unknown key "network_plugin"/],
     ['/etc/bad-value.yaml', /^hairpin-mode \(in \/etc\/bad-value\.yaml\): "sideways" is not one of/],
+    ['/etc/bad-metrics.yaml', /^metrics-bind-addr \(in \/etc\/bad-metrics\.yaml\): "9101" is not host:port$/],
     ['/etc/nested.yaml', /cni-conf-dir must be a single value like the flag's, not a mapping/],
     ['/etc/list.yaml', /log-level must be a single value like the flag's, not a list/],
     ['/etc/null.yaml', /log-level has no value/],
