@@ -1,7 +1,8 @@
 // Turns our promise-returning RPC implementations into grpc-js handlers: one debug log line
-// per call with its duration, the call told to the RpcRecorder (metrics; every call passes
-// here, so this is the one place RPCs are timed), errors mapped through toGrpcStatus, cancellation surfaced as an
-// AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method we have not built.
+// per call with its duration, the call told to the RpcRecorder (every call passes here, so this
+// is the one place RPCs are timed for metrics), errors mapped through toGrpcStatus,
+// cancellation surfaced as an AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method
+// we have not built.
 import * as grpc from '@grpc/grpc-js';
 import { checkRequestBounds } from '../cri/bounds';
 import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';

@@ -7,6 +7,7 @@ import { status as Code } from '@grpc/grpc-js';
 import { before, describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
 import { useShim } from '../support/fixture';
+import { TEST_PAUSE_IMAGE } from '../support/images';
 import { freeLoopbackPort, listeningTcpPorts } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { runShimToExit, type ShimProcess } from '../support/shim';
@@ -108,6 +109,18 @@ describe('Prometheus endpoint', () => {
   it('answers 404 beside /metrics', async () => {
     assert.equal((await scrape('127.0.0.1', f.shim.metricsPort!, '/')).status, 404);
     assert.ok(listeningTcpPorts(f.shim.child.pid!).includes(f.shim.metricsPort!));
+  });
+
+  it('fails a second shim’s start-up with exit 1 when the address is taken', async () => {
+    const dir = f.tempDir('prom-taken');
+    const { code, stderr } = await runShimToExit([
+      `--metrics-bind-addr=127.0.0.1:${f.shim.metricsPort!}`,
+      `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+      `--cri-dockerd-root-directory=${dir}/root`,
+      `--pod-infra-container-image=${TEST_PAUSE_IMAGE}`,
+    ]);
+    assert.equal(code, 1);
+    assert.match(stderr, /EADDRINUSE/);
   });
 });
 
