@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import { detectCgroupSetup } from './cgroups/driver';
 import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
-import { DockerodeClient, type DockerClient } from './docker/client';
+import type { DockerClient } from './docker/client';
+import { DockerodeClient } from './docker/dockerode-client';
+import { InstrumentedDockerClient } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/version';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import { errorMessage } from './errors';
@@ -25,10 +27,12 @@ import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
 import { CachingDockerClient } from './docker-cache/caching-client';
-import { DockerStateCache } from './docker-cache/state-cache';
+import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/state-cache';
 import { containerEventBuilder } from './container-events/builder';
 import { EventHub } from './container-events/hub';
 import { StreamingServer } from './streaming/server';
+import { createShimMetrics } from './telemetry/metrics';
+import { MetricsServer } from './telemetry/server';
 import type { Logger } from './util/logger';
 
 export class StartupError extends Error {}
@@ -72,9 +76,14 @@ async function waitForDocker(docker: DockerClient, facts: DockerFacts, log: Logg
 }
 
 export async function startShim(config: Config, log: Logger): Promise<RunningShim> {
-  const rawDocker = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
+  // Only with --metrics-bind-addr (prom-client loads then); without it every recorder below is
+  // its folder's no-op and the Docker client is not wrapped.
+  const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
+  const dockerode = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
+  // Counted under the state cache, so only calls that reach Docker are counted.
+  const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(dockerode, metrics.docker) : dockerode;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
-  const state = new DockerStateCache(rawDocker, log);
+  const state = new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache);
   const docker = new CachingDockerClient(rawDocker, state);
   // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
   const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
@@ -100,6 +109,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   let stopping = false;
   let logs: ContainerLogManager | undefined;
   let streaming: StreamingServer | undefined;
+  const metricsServer = metrics ? new MetricsServer(metrics, log) : undefined;
   try {
     const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
     if (cgroups.warning) log.warn(cgroups.warning);
@@ -112,11 +122,11 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
     // Process state, each piece built once, in the order they depend on each other.
     // Log followers ask whether a container stopped the moment its log stream ends, which can be
     // before the cache has heard of it: they go to Docker directly.
-    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory);
+    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs);
     logs = followers;
     const stats = new StatsCollector({ docker, cgroups, log });
     const podMetrics = new PodMetricsCollector({ cgroups, log }, stats.layers);
-    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log });
+    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
     const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
     const containerEvents = new EventHub(state, buildEvent, log);
@@ -135,10 +145,12 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       podMetrics,
       streaming: streamingServer,
       containerEvents,
+      metrics,
     };
+    metrics?.read({ stateCache: state, network });
     // List reads the checkpoints, so they are in memory before the first call; their files are
     // read while the server is built.
-    const prepared = Promise.all([checkpoints.load(), streamingServer.listen()]);
+    const prepared = Promise.all([checkpoints.load(), streamingServer.listen(), metricsServer?.listen(config.metricsBindAddr)]);
     prepared.catch(() => undefined);
     // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
     // followers of the previous run resume once the sync is done, before any of those runs,
@@ -150,8 +162,9 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
       void network.start();
     });
-    const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC });
-    await prepared;
+    const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
+    const [, , metricsAddress] = await prepared;
+    if (metricsAddress) log.info({ metrics: `http://${metricsAddress.host}:${metricsAddress.port}/metrics` }, 'serving Prometheus metrics');
     await server.listen(config.containerRuntimeEndpoint);
     beginSync();
     log.info(
@@ -166,6 +179,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
         containerEvents.close('the shim is shutting down');
         await server.stop(config.shutdownGraceMs);
         await streamingServer.close();
+        await metricsServer?.close();
         await state.stop();
         await followers.close();
         await network.close();
@@ -178,6 +192,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   } catch (err) {
     stopping = true;
     await streaming?.close();
+    await metricsServer?.close();
     await state.stop();
     dockerFacts.close();
     await logs?.close();

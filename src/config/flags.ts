@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
-import { isCidr } from '../util/net';
+import { isCidr, parseHostPort } from '../util/net';
 import { parseConfigFile } from './config-file';
 import { parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
 
@@ -34,6 +34,8 @@ export interface Config {
   /** kubenet masquerades pod traffic to addresses outside this CIDR. */
   nonMasqueradeCidr: string;
   streamingBindAddr: string;
+  /** host:port of the Prometheus endpoint ('' = none: nothing listens, nothing is collected). */
+  metricsBindAddr: string;
   rootDirectory: string;
   logLevel: LogLevel;
   logFormat: LogFormat;
@@ -82,6 +84,10 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'hairpin-mode': { help: 'How kubenet lets a pod reach itself through a service: promiscuous-bridge, hairpin-veth or none', default: 'promiscuous-bridge' },
   'non-masquerade-cidr': { help: 'kubenet masquerades pod traffic leaving for addresses outside this CIDR', default: '10.0.0.0/8' },
   'streaming-bind-addr': { help: 'host:port of the exec/attach/port-forward server', default: '127.0.0.1:0' },
+  'metrics-bind-addr': {
+    help: 'host:port to serve Prometheus metrics on at /metrics, e.g. 127.0.0.1:9101 (off when empty)',
+    default: '',
+  },
   'cri-dockerd-root-directory': { help: 'State directory (checkpoints, container log state)', default: DEFAULT_ROOT_DIRECTORY },
   'log-level': { help: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
   'log-format': { help: 'json, pretty, or auto (pretty when stderr is a terminal)', default: 'auto' },
@@ -122,6 +128,11 @@ function duration(label: string, value: string): number {
   } catch (err) {
     throw new FlagError(`${label}: ${(err as Error).message}`);
   }
+}
+
+function hostPort(label: string, value: string): string {
+  if (parseHostPort(value)) return value;
+  throw new FlagError(`${label}: ${JSON.stringify(value)} is not host:port`);
 }
 
 function endpoint<E>(label: string, value: string, parse: (text: string) => E): E {
@@ -194,10 +205,9 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const podInfraContainerImage = str('pod-infra-container-image').trim();
   if (podInfraContainerImage === '') throw new FlagError(`${label('pod-infra-container-image')}: must not be empty`);
 
-  const streamingBindAddr = str('streaming-bind-addr');
-  if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(streamingBindAddr)) {
-    throw new FlagError(`${label('streaming-bind-addr')}: ${JSON.stringify(streamingBindAddr)} is not host:port`);
-  }
+  const streamingBindAddr = hostPort(label('streaming-bind-addr'), str('streaming-bind-addr'));
+  const metricsBindAddrRaw = str('metrics-bind-addr');
+  const metricsBindAddr = metricsBindAddrRaw === '' ? '' : hostPort(label('metrics-bind-addr'), metricsBindAddrRaw);
 
   const mtuText = str('network-plugin-mtu');
   const networkPluginMtu = Number(mtuText);
@@ -223,6 +233,7 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     hairpinMode: oneOf(label('hairpin-mode'), str('hairpin-mode'), HAIRPIN_MODES),
     nonMasqueradeCidr,
     streamingBindAddr,
+    metricsBindAddr,
     rootDirectory,
     logLevel: oneOf(label('log-level'), str('log-level'), LOG_LEVELS),
     logFormat: oneOf(label('log-format'), str('log-format'), ['json', 'pretty', 'auto'] as const),

@@ -18,6 +18,11 @@ export class ImageStore {
 
   constructor(private readonly docker: DockerClient) {}
 
+  /** Answers held (lists and inspects). */
+  get size(): number {
+    return this.lists.size + this.inspects.size;
+  }
+
   invalidate(): void {
     this.generation++;
     this.lists.clear();

@@ -26,7 +26,14 @@ export interface StateWatcher {
   unsynced(reason: string): void;
 }
 
-const DEFAULT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000, subscribeTimeoutMs: 10_000 };
+export const DEFAULT_RECONNECT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000, subscribeTimeoutMs: 10_000 };
+
+/** Told each time the cache follows Docker's event stream anew after losing it (for metrics). */
+export interface StateCacheRecorder {
+  reconnecting(): void;
+}
+
+export const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefined };
 
 export class DockerStateCache {
   readonly containers: ContainerStore;
@@ -41,7 +48,8 @@ export class DockerStateCache {
   constructor(
     private readonly docker: DockerClient,
     private readonly log: Logger,
-    private readonly backoff: ReconnectBackoff = DEFAULT_BACKOFF,
+    private readonly backoff: ReconnectBackoff = DEFAULT_RECONNECT_BACKOFF,
+    private readonly recorder: StateCacheRecorder = NO_STATE_CACHE_RECORDER,
   ) {
     this.containers = new ContainerStore(docker, (change) => this.announce(change));
     this.images = new ImageStore(docker);
@@ -114,7 +122,8 @@ export class DockerStateCache {
 
   private async run(firstAttemptDone: () => void): Promise<void> {
     let failures = 0;
-    while (!this.stopped) {
+    for (let attempt = 0; !this.stopped; attempt++) {
+      if (attempt > 0) this.recorder.reconnecting();
       const stream = new AbortController();
       this.stream = stream;
       let reason = 'Docker closed the event stream';

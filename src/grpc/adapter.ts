@@ -1,6 +1,8 @@
 // Turns our promise-returning RPC implementations into grpc-js handlers: one debug log line
-// per call with its duration, errors mapped through toGrpcStatus, cancellation surfaced as an
-// AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method we have not built.
+// per call with its duration, the call told to the RpcRecorder (every call passes here, so this
+// is the one place RPCs are timed for metrics), errors mapped through toGrpcStatus,
+// cancellation surfaced as an AbortSignal, and UNIMPLEMENTED (naming the RPC) for every method
+// we have not built.
 import * as grpc from '@grpc/grpc-js';
 import { checkRequestBounds } from '../cri/bounds';
 import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';
@@ -53,6 +55,20 @@ export interface InFlightTracker {
   begin(): () => void;
 }
 
+/** Told of every finished call: the RPC's name (e.g. `RunPodSandbox`), its status code, its time. */
+export interface RpcRecorder {
+  observe(rpc: string, code: grpc.status, seconds: number): void;
+}
+
+export const NO_RPC_RECORDER: RpcRecorder = { observe: () => undefined };
+
+/** What every handler needs besides the call: where to log, in-flight counting, the recorder. */
+interface CallSinks {
+  log: Logger;
+  inFlight: InFlightTracker;
+  recorder: RpcRecorder;
+}
+
 /**
  * Builds the grpc-js implementation of one service from a definition (which lists every RPC
  * of the contract) and our implementation (which may lack some).
@@ -63,15 +79,17 @@ export function buildServiceHandlers(
   impl: Record<string, unknown>,
   log: Logger,
   inFlight: InFlightTracker,
+  recorder: RpcRecorder = NO_RPC_RECORDER,
 ): grpc.UntypedServiceImplementation {
   const handlers: grpc.UntypedServiceImplementation = {};
+  const sinks: CallSinks = { log, inFlight, recorder };
   for (const [name, method] of Object.entries(definition)) {
-    const fullName = `${serviceName}/${name}`;
+    const rpc = { name, fullName: `${serviceName}/${name}` };
     const fn = impl[name];
     if (method.responseStream) {
-      handlers[name] = streamHandler(fullName, typeof fn === 'function' ? (fn as AnyStream) : undefined, log, inFlight);
+      handlers[name] = streamHandler(rpc, typeof fn === 'function' ? (fn as AnyStream) : undefined, sinks);
     } else {
-      handlers[name] = unaryHandler(fullName, typeof fn === 'function' ? (fn as AnyUnary) : undefined, log, inFlight);
+      handlers[name] = unaryHandler(rpc, typeof fn === 'function' ? (fn as AnyUnary) : undefined, sinks);
     }
   }
   return handlers;
@@ -91,25 +109,27 @@ function notBuilt(fullName: string): UnimplementedError {
   return new UnimplementedError(`${fullName} is not implemented by cri-docker-shim`);
 }
 
-function unaryHandler(
-  fullName: string,
-  fn: AnyUnary | undefined,
-  log: Logger,
-  inFlight: InFlightTracker,
-): grpc.handleUnaryCall<unknown, unknown> {
+/** An RPC's bare name (the metrics label) and its full name (logs and messages). */
+interface RpcName {
+  name: string;
+  fullName: string;
+}
+
+function unaryHandler(rpc: RpcName, fn: AnyUnary | undefined, sinks: CallSinks): grpc.handleUnaryCall<unknown, unknown> {
+  const { fullName } = rpc;
   return (call, callback) => {
     const started = process.hrtime.bigint();
-    const done = inFlight.begin();
+    const done = sinks.inFlight.begin();
     const { ctx, finish } = callContext(fullName, call);
     const run = fn ? checkedRequest(call.request).then((req) => fn(req, ctx)) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       (res) => {
-        logCall(log, fullName, started, undefined);
+        callEnded(sinks, rpc, started, undefined);
         done();
         callback(null, res);
       },
       (err: unknown) => {
-        logCall(log, fullName, started, err);
+        callEnded(sinks, rpc, started, err);
         done();
         callback(toServiceError(err));
       },
@@ -117,15 +137,11 @@ function unaryHandler(
   };
 }
 
-function streamHandler(
-  fullName: string,
-  fn: AnyStream | undefined,
-  log: Logger,
-  inFlight: InFlightTracker,
-): grpc.handleServerStreamingCall<unknown, unknown> {
+function streamHandler(rpc: RpcName, fn: AnyStream | undefined, sinks: CallSinks): grpc.handleServerStreamingCall<unknown, unknown> {
+  const { fullName } = rpc;
   return (call) => {
     const started = process.hrtime.bigint();
-    const done = inFlight.begin();
+    const done = sinks.inFlight.begin();
     const { ctx, finish } = callContext(fullName, call);
     const send = Object.assign((res: unknown): boolean => !call.cancelled && call.write(res), {
       drained: (): Promise<void> => waitForDrain(call, ctx.signal),
@@ -133,12 +149,12 @@ function streamHandler(
     const run = fn ? checkedRequest(call.request).then((req) => fn(req, send, ctx)) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       () => {
-        logCall(log, fullName, started, undefined);
+        callEnded(sinks, rpc, started, undefined);
         done();
         call.end();
       },
       (err: unknown) => {
-        logCall(log, fullName, started, err);
+        callEnded(sinks, rpc, started, err);
         done();
         // grpc-js turns an 'error' on a server stream into the call's status, sent after the
         // messages already written; destroy() would drop the status and leave the client waiting.
@@ -164,12 +180,15 @@ function waitForDrain(call: grpc.ServerWritableStream<unknown, unknown>, signal:
   });
 }
 
-function logCall(log: Logger, method: string, started: bigint, err: unknown): void {
-  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+/** Logs the finished call and tells the recorder. */
+function callEnded({ log, recorder }: CallSinks, rpc: RpcName, started: bigint, err: unknown): void {
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (err === undefined) {
-    log.debug({ rpc: method, durationMs }, 'rpc ok');
+    recorder.observe(rpc.name, grpc.status.OK, seconds);
+    log.debug({ rpc: rpc.fullName, durationMs: seconds * 1e3 }, 'rpc ok');
   } else {
     const { code, details } = toGrpcStatus(err);
-    log.debug({ rpc: method, durationMs, code: grpc.status[code], error: details }, 'rpc failed');
+    recorder.observe(rpc.name, code, seconds);
+    log.debug({ rpc: rpc.fullName, durationMs: seconds * 1e3, code: grpc.status[code], error: details }, 'rpc failed');
   }
 }

@@ -10,7 +10,7 @@ import { activatedSocketFd, forgetActivationEnv } from '../config/socket-activat
 import { criContract } from '../cri/contract';
 import type { ImageServiceImpl, RuntimeServiceImpl } from '../cri/types';
 import type { Logger } from '../util/logger';
-import { buildServiceHandlers } from './adapter';
+import { buildServiceHandlers, NO_RPC_RECORDER, type RpcRecorder } from './adapter';
 import { holdUntilReady, type StartupGate } from './startup-gate';
 
 export class EndpointInUseError extends Error {}
@@ -28,12 +28,16 @@ export class CriServer {
   private activated: net.Server | undefined;
   boundAddress = '';
 
-  /** With a gate, calls outside `gate.open` wait for `gate.ready` (see startup-gate.ts). */
+  /**
+   * With a gate, calls outside `gate.open` wait for `gate.ready` (see startup-gate.ts). The
+   * recorder hears of every call (metrics).
+   */
   constructor(
     runtime: RuntimeServiceImpl,
     images: ImageServiceImpl,
     private readonly log: Logger,
     gate?: StartupGate,
+    recorder: RpcRecorder = NO_RPC_RECORDER,
   ) {
     if (gate) {
       runtime = holdUntilReady(runtime, gate);
@@ -49,11 +53,11 @@ export class CriServer {
     const tracker = { begin: () => this.begin() };
     this.server.addService(
       contract.RuntimeService.service,
-      buildServiceHandlers('runtime.v1.RuntimeService', contract.RuntimeService.service, runtime as Record<string, unknown>, log, tracker),
+      buildServiceHandlers('runtime.v1.RuntimeService', contract.RuntimeService.service, runtime as Record<string, unknown>, log, tracker, recorder),
     );
     this.server.addService(
       contract.ImageService.service,
-      buildServiceHandlers('runtime.v1.ImageService', contract.ImageService.service, images as Record<string, unknown>, log, tracker),
+      buildServiceHandlers('runtime.v1.ImageService', contract.ImageService.service, images as Record<string, unknown>, log, tracker, recorder),
     );
   }
 

@@ -25,10 +25,19 @@ import type { FollowerRecord, FollowerRecordStore } from './follower-records';
 const TAIL_BYTES = 1024 * 1024;
 const MAX_RETRY_DELAY_MS = 5_000;
 
+/** Told what the followers write and when a log is rotated (for metrics). */
+export interface LogRecorder {
+  written(bytes: number, lines: number): void;
+  rotated(): void;
+}
+
+export const NO_LOG_RECORDER: LogRecorder = { written: () => undefined, rotated: () => undefined };
+
 export interface FollowerDeps {
   docker: DockerClient;
   store: FollowerRecordStore;
   log: Logger;
+  recorder: LogRecorder;
 }
 
 /**
@@ -105,6 +114,7 @@ export class LogFollower {
       const next = await openContainerLog(this.state.logPath);
       const old = this.file;
       this.file = next;
+      this.deps.recorder.rotated();
       // The new file is in place; a failure to close the renamed one loses nothing.
       await old?.close().catch((err: unknown) => {
         this.deps.log.warn({ containerId: this.containerId, error: errorMessage(err) }, 'closing the rotated container log failed');
@@ -131,6 +141,7 @@ export class LogFollower {
     return this.enqueue(async () => {
       this.file ??= await openContainerLog(this.state.logPath);
       await this.file.write(data);
+      this.deps.recorder.written(data.length, lines.length);
     });
   }
 

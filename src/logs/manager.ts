@@ -5,7 +5,7 @@ import type * as fs from 'node:fs';
 import type { DockerClient } from '../docker/client';
 import { FailedPreconditionError } from '../errors';
 import type { Logger } from '../util/logger';
-import { LogFollower } from './follower';
+import { LogFollower, NO_LOG_RECORDER, type LogRecorder } from './follower';
 import { FollowerRecordStore, type FollowerRecord } from './follower-records';
 
 export class ContainerLogManager {
@@ -16,6 +16,7 @@ export class ContainerLogManager {
     private readonly docker: DockerClient,
     private readonly log: Logger,
     rootDirectory: string,
+    private readonly recorder: LogRecorder = NO_LOG_RECORDER,
   ) {
     this.store = new FollowerRecordStore(rootDirectory);
   }
@@ -41,7 +42,7 @@ export class ContainerLogManager {
   }
 
   private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle): void {
-    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log }, containerId, state, file);
+    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log, recorder: this.recorder }, containerId, state, file);
     this.followers.set(containerId, follower);
     // A container removed without RemoveContainer (with its pod, say) leaves nothing behind.
     void follower.done.then(() => {

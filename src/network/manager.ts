@@ -18,7 +18,9 @@ export interface PodNetworkFacts {
 export type NetworkOperation = 'setUp' | 'tearDown' | 'status';
 
 export interface OperationCounts {
+  /** Started, including those still running. */
   calls: number;
+  succeeded: number;
   failures: number;
   totalMs: number;
 }
@@ -26,9 +28,9 @@ export interface OperationCounts {
 export class NetworkManager {
   private readonly podLocks = new KeyedLock();
   private readonly counts: Record<NetworkOperation, OperationCounts> = {
-    setUp: { calls: 0, failures: 0, totalMs: 0 },
-    tearDown: { calls: 0, failures: 0, totalMs: 0 },
-    status: { calls: 0, failures: 0, totalMs: 0 },
+    setUp: { calls: 0, succeeded: 0, failures: 0, totalMs: 0 },
+    tearDown: { calls: 0, succeeded: 0, failures: 0, totalMs: 0 },
+    status: { calls: 0, succeeded: 0, failures: 0, totalMs: 0 },
   };
 
   constructor(
@@ -110,6 +112,7 @@ export class NetworkManager {
       const result = await work();
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       counts.totalMs += durationMs;
+      counts.succeeded++;
       this.log[level]({ ...fields, durationMs }, 'pod network operation done');
       return result;
     } catch (err) {

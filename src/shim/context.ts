@@ -13,6 +13,7 @@ import type { NetworkManager } from '../network/manager';
 import type { PodMetricsCollector } from '../pod-metrics/collector';
 import type { StatsCollector } from '../stats/collector';
 import type { StreamingServer } from '../streaming/server';
+import type { ShimMetrics } from '../telemetry/metrics';
 import type { KeyedLock } from '../util/keyed-lock';
 import type { Logger } from '../util/logger';
 
@@ -41,6 +42,8 @@ export interface ShimContext {
   readonly streaming: StreamingServer;
   /** The container and sandbox transitions GetContainerEvents streams (see ../container-events). */
   readonly containerEvents: ContainerEventHub;
+  /** The shim's own Prometheus registry and recorders; undefined without --metrics-bind-addr (see ../telemetry). */
+  readonly metrics: ShimMetrics | undefined;
 }
 
 /** The shim's own version, reported by --version and in verbose Status. */

@@ -9,6 +9,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { DockerClient } from '../docker/client';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
+import { parseHostPort } from '../util/net';
 import { podDialer, servePortForward } from './port-forward';
 import {
   negotiate,
@@ -25,6 +26,24 @@ import { DEFAULT_TOKEN_TTL_MS, redactToken, TokenCache } from './tokens';
 import { wsChannels } from './ws-channels';
 import type { StdioChannels } from './channels';
 
+export type StreamKind = StreamRequest['kind'];
+
+/** Told of tokens and sessions (for metrics). */
+export interface StreamingRecorder {
+  tokenIssued(kind: StreamKind): void;
+  /** A URL of the route whose token was unknown, expired, used or for another kind. */
+  tokenRejected(kind: StreamKind): void;
+  sessionOpened(kind: StreamKind): void;
+  sessionClosed(kind: StreamKind): void;
+}
+
+export const NO_STREAMING_RECORDER: StreamingRecorder = {
+  tokenIssued: () => undefined,
+  tokenRejected: () => undefined,
+  sessionOpened: () => undefined,
+  sessionClosed: () => undefined,
+};
+
 /** How long a client has to open its streams after the upgrade (kubelet's default too). */
 export const DEFAULT_STREAM_CREATION_TIMEOUT_MS = 30_000;
 
@@ -35,6 +54,7 @@ export interface StreamingServerOptions {
   log: Logger;
   tokenTtlMs?: number;
   streamCreationTimeoutMs?: number;
+  recorder?: StreamingRecorder;
 }
 
 const ROUTE = /^\/(exec|attach|portforward)\/([^/?]+)$/;
@@ -45,11 +65,13 @@ export class StreamingServer {
   private readonly tokens: TokenCache<StreamRequest>;
   private readonly sockets = new Set<Duplex>();
   private readonly streamCreationTimeoutMs: number;
+  private readonly recorder: StreamingRecorder;
   private base = '';
 
   constructor(private readonly opts: StreamingServerOptions) {
     this.tokens = new TokenCache(opts.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS);
     this.streamCreationTimeoutMs = opts.streamCreationTimeoutMs ?? DEFAULT_STREAM_CREATION_TIMEOUT_MS;
+    this.recorder = opts.recorder ?? NO_STREAMING_RECORDER;
     this.http.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -78,7 +100,9 @@ export class StreamingServer {
 
   /** Registers a checked request and returns the URL the client must open to run it. */
   urlFor(request: StreamRequest): string {
-    return `${this.base}/${request.kind}/${this.tokens.issue(request)}`;
+    const token = this.tokens.issue(request);
+    this.recorder.tokenIssued(request.kind);
+    return `${this.base}/${request.kind}/${token}`;
   }
 
   /** Tokens issued and neither used nor expired yet. */
@@ -97,9 +121,12 @@ export class StreamingServer {
   private take(url: string | undefined): StreamRequest | undefined {
     const m = ROUTE.exec(url ?? '');
     if (!m) return undefined;
+    const kind = m[1] as StreamKind;
     const request = this.tokens.consume(m[2]!);
-    this.opts.log.debug({ kind: m[1], token: redactToken(m[2]!), found: request !== undefined }, 'streaming request');
-    return request?.kind === m[1] ? request : undefined;
+    this.opts.log.debug({ kind, token: redactToken(m[2]!), found: request !== undefined }, 'streaming request');
+    if (request?.kind === kind) return request;
+    this.recorder.tokenRejected(kind);
+    return undefined;
   }
 
   private onPlainRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -130,6 +157,9 @@ export class StreamingServer {
     if (head.length > 0) socket.unshift(head);
     const session = new SpdyServerSession(socket);
     if (request.kind === 'portforward') {
+      // Open from the upgrade until the connection closes, whatever the dial to the pod does.
+      this.recorder.sessionOpened('portforward');
+      session.on('close', () => this.recorder.sessionClosed('portforward'));
       void this.startPortForward(request, session);
       return;
     }
@@ -153,8 +183,11 @@ export class StreamingServer {
 
   private run(request: Extract<StreamRequest, { kind: 'exec' | 'attach' }>, channels: StdioChannels): void {
     const { docker, log } = this.opts;
+    this.recorder.sessionOpened(request.kind);
     const running = request.kind === 'exec' ? runExec(docker, request, channels, log) : runAttach(docker, request, channels, log);
-    running.catch((err: unknown) => log.warn({ kind: request.kind, error: errorMessage(err) }, 'streaming session failed'));
+    running
+      .catch((err: unknown) => log.warn({ kind: request.kind, error: errorMessage(err) }, 'streaming session failed'))
+      .finally(() => this.recorder.sessionClosed(request.kind));
   }
 
   private async startPortForward(request: Extract<StreamRequest, { kind: 'portforward' }>, session: SpdyServerSession): Promise<void> {
@@ -182,9 +215,8 @@ function refuse(socket: Duplex, status: number, message: string): void {
   );
 }
 
-export function splitHostPort(address: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(address);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`streaming address ${JSON.stringify(address)} is not host:port`);
-  return { host: m[1] ?? m[2]!, port };
+function splitHostPort(address: string): { host: string; port: number } {
+  const parsed = parseHostPort(address);
+  if (!parsed) throw new Error(`streaming address ${JSON.stringify(address)} is not host:port`);
+  return parsed;
 }

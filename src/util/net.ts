@@ -9,3 +9,10 @@ export function isCidr(text: string): boolean {
   if (family === 0 || !/^\d{1,3}$/.test(bits)) return false;
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
+
+/** "127.0.0.1:8080", "[::1]:0", "localhost:9100" as host and port; undefined when it is not host:port. */
+export function parseHostPort(address: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(address);
+  if (!m || Number(m[3]) > 65535) return undefined;
+  return { host: m[1] ?? m[2]!, port: Number(m[3]) };
+}

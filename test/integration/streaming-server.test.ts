@@ -7,7 +7,7 @@ import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/client';
+import { DockerodeClient } from '../../src/docker/dockerode-client';
 import { StreamingServer } from '../../src/streaming/server';
 import { ControlType, decodeFrames, encodeControl, FLAG_FIN, HeaderCodec } from '../../src/streaming/spdy/framing';
 import { createLogger } from '../../src/util/logger';

@@ -116,6 +116,8 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.
     streaming: new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log }),
     containerEvents,
+    // No metrics endpoint: every recorder is its folder's no-op, as in a shim without the flag.
+    metrics: undefined,
   };
   return {
     shim,

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { criClient, type CriClient } from './client';
 import { DockerProxy } from './docker-proxy';
+import { freeLoopbackPort } from './net-probe';
 import { waitFor } from './poll';
 import { TEST_PAUSE_IMAGE } from './images';
 import { tempDir } from './temp';
@@ -20,6 +21,8 @@ export interface ShimProcess {
   readonly rootDir: string;
   readonly client: CriClient;
   readonly child: ChildProcess;
+  /** Where its Prometheus endpoint listens (the `metrics` option), on 127.0.0.1. */
+  readonly metricsPort: number | undefined;
   /** Everything the shim wrote to stderr so far (its pino log). */
   output(): string;
   /** Sends the signal and resolves with the exit code; removes the socket and a temp state dir. */
@@ -33,6 +36,8 @@ export interface ShimOptions {
   env?: NodeJS.ProcessEnv;
   /** Node flags the shim is run with (e.g. --cpu-prof, which NODE_OPTIONS refuses); replaces the shebang's. */
   nodeFlags?: string[];
+  /** Serve Prometheus metrics: --metrics-bind-addr on a free loopback port (`metricsPort`). */
+  metrics?: boolean;
 }
 
 
@@ -61,6 +66,7 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
   const endpointArg = opts.args?.find((a) => a.startsWith('--container-runtime-endpoint='))?.split('=')[1];
   const socket = endpointArg?.startsWith('unix://') ? endpointArg.slice('unix://'.length) : path.join(work, 'cri.sock');
   const rootDir = opts.rootDir ?? path.join(work, 'root');
+  const metricsPort = opts.metrics ? await freeLoopbackPort() : undefined;
   const args = [
     `--container-runtime-endpoint=unix://${socket}`,
     `--cri-dockerd-root-directory=${rootDir}`,
@@ -69,6 +75,7 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     '--log-format=json',
     // Docker's own bridge unless a test asks for a plugin (a later --network-plugin wins).
     '--network-plugin=',
+    ...(metricsPort === undefined ? [] : [`--metrics-bind-addr=127.0.0.1:${metricsPort}`]),
     ...(opts.args ?? []),
   ];
   const [command, commandArgs] = opts.nodeFlags ? [process.execPath, [...opts.nodeFlags, MAIN_JS, ...args]] : [MAIN_JS, args];
@@ -105,6 +112,7 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     rootDir,
     client,
     child,
+    metricsPort,
     output: () => output,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       client.close();

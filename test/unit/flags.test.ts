@@ -25,6 +25,7 @@ describe('parseFlags', () => {
     assert.equal(c.nonMasqueradeCidr, '10.0.0.0/8');
     assert.equal(c.cgroupDriver, undefined);
     assert.equal(c.streamingBindAddr, '127.0.0.1:0');
+    assert.equal(c.metricsBindAddr, '', 'no metrics endpoint unless asked for');
     assert.equal(c.imagePullProgressDeadlineMs, 60_000);
     assert.equal(c.runtimeRequestTimeoutMs, 120_000);
     assert.equal(c.logLevel, 'info');
@@ -43,6 +44,7 @@ describe('parseFlags', () => {
       '--log-level=debug',
       '--pod-infra-container-image=example.com/pause:1',
       '--streaming-bind-addr=[::1]:10010',
+      '--metrics-bind-addr=127.0.0.1:9101',
     ]);
     assert.deepEqual(c.containerRuntimeEndpoint, { kind: 'tcp', host: '127.0.0.1', port: 9000, url: 'tcp://127.0.0.1:9000' });
     assert.deepEqual(c.dockerEndpoint, { kind: 'unix', path: '/tmp/d.sock', url: 'unix:///tmp/d.sock' });
@@ -53,6 +55,7 @@ describe('parseFlags', () => {
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.podInfraContainerImage, 'example.com/pause:1');
     assert.equal(c.streamingBindAddr, '[::1]:10010');
+    assert.equal(c.metricsBindAddr, '127.0.0.1:9101');
   });
 
   it('honours DOCKER_HOST unless --docker-endpoint is given', () => {
@@ -91,6 +94,9 @@ describe('parseFlags', () => {
     [['--container-runtime-endpoint=tcp://host:99999'], /out of range/],
     [['--cri-dockerd-root-directory=state'], /must be an absolute path/],
     [['--streaming-bind-addr=localhost'], /--streaming-bind-addr: "localhost" is not host:port/],
+    [['--streaming-bind-addr=127.0.0.1:70000'], /--streaming-bind-addr: "127.0.0.1:70000" is not host:port/],
+    [['--metrics-bind-addr=9101'], /--metrics-bind-addr: "9101" is not host:port/],
+    [['--metrics-bind-addr=http://127.0.0.1:9101'], /--metrics-bind-addr: "http:\/\/127.0.0.1:9101" is not host:port/],
     [['--pod-infra-container-image='], /must not be empty/],
     [['--network-plugin-mtu=9x'], /--network-plugin-mtu: "9x" must be 0/],
     [['--network-plugin-mtu=100'], /--network-plugin-mtu: "100" must be 0/],
@@ -115,11 +121,13 @@ describe('--config FILE', () => {
       'cni-bin-dir: [/opt/cni/bin, /usr/lib/cni]',
       'log-level: debug',
       'docker-endpoint: unix:///srv/docker.sock',
+      'metrics-bind-addr: 127.0.0.1:9101',
       '',
     ].join('\n'),
     '/etc/empty.yaml': '',
     '/etc/unknown.yaml': 'network-plugin: cni\nnetwork_plugin: cni\n',
     '/etc/bad-value.yaml': 'hairpin-mode: sideways\n',
+    '/etc/bad-metrics.yaml': 'metrics-bind-addr: 9101\n',
     '/etc/nested.yaml': 'cni-conf-dir:\n  path: /etc/cni\n',
     '/etc/list.yaml': 'log-level: [debug]\n',
     '/etc/null.yaml': 'log-level:\n',
@@ -146,6 +154,7 @@ describe('--config FILE', () => {
     assert.deepEqual(c.cniBinDirs, ['/opt/cni/bin', '/usr/lib/cni']);
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.dockerEndpoint.url, 'unix:///srv/docker.sock');
+    assert.equal(c.metricsBindAddr, '127.0.0.1:9101');
     assert.equal(c.hairpinMode, 'promiscuous-bridge', 'what the file leaves out keeps its default');
   });
 
@@ -165,6 +174,7 @@ describe('--config FILE', () => {
     ['/etc/missing.yaml', /^--config: cannot read "\/etc\/missing\.yaml": ENOENT$/],
     ['/etc/unknown.yaml', /^--config \/etc\/unknown\.yaml: unknown key "network_plugin"/],
     ['/etc/bad-value.yaml', /^hairpin-mode \(in \/etc\/bad-value\.yaml\): "sideways" is not one of/],
+    ['/etc/bad-metrics.yaml', /^metrics-bind-addr \(in \/etc\/bad-metrics\.yaml\): "9101" is not host:port$/],
     ['/etc/nested.yaml', /cni-conf-dir must be a single value like the flag's, not a mapping/],
     ['/etc/list.yaml', /log-level must be a single value like the flag's, not a list/],
     ['/etc/null.yaml', /log-level has no value/],

@@ -83,8 +83,10 @@ describe('NetworkManager', () => {
     assert.deepEqual(await m.podIps(pod('a'), { hostNetwork: false }), ['10.1.0.2', 'fd00::2']);
     const counts = m.operationCounts();
     assert.equal(counts.setUp.calls, 1);
+    assert.equal(counts.setUp.succeeded, 0);
     assert.equal(counts.setUp.failures, 1);
     assert.equal(counts.status.calls, 1);
+    assert.equal(counts.status.succeeded, 1);
     assert.equal(counts.status.failures, 0);
     assert.equal(counts.tearDown.calls, 0);
   });
