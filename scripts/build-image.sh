@@ -19,7 +19,7 @@ flock 9
 for target in shim node registry; do
   name=cri-docker-shim; [ "$target" = shim ] || name=cri-docker-shim-$target
   printf 'build-image: %s:%s (target %s, base %s)\n' "$name" "$tag" "$target" "$BASE_IMAGE"
-  docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg EXTRA_CA_CERTS="$extra_ca" --target "$target" -t "$name:$tag" . >/dev/null
+  docker build -q --force-rm --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg EXTRA_CA_CERTS="$extra_ca" --target "$target" -t "$name:$tag" . >/dev/null
 done
 # A rebuild leaves the images it replaced untagged; remove those (only ours, by their label).
 docker image prune -f --filter label=io.cri-docker-shim.image >/dev/null

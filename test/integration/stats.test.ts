@@ -163,6 +163,11 @@ describe('stats RPCs', () => {
     assert.deepEqual(await list({ podSandboxId: podB.id.slice(0, 10) }), ['exited', 'idle']);
     assert.deepEqual(await list({ labelSelector: { ...runFilter(), role: 'memory' } }), ['memory']);
     assert.deepEqual(await list({ podSandboxId: podB.id, labelSelector: { ...runFilter(), role: 'memory' } }), []);
+    // IDs that name nothing, whatever they look like, are an empty answer, not an error.
+    for (const unknown of ['f'.repeat(64), 'no-such-pod', '../etc']) {
+      assert.deepEqual(await list({ id: unknown }), [], unknown);
+      assert.deepEqual(await list({ podSandboxId: unknown }), [], unknown);
+    }
   });
 
   it('filters pod sandboxes by ID prefix and label selector', async () => {
@@ -173,6 +178,7 @@ describe('stats RPCs', () => {
     assert.deepEqual(await list({}), [podA.id, podB.id].sort());
     assert.deepEqual(await list({ id: podB.id.slice(0, 12) }), [podB.id]);
     assert.deepEqual(await list({ labelSelector: { [TEST_LABEL]: 'no-such-run' } }), []);
+    for (const unknown of ['f'.repeat(64), 'no-such-pod', '../etc']) assert.deepEqual(await list({ id: unknown }), [], unknown);
   });
 
   it('the Stream variants give what the List ones give', async () => {
