@@ -3,7 +3,7 @@
 // kubelet-like loop (./kubelet-loop.ts) taking turns with idle slots, measures CPU per call of
 // each polled RPC, stops it and summarises the profile by module and function.
 //   node dist/bench/profile.js [--pods=50] [--seconds=30] [--calls=100] [--only=RPC,...] [--out=DIR]
-// --semi-space=MiB: the shim's --max-semi-space-size (its shebang says 1).
+// --semi-space=MiB: run the shim with --max-semi-space-size=MiB (by default it runs with none).
 // --no-profile: without --cpu-prof (the profiler's own cost left out of the figures).
 // --only: the CPU-per-call part for these RPCs alone (with --seconds=0, a profile of just them).
 // Writes <out>/profile-<date>.txt (the summary and the CPU figures) and the raw .cpuprofile.
@@ -48,8 +48,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     await shim.stop();
     shim = undefined;
     const profiled = !argv.includes('--no-profile');
-    // The shebang's young generation (1 MiB), unless --semi-space=MiB tries another.
-    const nodeFlags = [`--max-semi-space-size=${option(argv, 'semi-space', 1)}`, ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
+    // Node flags as main.js runs with (none), unless --semi-space=MiB tries a young generation size.
+    const semiSpace = option(argv, 'semi-space', 0);
+    const nodeFlags = [...(semiSpace > 0 ? [`--max-semi-space-size=${semiSpace}`] : []), ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
     shim = await startShim({ args: ['--log-level=info'], rootDir, nodeFlags });
     const pid = shim.child.pid!;
     // The first calls fill what is filled once (cgroup paths, image lookups).

@@ -1,7 +1,9 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
-// The executable. The shebang keeps V8's young generation small: a long-running daemon that
-// answers small calls gains nothing from a large one, and it costs ~8 MB idle and ~20 MB under
-// load. V8 reads the flag only at start-up, so run this file itself (setup.sh and the tests do).
+#!/usr/bin/env -S node
+// The executable. It runs with Node's default flags on purpose: any V8 flag (a smaller young
+// generation, say) changes V8's flag hash, and then V8 refuses the code cache Node ships for its
+// own built-in modules, which costs ~40 ms of every start here compiling http2, tls and the rest
+// again; a small young generation also made the stats and metrics calls spend most of their
+// CPU in the garbage collector (bench/README.md has the figures).
 //
 // After a crash kubelet keeps calling, so start-up time counts. The build bundles cli.ts and
 // everything it loads into one file (scripts/bundle.mjs), which spares Node resolving and
