@@ -57,10 +57,8 @@ export function criContract(): ProtoGrpcType {
 }
 
 function buildContract(): ProtoGrpcType {
-  // No resolveAll: resolving every field of every message cost ~35 ms of each start. A method
-  // resolves its two message types here; a type resolves its fields when it first encodes or
-  // decodes (protobufjs's setup on first use), so start-up pays only for the calls it answers.
   const root = protobuf.Root.fromJSON(criDescriptor());
+  root.resolveAll();
   let reflection: protoLoader.PackageDefinition | undefined;
   const fullDefinition = (): protoLoader.PackageDefinition =>
     (reflection ??= (require('@grpc/proto-loader') as typeof protoLoader).fromJSON(criDescriptor(), LOADER_OPTIONS));
@@ -93,7 +91,6 @@ function serviceDefinition(
 ): protoLoader.ServiceDefinition {
   const def: protoLoader.ServiceDefinition = {};
   for (const method of service.methodsArray) {
-    method.resolve();
     const request = method.resolvedRequestType;
     const response = method.resolvedResponseType;
     if (!request || !response) throw new Error(`${fullName}.${method.name}: unresolved message types`);
