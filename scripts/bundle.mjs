@@ -20,6 +20,10 @@ await build({
   target: 'node20',
   format: 'cjs',
   alias: { ssh2: path.join(root, 'scripts', 'ssh2-unsupported.cjs') },
+  // Less text for V8 to read and hold (2.5 -> 1.6 MiB); identifiers are left alone, so names
+  // in stack traces stay as written.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 });
 

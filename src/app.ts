@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { detectCgroupSetup } from './cgroups/driver';
 import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
+import { criContract } from './cri/contract';
 import type { DockerClient } from './docker/client';
 import { DockerodeClient } from './docker/dockerode-client';
 import { InstrumentedDockerClient } from './docker/instrumented-client';
@@ -92,7 +93,10 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = new DockerFacts(docker);
 
-  const { version, info } = await waitForDocker(docker, dockerFacts, log);
+  const dockerAnswered = waitForDocker(docker, dockerFacts, log);
+  // The CRI contract (~40 ms of reflection) is built while Docker's first answer is on its way.
+  criContract();
+  const { version, info } = await dockerAnswered;
   wrap(() => assertSupportedDocker(version));
   // The cache's first sync (a list, and an inspect of every container) runs after the socket
   // is bound: until it is done only Version,
