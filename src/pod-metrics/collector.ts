@@ -90,7 +90,7 @@ export class PodMetricsCollector {
     const seen = new Set<string>();
     const pending: Array<Promise<PodSandboxMetrics>> = [];
     for (const pod of pods) {
-      const metrics = this.podNetwork(pod);
+      const metrics = this.podNetwork(pod, seen);
       const containers = pod.containers.map((c) => {
         seen.add(c.inspect.Id);
         return this.containerMetrics(pod, c, scrape).then((metrics) => metrics && { containerId: c.inspect.Id, metrics });
@@ -235,10 +235,14 @@ export class PodMetricsCollector {
   }
 
   /** The pod's interfaces, read in the pause process's network namespace; none for a host-network pod. */
-  private podNetwork(pod: PodTarget): Metric[] {
+  private podNetwork(pod: PodTarget, seen: Set<string>): Metric[] {
     const s = pod.sandbox;
     if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
-    const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
+    // Held open per pause process: a restarted one is another owner, and the old one is closed
+    // at the end of the scrape as not seen.
+    const owner = `net:${s.Id}:${s.State.Pid}`;
+    seen.add(owner);
+    const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'), owner);
     if (text === undefined) return [];
     return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseInterfaceTotals(text));
   }
