@@ -293,6 +293,9 @@ describe('cni network plugin', () => {
     await shim.client.runtime.StopPodSandbox({ podSandboxId: pod });
     await shim.client.runtime.StopPodSandbox({ podSandboxId: pod });
     await shim.client.runtime.RemovePodSandbox({ podSandboxId: pod });
+    // With the namespace gone, its veth is the kernel's to remove, and the kernel destroys a
+    // namespace's devices a moment after its last process exits (seen lagging in CI).
+    await waitFor('the dead namespace\'s veth to go', () => net.veths().length === 0, { timeoutMs: 10_000 });
     assertNothingLeft(net, [pod]);
   });
 
