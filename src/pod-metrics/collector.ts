@@ -170,13 +170,10 @@ export class PodMetricsCollector {
 
   private cgroupFigures(id: string, known: Known): CgroupFigures | undefined {
     const files: Record<string, string | undefined> = {};
-    for (const [name, dir] of known.files) files[name] = this.files.optional(dir, name, id);
+    // A file this host lacks is not looked for again (KernelFiles.hostFile).
+    for (const [name, dir] of known.files) files[name] = this.files.hostFile(dir, name, id);
     const v1 = known.dirs.version === 1;
     if ((v1 ? V1_PRESENCE_FILES : V2_PRESENCE_FILES).every((name) => files[name] === undefined)) return undefined;
-    for (const [name, dir] of known.files) {
-      // Missing from a cgroup that still exists: this host lacks the file; it is not looked for again.
-      if (files[name] === undefined && dir !== undefined && this.files.read(path.join(dir, 'cgroup.procs')) !== undefined) this.files.markAbsent(dir, name, undefined);
-    }
     return v1 ? figuresFromV1(files) : figuresFromV2(files);
   }
 

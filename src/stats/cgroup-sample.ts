@@ -167,9 +167,7 @@ export function readCgroupSampleSync(dirs: CgroupDirs, files: KernelFiles, owner
     f.memoryStat = files.optional(d, 'memory.stat', owner);
     const names = { pidsCurrent: 'pids.current', swapCurrent: 'memory.swap.current', swapMax: 'memory.swap.max' };
     for (const key of V2_OPTIONAL) {
-      f[key] = files.optional(d, names[key], owner);
-      // Missing from a cgroup that still exists: this host does not have the file.
-      if (f[key] === undefined && files.read(`${d}/cgroup.procs`) !== undefined) files.markAbsent(d, names[key], f[key]);
+      f[key] = files.hostFile(d, names[key], owner);
     }
     return sampleFromV2(f);
   }
@@ -183,9 +181,7 @@ export function readCgroupSampleSync(dirs: CgroupDirs, files: KernelFiles, owner
   const where = { pidsCurrent: [dirs.pids, 'pids.current'], memswUsage: [dirs.memory, 'memory.memsw.usage_in_bytes'], memswLimit: [dirs.memory, 'memory.memsw.limit_in_bytes'] } as const;
   for (const key of V1_OPTIONAL) {
     const [dir, name] = where[key];
-    f[key] = files.optional(dir, name, owner);
-    // Missing from a cgroup that still exists: this host does not have the file.
-    if (f[key] === undefined && dir !== undefined && files.read(`${dir}/cgroup.procs`) !== undefined) files.markAbsent(dir, name, f[key]);
+    f[key] = files.hostFile(dir, name, owner);
   }
   return sampleFromV1(f);
 }

@@ -50,20 +50,25 @@ export class KernelFiles {
     }
   }
 
-  /** `name` in `dir`, unless this host is known not to have it (see markAbsent). */
+  /** `name` in `dir`, unless this host is known not to have it (see hostFile). */
   optional(dir: string | undefined, name: string, owner?: string): string | undefined {
     if (dir === undefined || this.absent.has(absentKey(dir, name))) return undefined;
     return this.read(path.join(dir, name), owner);
   }
 
   /**
-   * Remembers that `name` was missing (`text` undefined) from a live cgroup in `dir`'s
-   * hierarchy. A file absent there (memory.memsw.* without swap accounting, pids.current
-   * without the pids controller) is absent from every cgroup of the host, so it is not looked
-   * for again: a failed open costs an exception each time.
+   * `name` in the cgroup `dir`, as optional reads it. A file missing from a cgroup that still
+   * exists (its cgroup.procs reads) is one this host lacks (memory.memsw.* without swap
+   * accounting, pids.current without the pids controller): every cgroup of that hierarchy
+   * lacks it, so it is not looked for again, as a failed open costs an exception each time.
    */
-  markAbsent(dir: string | undefined, name: string, text: string | undefined): void {
-    if (dir !== undefined && text === undefined) this.absent.add(absentKey(dir, name));
+  hostFile(dir: string | undefined, name: string, owner?: string): string | undefined {
+    const text = this.optional(dir, name, owner);
+    if (text === undefined && dir !== undefined) {
+      const key = absentKey(dir, name);
+      if (!this.absent.has(key) && this.read(path.join(dir, 'cgroup.procs')) !== undefined) this.absent.add(key);
+    }
+    return text;
   }
 
   /** Closes what `owner` holds (its container is gone, or has a new process and cgroup). */

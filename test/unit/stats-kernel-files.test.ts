@@ -71,22 +71,25 @@ describe('KernelFiles', () => {
     files.closeAll();
   });
 
-  it('skips a file marked absent in the same hierarchy, and only that one', () => {
+  it('skips a file missing from a live cgroup in the same hierarchy, and only that one', () => {
     const files = new KernelFiles();
     const hierarchy = path.join(dir, 'h');
     const cg1 = path.join(hierarchy, 'cg1');
     const cg2 = path.join(hierarchy, 'cg2');
+    const gone = path.join(hierarchy, 'gone');
     file('h/cg1/present', 'p');
+    file('h/cg1/cgroup.procs', '1\n');
     file('h/cg2/memory.memsw.usage_in_bytes', '5');
-    const missing = files.optional(cg1, 'memory.memsw.usage_in_bytes');
-    assert.equal(missing, undefined);
-    files.markAbsent(cg1, 'memory.memsw.usage_in_bytes', missing);
-    files.markAbsent(cg1, 'present', files.optional(cg1, 'present'));
+    // A cgroup without cgroup.procs is gone, not a sign of what the host lacks.
+    assert.equal(files.hostFile(gone, 'memory.memsw.usage_in_bytes'), undefined);
+    assert.equal(files.optional(cg2, 'memory.memsw.usage_in_bytes'), '5');
+    assert.equal(files.hostFile(cg1, 'memory.memsw.usage_in_bytes'), undefined);
     // The absence is remembered for the hierarchy (the path's first levels), not one cgroup.
     const sameHierarchy = absentKeyShared(cg1, cg2);
     if (sameHierarchy) assert.equal(files.optional(cg2, 'memory.memsw.usage_in_bytes'), undefined);
     else assert.equal(files.optional(cg2, 'memory.memsw.usage_in_bytes'), '5');
-    assert.equal(files.optional(cg1, 'present'), 'p', 'a file that was read is not marked');
+    assert.equal(files.hostFile(cg1, 'present'), 'p', 'a file that was read is not marked');
+    assert.equal(files.optional(cg1, 'present'), 'p');
     assert.equal(files.optional(undefined, 'present'), undefined);
   });
 });
