@@ -6,7 +6,8 @@ import type { Metric } from '../cri/types';
 import { u64 } from '../stats/convert';
 import { METRICS, type MetricKey } from './descriptors';
 import type { BlockIoEntry, CgroupFigures } from './cgroup-figures';
-import type { InterfaceTotals, ProcessFigures } from './proc-figures';
+import type { InterfaceCounters } from '../stats/net-dev';
+import type { ProcessFigures } from './proc-figures';
 
 export interface BaseLabels {
   pod: string;
@@ -126,7 +127,7 @@ export function containerMetricsOf(r: ContainerReading): Metric[] {
 }
 
 /** The pod's network metrics, one set per interface of its namespace; the id label is the sandbox's. */
-export function podNetworkMetricsOf(pod: { name: string; namespace: string; sandboxId: string }, interfaces: readonly InterfaceTotals[]): Metric[] {
+export function podNetworkMetricsOf(pod: { name: string; namespace: string; sandboxId: string }, interfaces: readonly InterfaceCounters[]): Metric[] {
   const out = new MetricList(baseValues({ pod: pod.name, namespace: pod.namespace, container: '', id: pod.sandboxId, image: '' }));
   for (const i of interfaces) {
     const n = [i.name];

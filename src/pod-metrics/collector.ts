@@ -24,7 +24,8 @@ import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './bu
 import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCgroupDirs } from './cgroup-dirs';
 import { KernelFiles } from '../stats/kernel-files';
 import { figuresFromV1, figuresFromV2, V1_FILES, V1_PRESENCE_FILES, V2_FILES, V2_PRESENCE_FILES, type CgroupFigures } from './cgroup-figures';
-import { parseInterfaceTotals, parsePartitions, parsePids, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
+import { parseNetDev } from '../stats/net-dev';
+import { parsePartitions, parsePids, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 export interface ContainerTarget {
   inspect: ContainerInspect;
@@ -241,6 +242,6 @@ export class PodMetricsCollector {
     seen.add(owner);
     const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'), owner);
     if (text === undefined) return [];
-    return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseInterfaceTotals(text));
+    return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseNetDev(text));
   }
 }

@@ -1,5 +1,5 @@
-// What /proc says about a container's processes and its pod's network namespace. Parsing is
-// pure; the reads are in `readProcessFigures`.
+// What /proc says about a container's processes and the disks. Parsing is pure; the reads are
+// in `readProcessFigures`. The pod's network counters are parsed by ../stats/net-dev.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -40,38 +40,6 @@ export function readProcessFigures(procRoot: string, pids: readonly number[]): P
     }
   }
   return { processes: BigInt(pids.length), fileDescriptors: BigInt(fileDescriptors), sockets: BigInt(sockets) };
-}
-
-/** One interface's counters from /proc/<pid>/net/dev. */
-export interface InterfaceTotals {
-  name: string;
-  rxBytes: bigint;
-  rxPackets: bigint;
-  rxErrors: bigint;
-  rxDropped: bigint;
-  txBytes: bigint;
-  txPackets: bigint;
-  txErrors: bigint;
-  txDropped: bigint;
-}
-
-/**
- * Every interface but loopback with all eight counters the metrics report (the stats RPCs'
- * parser, ../stats/net-dev.ts, keeps only bytes and errors).
- */
-export function parseInterfaceTotals(text: string): InterfaceTotals[] {
-  const out: InterfaceTotals[] = [];
-  for (const line of text.split('\n')) {
-    const colon = line.indexOf(':');
-    if (colon < 0) continue;
-    const name = line.slice(0, colon).trim();
-    const f = line.slice(colon + 1).trim().split(/\s+/);
-    // Receive: bytes packets errs drop fifo frame compressed multicast; transmit: bytes packets errs drop ...
-    if (name === '' || name === 'lo' || f.length < 16 || !f.every((x) => /^\d+$/.test(x))) continue;
-    const n = f.map((x) => BigInt(x));
-    out.push({ name, rxBytes: n[0]!, rxPackets: n[1]!, rxErrors: n[2]!, rxDropped: n[3]!, txBytes: n[8]!, txPackets: n[9]!, txErrors: n[10]!, txDropped: n[11]! });
-  }
-  return out;
 }
 
 /** /proc/partitions as "<major>:<minor>" → "/dev/<name>", so device labels name the disk as cAdvisor does. */

@@ -9,7 +9,8 @@ import {
 } from '../../src/pod-metrics/cgroup-figures';
 import { metricDirsByNaming, metricDirsOf, dirOfFile, procsFileOf } from '../../src/pod-metrics/cgroup-dirs';
 import { parseMountInfo, parseProcCgroup } from '../../src/stats/cgroup-paths';
-import { parseInterfaceTotals, parsePartitions, parsePids, splitDev } from '../../src/pod-metrics/proc-figures';
+import { parsePartitions, parsePids, splitDev } from '../../src/pod-metrics/proc-figures';
+import { parseNetDev } from '../../src/stats/net-dev';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/pod-metrics');
 
@@ -137,7 +138,7 @@ describe('/proc parsing for metrics', () => {
       '    lo:     100       1    0    0    0     0          0         0      100       1    0    0    0     0       0          0',
       '  eth0:    5000      50    1    2    0     0          0         0     3000      30    3    4    0     0       0          0',
     ].join('\n');
-    assert.deepEqual(parseInterfaceTotals(text), [{ name: 'eth0', rxBytes: 5000n, rxPackets: 50n, rxErrors: 1n, rxDropped: 2n, txBytes: 3000n, txPackets: 30n, txErrors: 3n, txDropped: 4n }]);
+    assert.deepEqual(parseNetDev(text), [{ name: 'eth0', rxBytes: 5000n, rxPackets: 50n, rxErrors: 1n, rxDropped: 2n, txBytes: 3000n, txPackets: 30n, txErrors: 3n, txDropped: 4n }]);
   });
 
   it('cgroup.procs, /proc/partitions and dev numbers', () => {

@@ -46,8 +46,8 @@ describe('parseNetDev', () => {
   ].join('\n');
   it('skips lo and reads bytes and errors each way, beyond 2^53 too', () => {
     assert.deepEqual(parseNetDev(text), [
-      { name: 'eth0', rxBytes: 2000n, rxErrors: 3n, txBytes: 1000n, txErrors: 1n },
-      { name: 'net1', rxBytes: 18446744073709551615n, rxErrors: 0n, txBytes: 7n, txErrors: 0n },
+      { name: 'eth0', rxBytes: 2000n, rxPackets: 20n, rxErrors: 3n, rxDropped: 0n, txBytes: 1000n, txPackets: 10n, txErrors: 1n, txDropped: 0n },
+      { name: 'net1', rxBytes: 18446744073709551615n, rxPackets: 1n, rxErrors: 0n, rxDropped: 0n, txBytes: 7n, txPackets: 1n, txErrors: 0n, txDropped: 0n },
     ]);
   });
   it('eth0 is the default interface', () => {
