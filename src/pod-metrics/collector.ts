@@ -25,7 +25,8 @@ import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCg
 import { KernelFiles } from '../stats/kernel-files';
 import { figuresFromV1, figuresFromV2, V1_FILES, V1_PRESENCE_FILES, V2_FILES, V2_PRESENCE_FILES, type CgroupFigures } from './cgroup-figures';
 import { parseNetDev } from '../stats/net-dev';
-import { parsePartitions, parsePids, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
+import { parsePids } from '../stats/cgroup-sample';
+import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 export interface ContainerTarget {
   inspect: ContainerInspect;

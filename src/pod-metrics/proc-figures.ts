@@ -3,11 +3,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** The PIDs listed in a cgroup.procs file. */
-export function parsePids(text: string): number[] {
-  return text.split('\n').filter((l) => /^\d+$/.test(l.trim())).map((l) => Number(l.trim()));
-}
-
 export interface ProcessFigures {
   processes: bigint;
   fileDescriptors: bigint;

@@ -190,6 +190,10 @@ export function readCgroupSampleSync(dirs: CgroupDirs, files: KernelFiles, owner
 export function firstProcessOf(dirs: CgroupDirs, files: KernelFiles, owner?: string): number | undefined {
   const dir = dirs.version === 2 ? dirs.dir : (dirs.pids ?? dirs.memory ?? dirs.cpuacct);
   const text = files.optional(dir, 'cgroup.procs', owner);
-  const first = text?.split('\n').find((l) => /^\d+$/.test(l.trim()));
-  return first === undefined ? undefined : Number(first);
+  return text === undefined ? undefined : parsePids(text)[0];
+}
+
+/** The PIDs listed in a cgroup.procs file. */
+export function parsePids(text: string): number[] {
+  return text.split('\n').filter((l) => /^\d+$/.test(l.trim())).map((l) => Number(l.trim()));
 }

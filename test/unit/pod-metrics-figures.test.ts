@@ -9,7 +9,8 @@ import {
 } from '../../src/pod-metrics/cgroup-figures';
 import { metricDirsByNaming, metricDirsOf, dirOfFile, procsFileOf } from '../../src/pod-metrics/cgroup-dirs';
 import { parseMountInfo, parseProcCgroup } from '../../src/stats/cgroup-paths';
-import { parsePartitions, parsePids, splitDev } from '../../src/pod-metrics/proc-figures';
+import { parsePartitions, splitDev } from '../../src/pod-metrics/proc-figures';
+import { parsePids } from '../../src/stats/cgroup-sample';
 import { parseNetDev } from '../../src/stats/net-dev';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/pod-metrics');
