@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { detectCgroupSetup } from './cgroups/driver';
 import { moveSelfToCgroup } from './cgroups/self';
 import type { Config } from './config/flags';
-import { criContract } from './cri/contract';
+import { criContract, FIRST_CALLS } from './cri/contract';
 import type { DockerClient } from './docker/client';
 import { DockerodeClient } from './docker/dockerode-client';
 import { InstrumentedDockerClient } from './docker/instrumented-client';
@@ -44,8 +44,11 @@ export interface RunningShim {
   stop(): Promise<void>;
 }
 
-/** The calls answered while the state cache's first sync runs: none reads or changes containers. */
-const ANSWERED_BEFORE_SYNC: ReadonlySet<string> = new Set(['Version', 'Status', 'RuntimeConfig']);
+/**
+ * The calls answered while the state cache's first sync runs: none reads or changes containers.
+ * The contract makes their message types apart from the rest, so they answer sooner.
+ */
+const ANSWERED_BEFORE_SYNC: ReadonlySet<string> = new Set(FIRST_CALLS);
 
 /** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
 const DOCKER_STARTUP_WAIT_MS = 10_000;
@@ -94,8 +97,13 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const dockerFacts = new DockerFacts(docker);
 
   const dockerAnswered = waitForDocker(docker, dockerFacts, log);
-  // The CRI contract (~40 ms of reflection) is built while Docker's first answer is on its way.
+  dockerAnswered.catch(() => undefined);
+  // While Docker works on its answer, the services are laid out and the checkpoints read (List
+  // reads them from memory). Not before the next turn of the event loop: the requests reach
+  // Docker's socket only once it has connected, and both of these keep the thread busy.
+  await new Promise((resolve) => setImmediate(resolve));
   criContract();
+  checkpoints.load().catch(() => undefined);
   const { version, info } = await dockerAnswered;
   wrap(() => assertSupportedDocker(version));
   // The cache's first sync (a list, and an inspect of every container) runs after the socket
@@ -152,8 +160,7 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
       metrics,
     };
     metrics?.read({ stateCache: state, network });
-    // List reads the checkpoints, so they are in memory before the first call; their files are
-    // read while the server is built.
+    // The checkpoints are in memory before the first call (read above, or again if that failed).
     const prepared = Promise.all([checkpoints.load(), streamingServer.listen(), metricsServer?.listen(config.metricsBindAddr)]);
     prepared.catch(() => undefined);
     // Only calls the gate holds use the log followers (start, status, remove, reopen), so the

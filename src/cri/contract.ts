@@ -6,10 +6,13 @@
 // Start-up cost: parsing the .proto text and proto-loader's eager reflection (a descriptor of
 // every message, made whether anyone asks for it or not) took ~130 ms of each start. So the
 // .proto is parsed at build time (scripts/gen-contract.mjs writes cri-descriptor.json), and
-// here only the two services are built; each method serialises exactly as proto-loader's
-// would (test/unit/cri-contract.test.ts compares them). The reflection parts nobody on the
-// call path reads (message and enum definitions, a method's requestType / responseType /
-// options) are proto-loader's own, made on first access.
+// here the two services are laid out from that descriptor alone; each method serialises
+// exactly as proto-loader's would (test/unit/cri-contract.test.ts compares them). The message
+// types behind the codecs are made on a method's first call: all of them at once (~30 ms of
+// reflection), except for the calls a restarted shim answers first (FIRST_CALLS), which get a
+// small set of their own so that kubelet's first Version does not wait for the rest. The
+// reflection parts nobody on the call path reads (message and enum definitions, a method's
+// requestType / responseType / options) are proto-loader's own, made on first access.
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
@@ -49,6 +52,82 @@ export function criDescriptor(): protobuf.INamespace {
   return descriptor as unknown as protobuf.INamespace;
 }
 
+/**
+ * The calls a restarted shim answers before its first sync with Docker (app.ts): the types of
+ * their messages are made apart from the others, from the part of the descriptor they use.
+ */
+export const FIRST_CALLS: readonly string[] = ['Version', 'Status', 'RuntimeConfig'];
+
+/** The descriptor's JSON shapes this file reads (protobufjs's INamespace, narrowed). */
+interface MethodJson {
+  requestType: string;
+  responseType: string;
+  requestStream?: boolean;
+  responseStream?: boolean;
+}
+interface NestedJson {
+  fields?: Record<string, { type: string }>;
+  methods?: Record<string, MethodJson>;
+  nested?: Record<string, NestedJson>;
+}
+
+/** The package's own entries (messages, enums, services) by name. */
+function packageEntries(): Record<string, NestedJson> {
+  let ns = criDescriptor() as NestedJson;
+  for (const part of PACKAGE.split('.')) {
+    const next = ns.nested?.[part];
+    if (!next) throw new Error(`${PACKAGE} is not a package in the CRI descriptor`);
+    ns = next;
+  }
+  return ns.nested ?? {};
+}
+
+/**
+ * The descriptor cut down to `typeNames` and every message or enum they lead to. A name a
+ * field uses is looked up among the package's entries; one that is not there is a scalar, or an
+ * enum nested in the message that uses it, which comes along with that message.
+ */
+export function descriptorFor(typeNames: readonly string[]): protobuf.INamespace {
+  const entries = packageEntries();
+  const kept: Record<string, NestedJson> = {};
+  const visit = (name: string): void => {
+    const entry = entries[name];
+    if (entry === undefined || name in kept) return;
+    kept[name] = entry;
+    for (const field of Object.values(entry.fields ?? {})) visit(field.type);
+  };
+  typeNames.forEach(visit);
+  // The same namespaces around them, with their options.
+  const levels: NestedJson[] = [criDescriptor() as NestedJson];
+  for (const part of PACKAGE.split('.')) levels.push(levels.at(-1)!.nested![part]!);
+  let ns: NestedJson = { ...levels.pop()!, nested: kept };
+  for (const part of PACKAGE.split('.').reverse()) ns = { ...levels.pop()!, nested: { [part]: ns } };
+  return ns as unknown as protobuf.INamespace;
+}
+
+/** The message types made so far: the first calls' own, and all of them. */
+const madeTypes: { first?: protobuf.Root; all?: protobuf.Root } = {};
+
+/** Which sets of message types have been made (for the tests of what start-up makes). */
+export function typesMade(): { first: boolean; all: boolean } {
+  return { first: madeTypes.first !== undefined, all: madeTypes.all !== undefined };
+}
+
+function messageType(name: string, first: boolean): protobuf.Type {
+  let root: protobuf.Root;
+  if (first) {
+    const firstTypes = FIRST_CALLS.flatMap((call) => {
+      const method = packageEntries()[SERVICES[0]]?.methods?.[call];
+      if (!method) throw new Error(`${call} is not a method of ${SERVICES[0]}`);
+      return [method.requestType, method.responseType];
+    });
+    root = madeTypes.first ??= protobuf.Root.fromJSON(descriptorFor(firstTypes));
+  } else {
+    root = madeTypes.all ??= protobuf.Root.fromJSON(criDescriptor());
+  }
+  return root.lookupType(`${PACKAGE}.${name}`);
+}
+
 let loaded: ProtoGrpcType | undefined;
 
 export function criContract(): ProtoGrpcType {
@@ -57,8 +136,7 @@ export function criContract(): ProtoGrpcType {
 }
 
 function buildContract(): ProtoGrpcType {
-  const root = protobuf.Root.fromJSON(criDescriptor());
-  root.resolveAll();
+  const entries = packageEntries();
   let reflection: protoLoader.PackageDefinition | undefined;
   const fullDefinition = (): protoLoader.PackageDefinition =>
     (reflection ??= (require('@grpc/proto-loader') as typeof protoLoader).fromJSON(criDescriptor(), LOADER_OPTIONS));
@@ -66,15 +144,15 @@ function buildContract(): ProtoGrpcType {
   const definition: protoLoader.PackageDefinition = {};
   for (const name of SERVICES) {
     const fullName = `${PACKAGE}.${name}`;
-    definition[fullName] = serviceDefinition(root.lookupService(fullName), fullName, fullDefinition);
+    const methods = entries[name]?.methods;
+    if (!methods) throw new Error(`${fullName} is not a service in the CRI descriptor`);
+    definition[fullName] = serviceDefinition(methods, fullName, name === SERVICES[0], fullDefinition);
   }
   const contract = grpc.loadPackageDefinition(definition);
 
   const pkg = PACKAGE.split('.').reduce((ns, part) => ns[part] as grpc.GrpcObject, contract);
-  const nested = root.lookup(PACKAGE);
-  if (!(nested instanceof protobuf.Namespace)) throw new Error(`${PACKAGE} is not a package in the CRI descriptor`);
-  for (const [name, obj] of Object.entries(nested.nested ?? {})) {
-    if (obj instanceof protobuf.Service) continue;
+  for (const [name, entry] of Object.entries(entries)) {
+    if (entry.methods) continue;
     Object.defineProperty(pkg, name, {
       enumerable: true,
       configurable: true,
@@ -85,40 +163,41 @@ function buildContract(): ProtoGrpcType {
 }
 
 function serviceDefinition(
-  service: protobuf.Service,
+  methods: Record<string, MethodJson>,
   fullName: string,
+  isRuntimeService: boolean,
   fullDefinition: () => protoLoader.PackageDefinition,
 ): protoLoader.ServiceDefinition {
   const def: protoLoader.ServiceDefinition = {};
-  for (const method of service.methodsArray) {
-    const request = method.resolvedRequestType;
-    const response = method.resolvedResponseType;
-    if (!request || !response) throw new Error(`${fullName}.${method.name}: unresolved message types`);
-    const reflected = (): protoLoader.MethodDefinition<object, object> =>
-      (fullDefinition()[fullName] as protoLoader.ServiceDefinition)[method.name]!;
+  for (const [name, method] of Object.entries(methods)) {
+    const first = isRuntimeService && FIRST_CALLS.includes(name);
+    const reflected = (): protoLoader.MethodDefinition<object, object> => (fullDefinition()[fullName] as protoLoader.ServiceDefinition)[name]!;
     const m = {
-      path: `/${fullName}/${method.name}`,
+      path: `/${fullName}/${name}`,
       requestStream: method.requestStream === true,
       responseStream: method.responseStream === true,
-      requestSerialize: serializer(request),
-      requestDeserialize: deserializer(request),
-      responseSerialize: serializer(response),
-      responseDeserialize: deserializer(response),
+      requestSerialize: serializer(() => messageType(method.requestType, first)),
+      requestDeserialize: deserializer(() => messageType(method.requestType, first)),
+      responseSerialize: serializer(() => messageType(method.responseType, first)),
+      responseDeserialize: deserializer(() => messageType(method.responseType, first)),
       // grpc-js also names a client method this way (Version and version).
-      originalName: method.name.charAt(0).toLowerCase() + method.name.slice(1),
+      originalName: name.charAt(0).toLowerCase() + name.slice(1),
     };
     // Not enumerable: grpc-js copies a method's enumerable fields onto the client's method,
     // which would make them all at once.
     for (const key of ['requestType', 'responseType', 'options'] as const) {
       Object.defineProperty(m, key, { enumerable: false, configurable: true, get: () => reflected()[key] });
     }
-    def[method.name] = m as protoLoader.MethodDefinition<object, object>;
+    def[name] = m as protoLoader.MethodDefinition<object, object>;
   }
   return def;
 }
 
-function serializer(type: protobuf.Type): (value: object) => Buffer {
+/** Encodes as `typeOf()` (looked up on the first call) describes. */
+function serializer(typeOf: () => protobuf.Type): (value: object) => Buffer {
+  let type: protobuf.Type | undefined;
   return (value) => {
+    type ??= typeOf();
     // fromObject would quietly turn an array into an empty message.
     if (Array.isArray(value)) throw new Error(`cannot serialize an array as ${type.name}`);
     const bytes = type.encode(type.fromObject(value as Record<string, unknown>)).finish();
@@ -126,8 +205,12 @@ function serializer(type: protobuf.Type): (value: object) => Buffer {
   };
 }
 
-function deserializer(type: protobuf.Type): (bytes: Buffer) => object {
-  return (bytes) => type.toObject(type.decode(bytes), LOADER_OPTIONS);
+function deserializer(typeOf: () => protobuf.Type): (bytes: Buffer) => object {
+  let type: protobuf.Type | undefined;
+  return (bytes) => {
+    type ??= typeOf();
+    return type.toObject(type.decode(bytes), LOADER_OPTIONS);
+  };
 }
 
 export type * from './types';

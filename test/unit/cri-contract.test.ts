@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import * as protobuf from 'protobufjs';
-import { criContract, criDescriptor, LOADER_OPTIONS, protoPath } from '../../src/cri/contract';
+import { criContract, criDescriptor, descriptorFor, LOADER_OPTIONS, protoPath } from '../../src/cri/contract';
 
 const fromProto = protoLoader.loadSync(protoPath(), LOADER_OPTIONS);
 const SERVICE_NAMES = ['runtime.v1.RuntimeService', 'runtime.v1.ImageService'] as const;
@@ -78,6 +78,45 @@ describe('the CRI contract from the build-time descriptor', () => {
       process.stdout.write(JSON.stringify({ before, after }));`;
     const out = execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8' });
     assert.deepEqual(JSON.parse(out), { before: false, after: true });
+  });
+
+  it('makes only the first calls\' message types for them, and all the others on the first other call', () => {
+    // A fresh process, where nothing has made any types yet.
+    const script = `
+      const { criContract, typesMade } = require(${JSON.stringify(require.resolve('../../src/cri/contract'))});
+      const runtime = criContract().runtime.v1.RuntimeService.service;
+      const steps = [typesMade()];
+      const version = runtime.Version.responseSerialize({ version: '0.1.0', runtimeName: 'docker', runtimeVersion: '20.10.24', runtimeApiVersion: '1.41.0' });
+      runtime.Status.responseDeserialize(runtime.Status.responseSerialize({ status: { conditions: [{ type: 'RuntimeReady', status: true }] } }));
+      runtime.RuntimeConfig.responseSerialize({ linux: { cgroupDriver: 'CGROUPFS' } });
+      steps.push(typesMade());
+      runtime.ListContainers.requestDeserialize(Buffer.alloc(0));
+      steps.push(typesMade());
+      process.stdout.write(JSON.stringify({ steps, version: version.length }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8' })) as {
+      steps: unknown[];
+      version: number;
+    };
+    assert.deepEqual(out.steps, [
+      { first: false, all: false },
+      { first: true, all: false },
+      { first: true, all: true },
+    ]);
+    assert.ok(out.version > 20, `a Version answer of ${out.version} bytes`);
+  });
+
+  it('cuts the descriptor down to what the named messages lead to, nested enums and package options included', () => {
+    const cut = descriptorFor(['RunPodSandboxRequest']) as { nested: { runtime: { nested: { v1: { options?: object; nested: Record<string, { nested?: object }> } } } } };
+    const v1 = cut.nested.runtime.nested.v1;
+    assert.deepEqual(v1.options, (criDescriptor() as typeof cut).nested.runtime.nested.v1.options);
+    for (const name of ['RunPodSandboxRequest', 'PodSandboxConfig', 'LinuxPodSandboxConfig', 'LinuxSandboxSecurityContext', 'SecurityProfile', 'NamespaceOption', 'NamespaceMode']) {
+      assert.ok(name in v1.nested, `${name} kept`);
+    }
+    assert.ok(v1.nested.SecurityProfile!.nested && 'ProfileType' in v1.nested.SecurityProfile!.nested);
+    for (const name of ['ContainerConfig', 'VersionResponse', 'RuntimeService', 'ImageService']) assert.ok(!(name in v1.nested), `${name} left out`);
+    // What is kept resolves on its own.
+    const root = protobuf.Root.fromJSON(cut as protobuf.INamespace);
+    assert.ok(root.lookupType('runtime.v1.RunPodSandboxRequest').encode({}).finish());
   });
 
   it('has the services, methods, paths and stream kinds proto-loader makes from the .proto', () => {
