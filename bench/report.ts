@@ -80,7 +80,10 @@ export interface StartupResult {
   docker: { all: number; shimLabelled: number; running: number };
   /** Counted execs per build (after the warm-up ones). */
   runs: number;
+  /** With the environment a service has (bench/startup.ts); the targets are about these. */
   shim: StartupTimes;
+  /** The same build with the bench's own environment, when that holds variables Node acts on at boot. */
+  shellEnvironment?: StartupTimes & { label: string };
   /** The same for another build (`--baseline=`), measured taking turns with this one. */
   baseline?: StartupTimes & { label: string };
 }
@@ -182,7 +185,7 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
     ['ListContainers', st.shim.listContainers],
   ] as const) {
     checks.push({
-      target: `exec -> first ${call} answer at ${st.containers} containers: p50 <= ${TARGETS.startupMs} ms`,
+      target: `exec -> first ${call} answer at ${st.containers} containers, in a service's environment: p50 <= ${TARGETS.startupMs} ms`,
       value: `${ms(times.p50)} ms (max ${ms(times.max)}, ${times.n} runs)`,
       pass: times.p50 <= TARGETS.startupMs,
     });
@@ -192,7 +195,8 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
 
 /** The start-up rows: p50 / max of each build, next to the target. */
 function startupRows(st: StartupResult): string[] {
-  const sides: Array<[string, StartupTimes]> = [['this build', st.shim]];
+  const sides: Array<[string, StartupTimes]> = [["this build, a service's environment", st.shim]];
+  if (st.shellEnvironment) sides.push([st.shellEnvironment.label, st.shellEnvironment]);
   if (st.baseline) sides.push([st.baseline.label, st.baseline]);
   const rows: string[] = [];
   for (const [label, times] of sides) {

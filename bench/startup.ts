@@ -3,8 +3,9 @@
 // part's pods, and the state directory the benchmark's shim left behind: checkpoints and log
 // positions, as a restarted shim finds them), the shim is exec'd again and again; each run
 // times exec → first Version answered and exec → first ListContainers answered, both asked
-// from the moment the socket appears. Another build (`--baseline=`) can run the same way,
-// taking turns with this one, for a before/after.
+// from the moment the socket appears, with the environment a service has. The same build with
+// the bench's own environment, and another build (`--baseline=`), can run the same way, taking
+// turns with it, for a comparison.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -19,6 +20,29 @@ export interface StartupBuild {
   label: string;
   /** The main.js to exec (it carries its Node flags in its shebang). */
   mainJs: string;
+  /** The environment it is exec'd with (see serviceEnvironment). */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The environment a shim gets as a service: PATH (and DOCKER_HOST, so that it finds the Docker
+ * the bench populated), as the systemd unit and the image give it. Not the bench's own: a shell
+ * can carry variables that Node acts on while it boots, before any of the shim's code runs.
+ * NODE_EXTRA_CA_CERTS, which this workplace sets for npm, makes Node build its whole CA store at
+ * every start (~60 ms here); no node's service sets it.
+ */
+export function serviceEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' };
+  if (process.env.DOCKER_HOST) env.DOCKER_HOST = process.env.DOCKER_HOST;
+  return env;
+}
+
+/** Variables Node acts on while it boots, before the shim's code runs (Node's CLI docs). */
+const NODE_BOOT_VARIABLES = ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'NODE_ICU_DATA', 'NODE_V8_COVERAGE', 'NODE_COMPILE_CACHE', 'OPENSSL_CONF', 'UV_THREADPOOL_SIZE'];
+
+/** Which of those the bench's own environment sets. */
+export function nodeBootVariables(env: NodeJS.ProcessEnv = process.env): string[] {
+  return NODE_BOOT_VARIABLES.filter((k) => env[k] !== undefined && env[k] !== '');
 }
 
 /** One exec: milliseconds from spawn to each first successful answer. */
@@ -81,7 +105,7 @@ export async function execToFirstAnswers(build: StartupBuild, rootDir: string, l
     '--log-format=json',
   ];
   const started = performance.now();
-  const child = spawn(build.mainJs, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(build.mainJs, args, { stdio: ['ignore', 'ignore', 'pipe'], env: build.env });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   let exitCode: number | null | undefined;
