@@ -1,11 +1,11 @@
 // After tsc: bundles dist/src/cli.js and everything it loads into dist/src/cli.bundle.js, then
-// makes V8's code cache for it (dist/src/cli.bundle.cache) by running it once with --version
-// under the same Node flags as main.js's shebang. main.js runs the bundle with that cache.
-import { spawnSync } from 'node:child_process';
+// makes V8's code cache for it (dist/src/cli.bundle.cache) by running a start-up of it under the
+// same Node flags as main.js's shebang (code-cache.mjs). main.js runs the bundle with that cache.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { makeCodeCache } from './code-cache.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist', 'src');
@@ -30,17 +30,10 @@ await build({
 // The shebang's flags, so that V8 accepts the cache when main.js runs.
 const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 1)[0];
 const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S node\s*/, '').split(/\s+/).filter((f) => f !== '');
-fs.rmSync(cache, { force: true });
-const makeCache = `
-  const { compileBundle } = require(${JSON.stringify(path.join(dist, 'launcher.js'))});
-  const compiled = compileBundle(${JSON.stringify(bundle)}, ${JSON.stringify(cache)});
-  process.argv = [process.argv[0], ${JSON.stringify(bundle)}, '--version'];
-  process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(cache)}, compiled.codeCache()));
-  compiled.run();
-`;
-const made = spawnSync(process.execPath, [...nodeFlags, '-e', makeCache], { encoding: 'utf8' });
-if (made.status !== 0 || !fs.existsSync(cache)) {
-  process.stderr.write(`bundle: making the code cache failed (${made.status}): ${made.stderr}\n`);
+try {
+  await makeCodeCache({ bundle, cache, launcher: path.join(dist, 'launcher.js'), contract: path.join(dist, 'cri', 'contract.js'), nodeFlags });
+} catch (err) {
+  process.stderr.write(`bundle: making the code cache failed: ${err.message}\n`);
   process.exit(1);
 }
 const size = (file) => `${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MiB`;

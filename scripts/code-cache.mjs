@@ -1,0 +1,132 @@
+// Makes V8's code cache for the bundle (dist/src/cli.bundle.cache), for main.js to start with.
+// V8 compiles a function the first time it runs, and a cache holds only what was compiled when
+// it was made; so the cache is made after a start-up like a restarted shim's: the bundle runs,
+// in a child process with main.js's Node flags, against a stand-in for Docker's API on a socket
+// in a temporary directory, answers the calls kubelet makes first, and writes the cache as it
+// exits on SIGTERM. The stand-in answers only what start-up and those calls ask (an engine with
+// no containers and no images); it is no Docker for anything else, and nothing here checks the
+// answers: the tests do that against a real engine.
+//   makeCodeCache({ bundle, cache, launcher, contract, nodeFlags }): resolves once the cache is
+//   written (launcher and contract: the compiled launcher.js and cri/contract.js beside the bundle)
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { createRequire } from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** The calls a restarted shim is asked first (kubelet's start-up and its first relist). */
+const FIRST_CALLS = [
+  ['runtime', 'Version'],
+  ['runtime', 'Status'],
+  ['runtime', 'RuntimeConfig'],
+  ['runtime', 'ListPodSandbox'],
+  ['runtime', 'ListContainers'],
+  ['image', 'ListImages'],
+];
+const DEADLINE_MS = 30_000;
+
+/** Docker's API as an empty engine answers it, for the requests start-up makes. */
+function standInDocker(socketPath) {
+  const answers = {
+    '/_ping': 'OK',
+    '/version': { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64', KernelVersion: os.release() },
+    '/info': {
+      ID: 'code-cache',
+      Containers: 0,
+      Images: 0,
+      Driver: 'overlay2',
+      DockerRootDir: '/var/lib/docker',
+      CgroupDriver: 'cgroupfs',
+      CgroupVersion: fs.existsSync('/sys/fs/cgroup/cgroup.controllers') ? '2' : '1',
+      KernelVersion: os.release(),
+      OperatingSystem: 'stand-in',
+      Runtimes: { runc: { path: 'runc' } },
+      DefaultRuntime: 'runc',
+    },
+    '/containers/json': [],
+    '/images/json': [],
+  };
+  const server = http.createServer((req, res) => {
+    const route = new URL(req.url ?? '/', 'http://docker').pathname.replace(/^\/v\d+\.\d+/, '');
+    if (route === '/events') {
+      // Subscribed: headers now, events never; the shim closes it when it stops.
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.flushHeaders();
+      return;
+    }
+    const answer = answers[route];
+    const status = answer === undefined ? 404 : 200;
+    const body = answer === undefined ? { message: `${route}: not answered by the code-cache stand-in` } : answer;
+    res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain' : 'application/json', 'Api-Version': '1.41' });
+    res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve(server));
+  });
+}
+
+/** Resolves once `file` exists, or rejects when `failed()` says why not or the deadline passes. */
+async function appeared(file, failed) {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (!fs.existsSync(file)) {
+    const reason = failed();
+    if (reason) throw new Error(reason);
+    if (Date.now() > deadline) throw new Error(`${file} did not appear within ${DEADLINE_MS} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export async function makeCodeCache({ bundle, cache, launcher, contract, nodeFlags }) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-code-cache-'));
+  const dockerSocket = path.join(dir, 'docker.sock');
+  const criSocket = path.join(dir, 'cri.sock');
+  const docker = await standInDocker(dockerSocket);
+  const flags = [
+    `--container-runtime-endpoint=unix://${criSocket}`,
+    `--docker-endpoint=unix://${dockerSocket}`,
+    `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
+  ];
+  // As main.js runs it (launcher.ts), writing the cache when the process exits.
+  const child = `
+    const { compileBundle } = require(${JSON.stringify(launcher)});
+    const compiled = compileBundle(${JSON.stringify(bundle)}, ${JSON.stringify(cache)});
+    process.argv = [process.argv[0], ${JSON.stringify(bundle)}, ...${JSON.stringify(flags)}];
+    process.on('exit', (code) => { if (code === 0) require('node:fs').writeFileSync(${JSON.stringify(cache)}, compiled.codeCache()); });
+    compiled.run();
+  `;
+  fs.rmSync(cache, { force: true });
+  const shim = spawn(process.execPath, [...nodeFlags, '-e', child], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  let stderr = '';
+  shim.stderr.on('data', (d) => (stderr = (stderr + d.toString()).slice(-4000)));
+  let exit;
+  const exited = new Promise((resolve) => shim.on('exit', (code, signal) => resolve((exit = { code, signal }))));
+  try {
+    await appeared(criSocket, () => exit && `the shim exited (${exit.code ?? exit.signal}) before serving: ${stderr}`);
+    const require = createRequire(contract);
+    const grpc = require('@grpc/grpc-js');
+    const { criContract } = require(contract);
+    const v1 = criContract().runtime.v1;
+    const clients = {
+      runtime: new v1.RuntimeService(`unix://${criSocket}`, grpc.credentials.createInsecure()),
+      image: new v1.ImageService(`unix://${criSocket}`, grpc.credentials.createInsecure()),
+    };
+    try {
+      for (const [service, method] of FIRST_CALLS) {
+        const deadline = new Date(Date.now() + DEADLINE_MS);
+        await new Promise((resolve, reject) =>
+          clients[service][method]({}, { deadline }, (err) => (err ? reject(new Error(`${method}: ${err.message}; shim: ${stderr}`)) : resolve())),
+        );
+      }
+    } finally {
+      Object.values(clients).forEach((c) => c.close());
+    }
+  } finally {
+    if (!exit) shim.kill('SIGTERM');
+    await exited;
+    docker.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  if (exit.code !== 0 || !fs.existsSync(cache)) throw new Error(`the shim exited with ${exit.code ?? exit.signal} and no code cache: ${stderr}`);
+}
