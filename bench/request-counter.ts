@@ -2,7 +2,7 @@
 // pass-through proxy (test/support/docker-proxy.ts). dockerd's CPU is noisy; the number of
 // requests a polling tick costs it is not, so the benchmark reports both. Used only for a
 // separate, short counting phase, so the extra hop never touches a timed call.
-import { DockerProxy, requestLinesIn } from '../test/support/docker-proxy';
+import { DockerProxy, requestsIn as requestHeadsIn } from '../test/support/docker-proxy';
 
 /** A request's endpoint with the API version and query dropped and IDs and names replaced. Pure. */
 export function endpointOf(method: string, path: string): string {
@@ -16,7 +16,7 @@ export function endpointOf(method: string, path: string): string {
 
 /** The endpoint of every request line in a chunk of client-to-daemon bytes. Pure. */
 export function requestsIn(chunk: string): string[] {
-  return requestLinesIn(chunk).map(endpointOfLine);
+  return requestHeadsIn(chunk).map((r) => endpointOfLine(r.line));
 }
 
 function endpointOfLine(line: string): string {

@@ -31,7 +31,14 @@ await build({
 const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 1)[0];
 const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S node\s*/, '').split(/\s+/).filter((f) => f !== '');
 try {
-  await makeCodeCache({ bundle, cache, launcher: path.join(dist, 'launcher.js'), contract: path.join(dist, 'cri', 'contract.js'), nodeFlags });
+  await makeCodeCache({
+    bundle,
+    cache,
+    launcher: path.join(dist, 'launcher.js'),
+    earlyAnswers: path.join(dist, 'docker', 'early-answers.js'),
+    contract: path.join(dist, 'cri', 'contract.js'),
+    nodeFlags,
+  });
 } catch (err) {
   process.stderr.write(`bundle: making the code cache failed: ${err.message}\n`);
   process.exit(1);

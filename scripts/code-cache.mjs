@@ -6,8 +6,9 @@
 // exits on SIGTERM. The stand-in answers only what start-up and those calls ask (an engine with
 // no containers and no images); it is no Docker for anything else, and nothing here checks the
 // answers: the tests do that against a real engine.
-//   makeCodeCache({ bundle, cache, launcher, contract, nodeFlags }): resolves once the cache is
-//   written (launcher and contract: the compiled launcher.js and cri/contract.js beside the bundle)
+//   makeCodeCache({ bundle, cache, launcher, earlyAnswers, contract, nodeFlags }): resolves once
+//   the cache is written (launcher, earlyAnswers, contract: launcher.js, docker/early-answers.js
+//   and cri/contract.js as tsc compiled them beside the bundle)
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -78,7 +79,7 @@ async function appeared(file, failed) {
   }
 }
 
-export async function makeCodeCache({ bundle, cache, launcher, contract, nodeFlags }) {
+export async function makeCodeCache({ bundle, cache, launcher, earlyAnswers, contract, nodeFlags }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-code-cache-'));
   const dockerSocket = path.join(dir, 'docker.sock');
   const criSocket = path.join(dir, 'cri.sock');
@@ -88,13 +89,16 @@ export async function makeCodeCache({ bundle, cache, launcher, contract, nodeFla
     `--docker-endpoint=unix://${dockerSocket}`,
     `--cri-dockerd-root-directory=${path.join(dir, 'root')}`,
   ];
-  // As main.js runs it (launcher.ts), writing the cache when the process exits.
+  // As main.js runs it (main.ts), writing the cache when the process exits.
   const child = `
     const { compileBundle } = require(${JSON.stringify(launcher)});
+    const { askDockerEarly } = require(${JSON.stringify(earlyAnswers)});
+    const argv = ${JSON.stringify(flags)};
+    process.argv = [process.argv[0], ${JSON.stringify(bundle)}, ...argv];
+    const early = askDockerEarly(argv, process.env);
     const compiled = compileBundle(${JSON.stringify(bundle)}, ${JSON.stringify(cache)});
-    process.argv = [process.argv[0], ${JSON.stringify(bundle)}, ...${JSON.stringify(flags)}];
     process.on('exit', (code) => { if (code === 0) require('node:fs').writeFileSync(${JSON.stringify(cache)}, compiled.codeCache()); });
-    compiled.run();
+    compiled.run().runCli(argv, early);
   `;
   fs.rmSync(cache, { force: true });
   const shim = spawn(process.execPath, [...nodeFlags, '-e', child], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '' } });

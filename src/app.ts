@@ -11,6 +11,7 @@ import { DockerodeClient } from './docker/dockerode-client';
 import { InstrumentedDockerClient } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/version';
 import type { DockerInfo, DockerVersion } from './docker/types';
+import type { EarlyDockerAnswers } from './docker/early-answers';
 import { errorMessage } from './errors';
 import { CriServer } from './grpc/server';
 import { CheckpointCache } from './checkpoint/cache';
@@ -59,9 +60,24 @@ const DOCKER_STARTUP_WAIT_MS = 10_000;
  * version failure means "not answering yet": an info failure once the version came is asked
  * again once and then fails start-up, as when the two were asked one after the other.
  * The version is asked through DockerFacts, so the first Version RPC finds it cached instead
- * of queueing behind the resync and the log followers' requests at a busy daemon.
+ * of queueing behind the resync and the log followers' requests at a busy daemon. `early`:
+ * the answers main.ts asked for before the shim loaded (then nothing is asked unless they failed).
  */
-async function waitForDocker(docker: DockerClient, facts: DockerFacts, log: Logger): Promise<{ version: DockerVersion; info: DockerInfo }> {
+async function waitForDocker(
+  docker: DockerClient,
+  facts: DockerFacts,
+  log: Logger,
+  early: Pick<EarlyDockerAnswers, 'version' | 'info'> | undefined,
+): Promise<{ version: DockerVersion; info: DockerInfo }> {
+  if (early) {
+    try {
+      const [version, info] = (await Promise.all([early.version, early.info])) as [DockerVersion, DockerInfo];
+      facts.remember(version, info);
+      return { version, info };
+    } catch {
+      // Asked again below, with the usual deadline, retries and messages.
+    }
+  }
   const deadline = Date.now() + DOCKER_STARTUP_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     const info = docker.info();
@@ -79,7 +95,8 @@ async function waitForDocker(docker: DockerClient, facts: DockerFacts, log: Logg
   }
 }
 
-export async function startShim(config: Config, log: Logger): Promise<RunningShim> {
+/** `early`: Docker's version and info as main.ts asked for them before the shim loaded. */
+export async function startShim(config: Config, log: Logger, early?: EarlyDockerAnswers): Promise<RunningShim> {
   // Only with --metrics-bind-addr (prom-client loads then); without it every recorder below is
   // its folder's no-op and the Docker client is not wrapped.
   const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
@@ -96,7 +113,9 @@ export async function startShim(config: Config, log: Logger): Promise<RunningShi
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = new DockerFacts(docker);
 
-  const dockerAnswered = waitForDocker(docker, dockerFacts, log);
+  // main.ts asked already; its answers do if they came from this endpoint.
+  const askedEarly = early && config.dockerEndpoint.kind === 'unix' && config.dockerEndpoint.path === early.socketPath ? early : undefined;
+  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly);
   dockerAnswered.catch(() => undefined);
   // While Docker works on its answer, the services are laid out and the checkpoints read (List
   // reads them from memory). Not before the next turn of the event loop: the requests reach

@@ -1,13 +1,14 @@
 // The cri-docker-shim command: parse flags (exit 2 on bad ones), start, and on SIGTERM or
 // SIGINT stop gracefully and exit 0. A start-up failure exits 1 with the reason.
-// main.ts runs this, from the one-file bundle of it when the build made one.
+// main.ts runs this (runCli), from the one-file bundle of it when the build made one.
 import { startShim, type RunningShim } from './app';
+import type { EarlyDockerAnswers } from './docker/early-answers';
 import { FlagError, parseFlags, usage } from './config/flags';
 import { SHIM_VERSION } from './shim/context';
 import { errorMessage } from './errors';
 import { createLogger } from './util/logger';
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[], early: EarlyDockerAnswers | undefined): Promise<number> {
   let parsed;
   try {
     parsed = parseFlags(argv);
@@ -30,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
   const log = createLogger(parsed.config.logLevel, parsed.config.logFormat);
   let shim: RunningShim;
   try {
-    shim = await startShim(parsed.config, log);
+    shim = await startShim(parsed.config, log, early);
   } catch (err) {
     log.fatal({ error: errorMessage(err) }, 'start-up failed');
     process.stderr.write(`cri-docker-shim: ${errorMessage(err)}\n`);
@@ -56,14 +57,17 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    // Open handles (keep-alive sockets to Docker) must not keep a stopped shim alive.
-    setTimeout(() => process.exit(code), 200).unref();
-  },
-  (err: unknown) => {
-    process.stderr.write(`cri-docker-shim: unexpected error: ${errorMessage(err)}\n`);
-    process.exit(1);
-  },
-);
+/** Runs the command to its end and exits with its code; `early`: Docker's answers main.ts asked for. */
+export function runCli(argv: string[], early?: EarlyDockerAnswers): void {
+  main(argv, early).then(
+    (code) => {
+      process.exitCode = code;
+      // Open handles (keep-alive sockets to Docker) must not keep a stopped shim alive.
+      setTimeout(() => process.exit(code), 200).unref();
+    },
+    (err: unknown) => {
+      process.stderr.write(`cri-docker-shim: unexpected error: ${errorMessage(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

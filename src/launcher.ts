@@ -14,8 +14,8 @@ export const CODE_CACHE_FILE = 'cli.bundle.cache';
 type ModuleFunction = (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string) => void;
 
 export interface CompiledBundle {
-  /** Runs the bundle as the main module would run. */
-  run(): void;
+  /** Runs the bundle as the main module would run; gives its exports. */
+  run(): unknown;
   /** Whether V8 refused the cache (undefined when there was none to offer). */
   readonly cacheRejected: boolean | undefined;
   /** V8's compiled code for the bundle as it stands now (after run(), the functions run so far too). */
@@ -40,6 +40,7 @@ export function compileBundle(bundleFile: string, cacheFile: string): CompiledBu
       const moduleFunction = script.runInThisContext() as ModuleFunction;
       const module = { exports: {} };
       moduleFunction.call(module.exports, module.exports, createRequire(bundleFile), module, bundleFile, path.dirname(bundleFile));
+      return module.exports;
     },
   };
 }

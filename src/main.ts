@@ -10,13 +10,16 @@
 // reading several hundred module files, and stores V8's compiled code for it beside it; here
 // the bundle is compiled with that code cache. Without a bundle (tsc alone), cli.js is
 // required as usual.
+//
+// Docker's version and info are asked for first, so that Docker works on them while the shim
+// loads (docker/early-answers.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { askDockerEarly } from './docker/early-answers';
 import { compileBundle, BUNDLE_FILE, CODE_CACHE_FILE } from './launcher';
 
+const argv = process.argv.slice(2);
+const early = askDockerEarly(argv, process.env);
 const bundle = path.join(__dirname, BUNDLE_FILE);
-if (fs.existsSync(bundle)) {
-  compileBundle(bundle, path.join(__dirname, CODE_CACHE_FILE)).run();
-} else {
-  require('./cli');
-}
+const cli = (fs.existsSync(bundle) ? compileBundle(bundle, path.join(__dirname, CODE_CACHE_FILE)).run() : require('./cli')) as typeof import('./cli');
+cli.runCli(argv, early);

@@ -5,6 +5,9 @@ export type Endpoint =
   | { kind: 'unix'; path: string; url: string }
   | { kind: 'tcp'; host: string; port: number; url: string };
 
+/** Where Docker listens unless --docker-endpoint or DOCKER_HOST says otherwise. */
+export const DEFAULT_DOCKER_ENDPOINT = 'unix:///var/run/docker.sock';
+
 /** A socket systemd opened for us; `name` picks one by its FileDescriptorName=. */
 export type ActivatedEndpoint = { kind: 'fd'; name: string | undefined; url: string };
 

@@ -8,7 +8,7 @@ import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
 import { isCidr, parseHostPort } from '../util/net';
 import { parseConfigFile } from './config-file';
-import { parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
+import { DEFAULT_DOCKER_ENDPOINT, parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 export type NetworkPluginName = 'noop' | 'cni' | 'kubenet';
@@ -54,7 +54,7 @@ export class FlagError extends Error {}
 export type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' };
 
 export const DEFAULT_RUNTIME_ENDPOINT = 'unix:///run/cri-docker-shim.sock';
-export const DEFAULT_DOCKER_ENDPOINT = 'unix:///var/run/docker.sock';
+export { DEFAULT_DOCKER_ENDPOINT };
 export const DEFAULT_POD_INFRA_IMAGE = 'registry.k8s.io/pause:3.10';
 export const DEFAULT_ROOT_DIRECTORY = '/var/lib/cri-docker-shim';
 

@@ -3,7 +3,7 @@
 import NodeCache from 'node-cache';
 import semver from 'semver';
 import type { CallOptions, DockerClient } from './client';
-import type { DockerVersion } from './types';
+import type { DockerInfo, DockerVersion } from './types';
 
 /** Docker 20.10's API; the oldest whose container, exec and image endpoints we rely on. */
 export const MIN_DOCKER_API_VERSION = '1.41';
@@ -58,7 +58,13 @@ export class DockerFacts {
 
   /** The names of the OCI runtimes Docker is configured with ("runc", ...). */
   runtimes(opts?: CallOptions): Promise<string[]> {
-    return this.cached('runtimes', async () => Object.keys((await this.docker.info(opts)).Runtimes ?? {}).sort());
+    return this.cached('runtimes', async () => runtimeNames(await this.docker.info(opts)));
+  }
+
+  /** Holds answers got elsewhere (start-up's), as if they had been asked for here. */
+  remember(version: DockerVersion, info: DockerInfo): void {
+    this.cache.set('version', version);
+    this.cache.set('runtimes', runtimeNames(info));
   }
 
   /** Forget everything (after the daemon restarts it may have been upgraded or reconfigured). */
@@ -69,4 +75,8 @@ export class DockerFacts {
   close(): void {
     this.cache.close();
   }
+}
+
+function runtimeNames(info: DockerInfo): string[] {
+  return Object.keys(info.Runtimes ?? {}).sort();
 }

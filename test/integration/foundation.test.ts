@@ -9,6 +9,8 @@ import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import { rejectsWith } from '../support/client';
 import { useShim } from '../support/fixture';
+import { EARLY_USER_AGENT } from '../../src/docker/early-answers';
+import { DockerProxy } from '../support/docker-proxy';
 import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
 import { runShimToExit } from '../support/shim';
@@ -238,6 +240,34 @@ describe('start-up checks', () => {
       assert.deepEqual([network.status, network.reason], [false, 'NetworkPluginNotReady']);
       assert.match(network.message, reason);
       assert.equal((await stop()) ?? 0, 0);
+    }
+  });
+
+  it('asks Docker for its version and info once, before the shim has loaded, and answers Version and Status from them', async () => {
+    const { shim, proxy } = await f.startShimBehindProxy();
+    await shim.client.runtime.Status({});
+    await shim.client.runtime.Version({});
+    // Each asked once, and that once by main.js's early ask.
+    const asked = (what: string): string[] => proxy.requests.flatMap((r, i) => (r === `GET ${what}` ? [proxy.userAgents[i]!] : []));
+    assert.deepEqual([asked('/version'), asked('/info')], [[EARLY_USER_AGENT], [EARLY_USER_AGENT]], proxy.requests.slice(0, 8).join(', '));
+  });
+
+  it('asks again itself when the early answers came from another endpoint than the --config file names', async () => {
+    const dir = f.tempDir('config-endpoint');
+    const proxy = new DockerProxy(path.join(dir, 'docker.sock'));
+    await proxy.up();
+    try {
+      const config = path.join(dir, 'config.yaml');
+      fs.writeFileSync(config, `docker-endpoint: unix://${proxy.socketPath}\n`);
+      // No --docker-endpoint flag: main.js asks the default socket, which the config overrides.
+      const { shim, stop } = await f.startShim({ args: [`--config=${config}`], env: { DOCKER_HOST: '' } });
+      assert.equal((await shim.client.runtime.Version({})).runtimeName, 'docker');
+      // Asked by start-up itself: the early ask went to the default socket.
+      const asked = proxy.requests.filter((r, i) => (r === 'GET /version' || r === 'GET /info') && proxy.userAgents[i] !== EARLY_USER_AGENT);
+      assert.deepEqual(asked.sort(), ['GET /info', 'GET /version'], proxy.requests.slice(0, 8).join(', '));
+      assert.equal((await stop()) ?? 0, 0);
+    } finally {
+      await proxy.down();
     }
   });
 

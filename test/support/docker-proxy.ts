@@ -4,15 +4,17 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 
-const REQUEST_LINE = /(GET|POST|PUT|DELETE|HEAD) (\/\S*) HTTP\/1\.[01]\r\n/g;
+const REQUEST_HEAD = /(GET|POST|PUT|DELETE|HEAD) (\/\S*) HTTP\/1\.[01]\r\n((?:[^\r\n]+\r\n)*)/g;
+const USER_AGENT = /^user-agent: *(.*)$/im;
 
 /**
- * Every HTTP request line in a chunk of client-to-daemon bytes, as "METHOD path?query". A
- * kept-alive connection carries many requests; request heads are written whole. (A body that
- * happened to hold a request line would count too; the calls watched here are small.) Pure.
+ * Every HTTP request in a chunk of client-to-daemon bytes: its line as "METHOD path?query" and
+ * its User-Agent ('' without one). A kept-alive connection carries many requests; request heads
+ * are written whole. (A body that happened to hold a request line would count too; the calls
+ * watched here are small.) Pure.
  */
-export function requestLinesIn(chunk: string): string[] {
-  return [...chunk.matchAll(REQUEST_LINE)].map((m) => `${m[1]} ${m[2]}`);
+export function requestsIn(chunk: string): Array<{ line: string; userAgent: string }> {
+  return [...chunk.matchAll(REQUEST_HEAD)].map((m) => ({ line: `${m[1]} ${m[2]}`, userAgent: USER_AGENT.exec(m[3] ?? '')?.[1]?.trim() ?? '' }));
 }
 
 export class DockerProxy {
@@ -24,6 +26,8 @@ export class DockerProxy {
   received = 0;
   /** "METHOD path?query" of every request seen so far, in order. */
   readonly requests: string[] = [];
+  /** The User-Agent of each of those ('' without one), in the same order. */
+  readonly userAgents: string[] = [];
 
   constructor(
     readonly socketPath: string,
@@ -46,7 +50,10 @@ export class DockerProxy {
       upstream.pipe(client);
       client.on('data', (chunk: Buffer) => {
         this.received++;
-        this.requests.push(...requestLinesIn(chunk.toString('latin1')));
+        for (const { line, userAgent } of requestsIn(chunk.toString('latin1'))) {
+          this.requests.push(line);
+          this.userAgents.push(userAgent);
+        }
         if (this.delayMs === 0) upstream.write(chunk);
         else setTimeout(() => upstream.writable && upstream.write(chunk), this.delayMs).unref();
       });

@@ -26,12 +26,12 @@ describe('launcher: the bundle with its code cache', () => {
   it('runs a bundle as a main module; its cache is taken, a bad one refused', () => {
     const bundle = path.join(work, 'b.js');
     const cache = path.join(work, 'b.cache');
-    fs.writeFileSync(bundle, '#!/usr/bin/env node\nglobalThis.launcherProbe = { dir: __dirname, file: __filename, req: typeof require("node:path").join };\n');
+    fs.writeFileSync(bundle, '#!/usr/bin/env node\nglobalThis.launcherProbe = { dir: __dirname, file: __filename, req: typeof require("node:path").join };\nexports.answer = 42;\n');
     const probe = globalThis as { launcherProbe?: unknown };
 
     const compiled = compileBundle(bundle, cache);
     assert.equal(compiled.cacheRejected, undefined, 'no cache was offered');
-    compiled.run();
+    assert.deepEqual(compiled.run(), { answer: 42 }, 'run gives the exports');
     assert.deepEqual(probe.launcherProbe, { dir: work, file: bundle, req: 'function' });
     delete probe.launcherProbe;
     fs.writeFileSync(cache, compiled.codeCache());
