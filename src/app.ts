@@ -8,7 +8,7 @@ import type { Config } from './config/flags';
 import { criContract, FIRST_CALLS } from './cri/contract';
 import type { DockerClient } from './docker/client';
 import { DockerodeClient } from './docker/dockerode-client';
-import { InstrumentedDockerClient } from './docker/instrumented-client';
+import { InstrumentedDockerClient, type DockerCallRecorder } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/version';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import type { EarlyDockerAnswers } from './docker/early-answers';
@@ -68,12 +68,16 @@ async function waitForDocker(
   facts: DockerFacts,
   log: Logger,
   early: Pick<EarlyDockerAnswers, 'version' | 'info'> | undefined,
+  recorder: DockerCallRecorder | undefined,
 ): Promise<{ version: DockerVersion; info: DockerInfo }> {
   if (early) {
     try {
-      const [version, info] = (await Promise.all([early.version, early.info])) as [DockerVersion, DockerInfo];
-      facts.remember(version, info);
-      return { version, info };
+      const [version, info] = await Promise.all([early.version, early.info]);
+      // Counted as the client would have counted them (metrics).
+      recorder?.observe('version', version.seconds, undefined);
+      recorder?.observe('info', info.seconds, undefined);
+      facts.remember(version.document as DockerVersion, info.document as DockerInfo);
+      return { version: version.document as DockerVersion, info: info.document as DockerInfo };
     } catch {
       // Asked again below, with the usual deadline, retries and messages.
     }
@@ -115,7 +119,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
 
   // main.ts asked already; its answers do if they came from this endpoint.
   const askedEarly = early && config.dockerEndpoint.kind === 'unix' && config.dockerEndpoint.path === early.socketPath ? early : undefined;
-  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly);
+  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly, metrics?.docker);
   dockerAnswered.catch(() => undefined);
   // While Docker works on its answer, the services are laid out and the checkpoints read (List
   // reads them from memory). Not before the next turn of the event loop: the requests reach

@@ -11,12 +11,18 @@ const EARLY_TIMEOUT_MS = 2_000;
 /** So that these two requests can be told apart in Docker's logs (and by the tests). */
 export const EARLY_USER_AGENT = 'cri-docker-shim (before loading)';
 
+/** A JSON document Docker answered, and the seconds from asking until this process read it. */
+export interface EarlyAnswer {
+  document: unknown;
+  seconds: number;
+}
+
 export interface EarlyDockerAnswers {
   /** The unix socket they were asked on. */
   socketPath: string;
-  /** The JSON documents of GET /version and GET /info. */
-  version: Promise<unknown>;
-  info: Promise<unknown>;
+  /** GET /version and GET /info. */
+  version: Promise<EarlyAnswer>;
+  info: Promise<EarlyAnswer>;
 }
 
 /**
@@ -52,7 +58,8 @@ export function askDockerEarly(argv: readonly string[], env: NodeJS.ProcessEnv):
   return answers;
 }
 
-function getJson(socketPath: string, path: string): Promise<unknown> {
+function getJson(socketPath: string, path: string): Promise<EarlyAnswer> {
+  const asked = performance.now();
   return new Promise((resolve, reject) => {
     // No agent: its server-name check would cost a first-use regex compile for nothing here.
     const req = http.get({ socketPath, path, agent: false, timeout: EARLY_TIMEOUT_MS, headers: { 'User-Agent': EARLY_USER_AGENT } }, (res) => {
@@ -62,7 +69,7 @@ function getJson(socketPath: string, path: string): Promise<unknown> {
       res.on('end', () => {
         if (res.statusCode !== 200) return reject(new Error(`GET ${path}: Docker answered ${res.statusCode}`));
         try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          resolve({ document: JSON.parse(Buffer.concat(chunks).toString('utf8')), seconds: (performance.now() - asked) / 1000 });
         } catch (err) {
           reject(err as Error);
         }

@@ -65,6 +65,9 @@ describe('Prometheus endpoint', () => {
     assert.ok(sample(first, `${P}docker_operations_total`, { operation: 'createContainer' })! >= 2, 'the pause container and the talker');
     assert.ok(sample(first, `${P}docker_operations_total`, { operation: 'createExec' })! >= 2);
     assert.ok(sample(first, `${P}docker_operations_total`, { operation: 'events' })! >= 1);
+    // Start-up's version and info count too, though main.js asked for them before the client existed.
+    assert.ok(sample(first, `${P}docker_operations_total`, { operation: 'version' })! >= 1);
+    assert.ok(sample(first, `${P}docker_operations_total`, { operation: 'info' })! >= 1);
     assert.equal(family(first, `${P}docker_operation_errors_total`).type, 'counter');
     assert.deepEqual(labelSets(first, `${P}docker_operation_duration_seconds`), new Set(['operation']));
 

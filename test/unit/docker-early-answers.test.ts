@@ -30,10 +30,12 @@ describe('Docker asked before the shim loads', () => {
     const early = askDockerEarly([], { DOCKER_HOST: '' });
     assert.ok(early);
     assert.equal(early.socketPath, '/var/run/docker.sock');
-    const [version, info] = (await Promise.all([early.version, early.info])) as [{ ApiVersion: string; Version: string }, { ID: string }];
+    const [version, info] = await Promise.all([early.version, early.info]);
     const docker = dockerApi();
     const [realVersion, realInfo] = await Promise.all([docker.version(), docker.info() as Promise<{ ID: string }>]);
-    assert.deepEqual([version.Version, version.ApiVersion, info.ID], [realVersion.Version, realVersion.ApiVersion, realInfo.ID]);
+    const [v, i] = [version.document as { ApiVersion: string; Version: string }, info.document as { ID: string }];
+    assert.deepEqual([v.Version, v.ApiVersion, i.ID], [realVersion.Version, realVersion.ApiVersion, realInfo.ID]);
+    assert.ok(version.seconds > 0 && info.seconds > 0, 'each says how long it took');
   });
 
   it('fails, for start-up to ask again, when nothing listens or the answer is no 200 with JSON', async () => {
