@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 /** The calls a restarted shim is asked first (kubelet's start-up and its first relist). */
-const FIRST_CALLS = [
+const WARM_UP_CALLS = [
   ['runtime', 'Version'],
   ['runtime', 'Status'],
   ['runtime', 'RuntimeConfig'],
@@ -117,7 +117,7 @@ export async function makeCodeCache({ bundle, cache, launcher, earlyAnswers, con
       image: new v1.ImageService(`unix://${criSocket}`, grpc.credentials.createInsecure()),
     };
     try {
-      for (const [service, method] of FIRST_CALLS) {
+      for (const [service, method] of WARM_UP_CALLS) {
         const deadline = new Date(Date.now() + DEADLINE_MS);
         await new Promise((resolve, reject) =>
           clients[service][method]({}, { deadline }, (err) => (err ? reject(new Error(`${method}: ${err.message}; shim: ${stderr}`)) : resolve())),

@@ -122,8 +122,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
   const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly, metrics?.docker);
   dockerAnswered.catch(() => undefined);
   // While Docker works on its answer, the services are laid out and the checkpoints read (List
-  // reads them from memory). Not before the next turn of the event loop: the requests reach
-  // Docker's socket only once it has connected, and both of these keep the thread busy.
+  // reads them from memory). Not before the next turn of the event loop: when start-up asks
+  // itself, its requests reach Docker's socket only once it has connected, and both of these
+  // keep the thread busy.
   await new Promise((resolve) => setImmediate(resolve));
   criContract();
   checkpoints.load().catch(() => undefined);

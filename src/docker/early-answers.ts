@@ -1,11 +1,13 @@
 // Docker's version and info, asked by main.js before it loads the shim: Docker takes 30-50 ms
-// to answer both here (it runs `runc --version` for each), and the bundle takes about as long
-// to compile and run, so the one now happens during the other instead of after it. Start-up
-// uses the answers only if they came from the endpoint the parsed flags name (app.ts); any
-// failure, or another endpoint, leaves start-up to ask as it always did. This file loads before
-// the bundle, so it uses nothing but Node's http and the endpoint parser.
+// to answer both here (for each it runs runc and docker-init to learn their versions), and the
+// bundle takes about as long to compile and run, so the one now happens during the other
+// instead of after it. Start-up uses the answers only if they came from the endpoint the parsed
+// flags name (app.ts); any failure, or another endpoint, leaves start-up to ask as it always
+// did. This file loads before the bundle, so it uses nothing but Node's http and the endpoint
+// parser.
 import * as http from 'node:http';
 import { DEFAULT_DOCKER_ENDPOINT, parseEndpoint } from '../config/endpoint';
+
 /** A daemon this slow is left to start-up's own requests, with their deadline and retries. */
 const EARLY_TIMEOUT_MS = 2_000;
 /** So that these two requests can be told apart in Docker's logs (and by the tests). */
