@@ -33,7 +33,7 @@ import {
   type StartupResult,
   type StartupTimes,
 } from './report';
-import { measureStartup, nodeBootVariables, serviceEnvironment, type StartupBuild, type StartupSample } from './startup';
+import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
 import type { BenchRun } from './workload';
 
@@ -167,19 +167,12 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */
 async function measureStartupPart(plan: BenchPlan, rootDir: string, containers: number): Promise<StartupResult> {
   const docker = await dockerCounts(dockerApi());
-  const self: StartupBuild = { label: 'this build', mainJs: MAIN_JS, env: serviceEnvironment() };
-  const builds = [self];
-  // The bench's own environment too, when it holds something Node acts on at boot (see serviceEnvironment).
-  const bootVariables = nodeBootVariables();
-  const inShell: StartupBuild = { label: `this build, with the bench's ${bootVariables.join(', ')}`, mainJs: MAIN_JS, env: process.env };
-  if (bootVariables.length > 0) builds.push(inShell);
-  const before: StartupBuild | undefined = plan.baseline === undefined ? undefined : { label: `before: ${plan.baseline}`, mainJs: plan.baseline, env: serviceEnvironment() };
-  if (before) builds.push(before);
+  const { self, inShell, before, all: builds } = startupBuilds(MAIN_JS, plan.baseline);
   log(`startup: ${plan.startupRuns} execs per build (+${plan.startupWarmup} warm-up) with ${containers} containers (Docker holds ${docker.all})`);
   const samples = await measureStartup(builds, rootDir, { runs: plan.startupRuns, warmup: plan.startupWarmup, logLevel: SHIM_LOG_LEVEL, progress: log });
   const times = (s: readonly StartupSample[]): StartupTimes => ({ version: summarize(s.map((x) => x.versionMs)), listContainers: summarize(s.map((x) => x.listMs)) });
   const result: StartupResult = { containers, docker, runs: plan.startupRuns, shim: times(samples.get(self.label)!) };
-  if (bootVariables.length > 0) result.shellEnvironment = { label: inShell.label, ...times(samples.get(inShell.label)!) };
+  if (inShell) result.shellEnvironment = { label: inShell.label, ...times(samples.get(inShell.label)!) };
   if (before) result.baseline = { label: before.label, ...times(samples.get(before.label)!) };
   return result;
 }

@@ -10,7 +10,7 @@ import { newTestRun, removePaths, removeTestContainers } from '../test/support/c
 import { ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir } from '../test/support/shim';
 import { populate, type PopulatedPod } from './reads';
-import { measureStartup, nodeBootVariables, serviceEnvironment, type StartupBuild } from './startup';
+import { measureStartup, startupBuilds } from './startup';
 import { summarize } from './stats';
 import type { BenchRun } from './workload';
 
@@ -32,10 +32,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const containers = count(argv, 'containers', 200);
   const runs = count(argv, 'runs', 20);
   const baseline = option(argv, 'baseline');
-  const builds: StartupBuild[] = [{ label: "this build, a service's environment", mainJs: MAIN_JS, env: serviceEnvironment() }];
-  const bootVariables = nodeBootVariables();
-  if (bootVariables.length > 0) builds.push({ label: `this build, with the bench's ${bootVariables.join(', ')}`, mainJs: MAIN_JS, env: process.env });
-  if (baseline !== undefined) builds.push({ label: 'baseline', mainJs: path.resolve(baseline), env: serviceEnvironment() });
+  const builds = startupBuilds(MAIN_JS, baseline === undefined ? undefined : path.resolve(baseline)).all;
 
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('bench-logs') };
   const rootDir = tempDir('bench-root');

@@ -91,6 +91,20 @@ async function firstAnswer(address: string, started: number, call: (c: CriClient
   }
 }
 
+/**
+ * The builds the start-up part execs: this one (`mainJs`) in a service's environment; the same
+ * again with the bench's own environment when that sets a variable Node acts on at boot; and
+ * another build's main.js (`baseline`), in a service's environment, when one is given.
+ */
+export function startupBuilds(mainJs: string, baseline: string | undefined): { self: StartupBuild; inShell?: StartupBuild; before?: StartupBuild; all: StartupBuild[] } {
+  const self: StartupBuild = { label: "this build, a service's environment", mainJs, env: serviceEnvironment() };
+  const bootVariables = nodeBootVariables();
+  const inShell: StartupBuild | undefined =
+    bootVariables.length === 0 ? undefined : { label: `this build, with the bench's ${bootVariables.join(', ')}`, mainJs, env: process.env };
+  const before: StartupBuild | undefined = baseline === undefined ? undefined : { label: `before: ${baseline}`, mainJs: baseline, env: serviceEnvironment() };
+  return { self, inShell, before, all: [self, inShell, before].filter((b): b is StartupBuild => b !== undefined) };
+}
+
 /** Execs one shim on `rootDir`, times its first answers, and stops it. */
 export async function execToFirstAnswers(build: StartupBuild, rootDir: string, logLevel: string): Promise<StartupSample> {
   const dir = tempDir('bench-startup');
