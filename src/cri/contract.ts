@@ -113,18 +113,19 @@ export function typesMade(): { first: boolean; all: boolean } {
   return { first: madeTypes.first !== undefined, all: madeTypes.all !== undefined };
 }
 
+/** The request and response types of FIRST_CALLS. */
+function firstCallTypes(): string[] {
+  return FIRST_CALLS.flatMap((call) => {
+    const method = packageEntries()[SERVICES[0]]?.methods?.[call];
+    if (!method) throw new Error(`${call} is not a method of ${SERVICES[0]}`);
+    return [method.requestType, method.responseType];
+  });
+}
+
 function messageType(name: string, first: boolean): protobuf.Type {
-  let root: protobuf.Root;
-  if (first) {
-    const firstTypes = FIRST_CALLS.flatMap((call) => {
-      const method = packageEntries()[SERVICES[0]]?.methods?.[call];
-      if (!method) throw new Error(`${call} is not a method of ${SERVICES[0]}`);
-      return [method.requestType, method.responseType];
-    });
-    root = madeTypes.first ??= protobuf.Root.fromJSON(descriptorFor(firstTypes));
-  } else {
-    root = madeTypes.all ??= protobuf.Root.fromJSON(criDescriptor());
-  }
+  const root = first
+    ? (madeTypes.first ??= protobuf.Root.fromJSON(descriptorFor(firstCallTypes())))
+    : (madeTypes.all ??= protobuf.Root.fromJSON(criDescriptor()));
   return root.lookupType(`${PACKAGE}.${name}`);
 }
 

@@ -1,5 +1,6 @@
-// Samples and counters as CRI's stats messages. Pure. A figure nobody measured is left out rather than reported as zero, except for a
-// container that is not running, whose usage is zero by definition.
+// Samples and counters as CRI's stats messages. Pure. A figure nobody measured is left out
+// rather than reported as zero, except for a container that is not running, whose usage is
+// zero by definition.
 import type {
   ContainerAttributes,
   ContainerStats,
