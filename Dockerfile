@@ -8,8 +8,10 @@
 ARG BASE_IMAGE=debian:trixie-slim
 
 FROM ${BASE_IMAGE} AS build
+# gcc and libc6-dev build the shim's static pause program (src/pause), the default pause image
+# a node makes for itself when no registry has it.
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      nodejs npm ca-certificates >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
+      nodejs npm ca-certificates gcc libc6-dev >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
 # Behind a TLS-inspecting proxy npm needs the proxy's CA: PEM text in EXTRA_CA_CERTS (the build
 # stage only; scripts/build-image.sh passes the host's /usr/local/share/ca-certificates).
 ARG EXTRA_CA_CERTS=
@@ -25,11 +27,12 @@ COPY scripts ./scripts
 COPY src ./src
 # The project's own build (tsc compiles src, test and bench together, then the command is
 # bundled with its code cache, made by this stage's Node, the runtime's own); only dist/src
-# goes into the image.
+# goes into the image, with the pause program (dist/pause).
 COPY test ./test
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
- && mkdir /out && cp -r package.json node_modules proto /out/ && mkdir /out/dist && cp -r dist/src /out/dist/
+ && test -x dist/pause/pause \
+ && mkdir /out && cp -r package.json node_modules proto /out/ && mkdir /out/dist && cp -r dist/src dist/pause /out/dist/
 
 FROM ${BASE_IMAGE} AS shim
 # Marks the images a rebuild replaces, so scripts/build-image.sh can remove those left untagged.

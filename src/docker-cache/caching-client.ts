@@ -4,7 +4,7 @@
 // what they changed before returning, so a read after any mutating call reflects it.
 // Documents handed out are shared with the cache: callers read them and never modify them.
 import type { Duplex, Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, LogsOptions } from '../docker/client';
+import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from '../docker/client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -130,6 +130,14 @@ export class CachingDockerClient implements DockerClient {
       await this.docker.pullImage(ref, auth, onProgress, opts);
     } finally {
       // Even a failed pull may have stored some of it.
+      this.cache.images.invalidate();
+    }
+  }
+
+  async importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
+    try {
+      await this.docker.importImage(layer, query, opts);
+    } finally {
       this.cache.images.invalidate();
     }
   }

@@ -41,6 +41,12 @@ export interface LogsOptions extends CallOptions {
   tail?: number | 'all';
 }
 
+export interface ImageImportQuery {
+  repo: string;
+  tag: string;
+  changes: string[];
+}
+
 export interface DockerClient {
   readonly endpoint: string;
   ping(opts?: CallOptions): Promise<void>;
@@ -77,6 +83,8 @@ export interface DockerClient {
    */
   pullImage(ref: string, auth: RegistryAuth | undefined, onProgress: (p: PullProgress) => void, opts?: CallOptions): Promise<void>;
   removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]>;
+  /** Imports the tar `layer` as a one-layer image `repo:tag`, with Dockerfile-style `changes` (ENTRYPOINT, LABEL). */
+  importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void>;
   systemDataUsage(opts?: CallOptions): Promise<SystemDataUsage>;
 
   /**

@@ -37,7 +37,7 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
-import type { CallOptions, DockerClient, EventsOptions, LogsOptions } from './client';
+import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
 
 interface DialOptions {
   path: string;
@@ -52,6 +52,8 @@ interface DialOptions {
   hijack?: boolean;
   openStdin?: boolean;
   auth?: RegistryAuth;
+  /** A request body sent as is (application/tar), instead of `body`'s JSON. */
+  file?: Buffer;
   what: string;
 }
 
@@ -158,6 +160,7 @@ export class DockerodeClient implements DockerClient {
           openStdin: o.openStdin === true,
           abortSignal: signal,
           authconfig: o.auth,
+          file: o.file,
         },
         (err, data) => (err ? reject(this.classify(err, o.what, timeout, caller)) : resolve(data as T)),
       );
@@ -460,6 +463,28 @@ export class DockerodeClient implements DockerClient {
       },
       opts,
     );
+  }
+
+  async importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
+    const what = `import ${query.repo}:${query.tag}`;
+    const stream = await this.dial<Readable>(
+      {
+        path: '/images/create',
+        method: 'POST',
+        query: { fromSrc: '-', repo: query.repo, tag: query.tag, changes: query.changes },
+        file: layer,
+        statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' },
+        stream: true,
+        what,
+      },
+      opts,
+    );
+    // Docker answers 200 at once and reports a failed import in the stream.
+    await readJsonLines<PullProgress>(stream, opts?.signal, (msg) => {
+      if (msg.error || msg.errorDetail) throw new DockerServerError(`${what}: ${msg.errorDetail?.message ?? msg.error}`, 500);
+    }).catch((err: unknown) => {
+      throw this.classify(err, what, undefined, opts?.signal);
+    });
   }
 
   systemDataUsage(opts?: CallOptions): Promise<SystemDataUsage> {

@@ -15,7 +15,7 @@ import {
   DockerTimeoutError,
   DockerUnreachableError,
 } from '../errors';
-import type { CallOptions, DockerClient, EventsOptions, LogsOptions } from './client';
+import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -188,6 +188,10 @@ export class InstrumentedDockerClient implements DockerClient {
 
   removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]> {
     return this.timed('removeImage', () => this.docker.removeImage(ref, query, opts));
+  }
+
+  importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
+    return this.timed('importImage', () => this.docker.importImage(layer, query, opts));
   }
 
   systemDataUsage(opts?: CallOptions): Promise<SystemDataUsage> {

@@ -140,6 +140,13 @@ describe('docker-compose test cluster', { skip: unavailable }, () => {
     }
   });
 
+  it('ships the pause program each node makes the default pause image from when no registry has it', async () => {
+    for (const node of NODES) {
+      const out = await project.exec(node, '/opt/cri-docker-shim/dist/pause/pause -v');
+      assert.equal(out.trim(), 'cri-docker-shim pause', node);
+    }
+  });
+
   it('pulls an image from the local registry on each node', async () => {
     for (const node of NODES) {
       const { imageRef } = await client(node).images.PullImage({ image: { image: busyboxRef } });

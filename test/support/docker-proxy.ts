@@ -28,6 +28,8 @@ export class DockerProxy {
   readonly requests: string[] = [];
   /** The User-Agent of each of those ('' without one), in the same order. */
   readonly userAgents: string[] = [];
+  /** Requests the proxy answers itself instead of Docker (see `answer`). */
+  private readonly answers: Array<{ line: RegExp; status: number; message: string }> = [];
 
   constructor(
     readonly socketPath: string,
@@ -53,6 +55,14 @@ export class DockerProxy {
         for (const { line, userAgent } of requestsIn(chunk.toString('latin1'))) {
           this.requests.push(line);
           this.userAgents.push(userAgent);
+          const canned = this.answers.find((a) => a.line.test(line));
+          if (canned) {
+            // Answered here, and the connection closed: Docker never sees the request.
+            const body = JSON.stringify({ message: canned.message });
+            client.end(`HTTP/1.1 ${canned.status} Canned\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+            upstream.destroy();
+            return;
+          }
         }
         if (this.delayMs === 0) upstream.write(chunk);
         else setTimeout(() => upstream.writable && upstream.write(chunk), this.delayMs).unref();
@@ -60,6 +70,15 @@ export class DockerProxy {
     });
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(this.socketPath, resolve));
     this.server = server;
+  }
+
+  /**
+   * Answers the requests whose "METHOD path?query" line matches `line` with `status` and
+   * Docker's error body, without passing them on: a pull that cannot reach its registry, say,
+   * with no traffic leaving this machine.
+   */
+  answer(line: RegExp, status: number, message: string): void {
+    this.answers.push({ line, status, message });
   }
 
   /** Stops listening and cuts every open connection; the socket file goes away. */

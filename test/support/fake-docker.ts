@@ -11,7 +11,7 @@
 // stream carries only what the test emits, so a test decides when Docker "speaks".
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Duplex, type Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, LogsOptions } from '../../src/docker/client';
+import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from '../../src/docker/client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -409,6 +409,23 @@ export class FakeDocker implements DockerClient {
       if (!image) throw new DockerNotFoundError(`pull access denied for ${ref}, repository does not exist or may require 'docker login'`);
       onProgress({ status: `Status: Downloaded newer image for ${ref}` });
       this.images.set(ref, image).set(image.Id, image);
+    });
+  }
+
+  importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
+    return this.call('importImage', [query], opts, () => {
+      const ref = `${query.repo}:${query.tag}`;
+      const labels = Object.fromEntries(
+        query.changes.flatMap((c) => {
+          const m = /^LABEL (\S+?)=(\S*)$/.exec(c);
+          return m ? [[m[1]!, m[2]!]] : [];
+        }),
+      );
+      const entrypoint = query.changes.find((c) => c.startsWith('ENTRYPOINT '));
+      this.addImage(ref, {
+        Size: layer.length,
+        Config: { User: '', Env: [], Cmd: null, Entrypoint: entrypoint ? JSON.parse(entrypoint.slice('ENTRYPOINT '.length)) : null, Labels: labels },
+      } as unknown as Partial<ImageInspect>);
     });
   }
 

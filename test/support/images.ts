@@ -3,7 +3,7 @@
 //   dynamically linked, with its libraries; or `busybox-static`, alone), one hard link per
 //   applet (so `sh` execs applets as separate programs, as real busybox images do), a PATH,
 //   and /etc/passwd with root, a test user (1234) and nobody.
-// - pause: test/fixtures/pause/pause.c built with `gcc -static`.
+// - pause: the shim's own src/pause/pause.c built with `gcc -static`.
 // Both are imported as single-layer images tagged by a hash of their inputs, so they are built
 // once per machine and rebuilt only when an input changes.
 import { execFileSync, spawn } from 'node:child_process';
@@ -20,7 +20,7 @@ const BUILDER_VERSION = '1';
  * (e.g. busybox-static's unpacked binary, to run the suite as on a machine that has that package).
  */
 export const TEST_BUSYBOX_BINARY = process.env.CDS_TEST_BUSYBOX || '/bin/busybox';
-const PAUSE_SOURCE = path.resolve(__dirname, '../../../test/fixtures/pause/pause.c');
+const PAUSE_SOURCE = path.resolve(__dirname, '../../../src/pause/pause.c');
 
 function hashOf(...inputs: Array<string | Buffer>): string {
   const h = createHash('sha256').update(BUILDER_VERSION);
