@@ -17,6 +17,7 @@ import { CriServer } from './grpc/server';
 import { CheckpointCache } from './checkpoint/cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/collector';
+import { DockerStorage } from './storage/docker-storage';
 import { PodMetricsCollector } from './pod-metrics/collector';
 import { KeyedLock } from './util/keyed-lock';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
@@ -160,8 +161,10 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     // before the cache has heard of it: they go to Docker directly.
     const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs);
     logs = followers;
-    const stats = new StatsCollector({ docker, cgroups, log });
-    const podMetrics = new PodMetricsCollector({ cgroups, log }, stats.layers);
+    // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
+    const storage = new DockerStorage({ docker, log }, info.DockerRootDir ?? '', info.Driver ?? '');
+    const stats = new StatsCollector({ docker, cgroups, log, storage });
+    const podMetrics = new PodMetricsCollector({ cgroups, log }, storage);
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
     const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
@@ -177,6 +180,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       checkpoints,
       sandboxLocks: new KeyedLock(),
       logs: followers,
+      storage,
       stats,
       podMetrics,
       streaming: streamingServer,
@@ -196,6 +200,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       const resumed = followers.resumeAll();
       if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
       void network.start();
+      storage.start();
     });
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
     const [, , metricsAddress] = await prepared;
@@ -219,6 +224,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
         await followers.close();
         await network.close();
         dockerFacts.close();
+        storage.close();
         // After the server: no scrape is reading the held files any more.
         podMetrics.close();
         stats.close();

@@ -5,6 +5,12 @@ import { InvalidArgumentError } from '../errors';
 import { quote } from '../util/quote';
 
 const HEX_ID = /^[0-9a-f]{1,64}$/;
+const FULL_ID = /^[0-9a-f]{64}$/;
+
+/** A whole ID (64 hex digits): a container's, a sandbox's, or the hex of a sha256 digest. */
+export function isFullId(id: string): boolean {
+  return FULL_ID.test(id);
+}
 
 /** Checks the shape of an ID before it reaches Docker (or a file name). */
 export function validateId(field: string, id: string): string {

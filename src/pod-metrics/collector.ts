@@ -18,7 +18,7 @@ import type { CgroupSetup } from '../cgroups/driver';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import { parseMountInfo, parseProcCgroup, type CgroupMount } from '../stats/cgroup-paths';
-import type { LayerUsageCache } from '../stats/layer-usage';
+import type { DockerStorage } from '../storage/docker-storage';
 import type { Logger } from '../util/logger';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
 import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCgroupDirs } from './cgroup-dirs';
@@ -81,8 +81,8 @@ export class PodMetricsCollector {
 
   constructor(
     private readonly shim: { readonly cgroups: CgroupSetup; readonly log: Logger },
-    /** Shared with the stats RPCs, so a layer is walked once per TTL whichever RPC asks. */
-    private readonly layers: LayerUsageCache,
+    /** The writable layers' figures, measured in the background (shared with the stats RPCs and ImageFsInfo). */
+    private readonly storage: Pick<DockerStorage, 'writableLayer'>,
     private readonly procRoot = '/proc',
   ) {}
 
@@ -184,7 +184,7 @@ export class PodMetricsCollector {
     return text === undefined ? undefined : readProcessFigures(this.procRoot, parsePids(text));
   }
 
-  private async layerFigures(id: string, known: Known, scrape: Scrape): Promise<LayerFigures | undefined> {
+  private layerFigures(id: string, known: Known, scrape: Scrape): LayerFigures | undefined {
     const layer = known.layer;
     if (!layer) return undefined;
     if (!scrape.filesystems.has(layer.device)) {
@@ -197,7 +197,7 @@ export class PodMetricsCollector {
       scrape.filesystems.set(layer.device, sfs);
     }
     const sfs = scrape.filesystems.get(layer.device);
-    const usage = await this.layers.usage(id, layer.dir).catch(() => undefined);
+    const usage = this.storage.writableLayer(id);
     return {
       device: layer.device,
       usageBytes: usage && BigInt(usage.bytes),
@@ -212,10 +212,10 @@ export class PodMetricsCollector {
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
     const known = this.knownOf(inspect, scrape);
     if (!known) return undefined;
-    // The kernel files are read here and now; only the layer walk (cached, shared) is awaited.
+    // The kernel files are read here and now; the layer's figure is the background's last.
     const cgroup = this.cgroupFigures(inspect.Id, known);
     const processes = cgroup && this.processFigures(inspect.Id, known);
-    const layer = cgroup && (await this.layerFigures(inspect.Id, known, scrape));
+    const layer = cgroup && this.layerFigures(inspect.Id, known, scrape);
     if (!cgroup) {
       // The cgroup went away between the list and the read: the container stopped.
       this.forget(inspect.Id);

@@ -12,6 +12,7 @@ import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkManager } from '../network/manager';
 import type { PodMetricsCollector } from '../pod-metrics/collector';
 import type { StatsCollector } from '../stats/collector';
+import type { DockerStorage } from '../storage/docker-storage';
 import type { StreamingServer } from '../streaming/server';
 import type { ShimMetrics } from '../telemetry/metrics';
 import type { KeyedLock } from '../util/keyed-lock';
@@ -34,6 +35,8 @@ export interface ShimContext {
   readonly sandboxLocks: KeyedLock;
   /** Writes each container's CRI log (see ../logs). */
   readonly logs: ContainerLogManager;
+  /** What Docker's storage takes (images, writable layers), measured in the background (see ../storage). */
+  readonly storage: DockerStorage;
   /** Reads container and pod figures from cgroup files (see ../stats). */
   readonly stats: StatsCollector;
   /** Reads the figures behind ListPodSandboxMetrics from the kernel (see ../pod-metrics). */

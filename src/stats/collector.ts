@@ -1,8 +1,8 @@
 // Gathers the figures behind the stats RPCs. The first time a container is seen it is
 // inspected once to find its cgroup directories (from /proc/<pid>/cgroup of its init process)
 // and its writable layer; both stay the same for the container's life, so later calls read
-// the cgroup files without asking Docker anything but the one list call. The CPU rate
-// tracker and the layer-usage cache live here too, one set per ShimContext.
+// the cgroup files without asking Docker anything but the one list call. The CPU rate tracker
+// lives here too; the writable layers' figures come from ../storage, measured in the background.
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ContainerStats, NetworkUsage } from '../cri/types';
@@ -12,7 +12,7 @@ import type { CgroupSetup } from '../cgroups/driver';
 import type { DockerClient } from '../docker/client';
 import type { Logger } from '../util/logger';
 import { containerFromSummary } from '../status/container-convert';
-import type { DiskUsage } from '../util/disk-usage';
+import type { DockerStorage } from '../storage/docker-storage';
 import {
   cgroupPathFor,
   dirsFromCgroupPath,
@@ -25,11 +25,10 @@ import {
 } from './cgroup-paths';
 import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, type CgroupSample } from './cgroup-sample';
 import { KernelFiles } from './kernel-files';
-import { containerStatsOf, networkUsage } from './convert';
+import { containerStatsOf, networkUsage, type ContainerFigures } from './convert';
 import { CpuRateTracker } from './cpu-rate';
-import { LayerUsageCache } from './layer-usage';
 import { parseNetDev } from './net-dev';
-import { nowNanos } from '../util/time';
+import { msToNanos, nowNanos } from '../util/time';
 
 /** Where a container's figures are read from; fixed for its life. */
 interface Target {
@@ -53,14 +52,13 @@ export class StatsCollector {
   private mounts: CgroupMount[] | undefined;
   private readonly targets = new Map<string, Target>();
   readonly rates = new CpuRateTracker();
-  readonly layers = new LayerUsageCache();
   /** The cgroup files each container's samples are read from, held open between calls. */
   private readonly files: KernelFiles;
   /** File names whose read error was logged already: a broken file would otherwise log on every scrape. */
   private readonly loggedFiles = new Set<string>();
 
   constructor(
-    private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger },
+    private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger; readonly storage: Pick<DockerStorage, 'writableLayer'> },
     private readonly procRoot = '/proc',
   ) {
     this.files = new KernelFiles((file, err) => {
@@ -137,15 +135,12 @@ export class StatsCollector {
     }
   }
 
-  private async layerOf(id: string, target: Target | undefined): Promise<{ usage: DiskUsage; mountpoint: string } | undefined> {
+  /** The writable layer's last figure from the background's measurements (none before the first). */
+  private layerOf(id: string, target: Target | undefined): ContainerFigures['layer'] {
     if (!target?.upperDir) return undefined;
-    try {
-      // <storage dir>/<layer>/diff: the storage directory is what ImageFsInfo reports as the filesystem.
-      return { usage: await this.layers.usage(id, target.upperDir), mountpoint: path.dirname(path.dirname(target.upperDir)) };
-    } catch (err) {
-      this.shim.log.debug({ id, err: (err as Error).message }, 'stats: cannot measure the writable layer');
-      return undefined;
-    }
+    const usage = this.shim.storage.writableLayer(id);
+    // <storage dir>/<layer>/diff: the storage directory is what ImageFsInfo reports as the filesystem.
+    return usage && { usage, mountpoint: path.dirname(path.dirname(target.upperDir)), timestamp: msToNanos(usage.atMs) };
   }
 
   /** Stats of one container; undefined when it was removed meanwhile. */
@@ -158,7 +153,8 @@ export class StatsCollector {
     const target = await this.target(c, signal);
     if (!target) return undefined;
     const running = c.State === 'running';
-    const [sample, layer] = await Promise.all([this.sampleOf(c.Id, target, running), this.layerOf(c.Id, target)]);
+    const sample = await this.sampleOf(c.Id, target, running);
+    const layer = this.layerOf(c.Id, target);
     const timestamp = nowNanos();
     const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.Id, sample.cpuUsageNs, process.hrtime.bigint());
     if (!sample) this.rates.forget(c.Id);
@@ -212,6 +208,5 @@ export class StatsCollector {
     for (const [id, t] of this.targets) if (now - t.lastSeen > FORGET_AFTER_MS) this.forget(id);
     const live = (key: string): boolean => this.targets.has(key.replace(/^pod:/, ''));
     this.rates.prune(live);
-    this.layers.prune(live);
   }
 }

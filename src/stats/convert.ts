@@ -67,7 +67,8 @@ export interface ContainerFigures {
   /** Undefined when the container is not running. */
   sample: CgroupSample | undefined;
   nanoCores: bigint | undefined;
-  layer: { usage: DiskUsage; mountpoint: string } | undefined;
+  /** The writable layer as last measured, with when (nanoseconds): figures measured in the background keep their own time. */
+  layer: { usage: DiskUsage; mountpoint: string; timestamp: string } | undefined;
   timestamp: string;
 }
 
@@ -79,7 +80,7 @@ export function containerStatsOf(f: ContainerFigures): ContainerStats {
   };
   const swap = swapUsage(f.sample, f.timestamp);
   if (swap) stats.swap = swap;
-  if (f.layer) stats.writableLayer = filesystemUsage(f.layer.usage, f.layer.mountpoint, f.timestamp);
+  if (f.layer) stats.writableLayer = filesystemUsage(f.layer.usage, f.layer.mountpoint, f.layer.timestamp);
   return stats;
 }
 

@@ -18,7 +18,12 @@ export function secondsToNanos(seconds: number): string {
   return (BigInt(Math.trunc(seconds)) * 1_000_000_000n).toString();
 }
 
+/** Milliseconds since the epoch (Date.now()'s) to nanoseconds. */
+export function msToNanos(ms: number): string {
+  return (BigInt(Math.trunc(ms)) * 1_000_000n).toString();
+}
+
 /** Now, in nanoseconds since the epoch. */
 export function nowNanos(): string {
-  return (BigInt(Date.now()) * 1_000_000n).toString();
+  return msToNanos(Date.now());
 }

@@ -21,6 +21,7 @@ import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/plugi
 import type { ShimContext } from '../../src/shim/context';
 import { StatsCollector } from '../../src/stats/collector';
 import { PodMetricsCollector } from '../../src/pod-metrics/collector';
+import { DockerStorage } from '../../src/storage/docker-storage';
 import { StreamingServer } from '../../src/streaming/server';
 import { KeyedLock } from '../../src/util/keyed-lock';
 import { silentLogger } from '../../src/util/logger';
@@ -99,7 +100,8 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const logs = new ContainerLogManager(docker, log, rootDir);
   // Nothing feeds it: these tests do not stream container events.
   const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);
-  const stats = new StatsCollector({ docker, cgroups, log });
+  const storage = new DockerStorage({ docker, log }, '/var/lib/docker', 'overlay2');
+  const stats = new StatsCollector({ docker, cgroups, log, storage });
   const shim: ShimContext = {
     config,
     docker,
@@ -111,8 +113,9 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     checkpoints,
     sandboxLocks: new KeyedLock(),
     logs,
+    storage,
     stats,
-    podMetrics: new PodMetricsCollector({ cgroups, log }, stats.layers),
+    podMetrics: new PodMetricsCollector({ cgroups, log }, storage),
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.
     streaming: new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log }),
     containerEvents,

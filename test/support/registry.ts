@@ -164,10 +164,10 @@ export async function startStallingProxy(target: string): Promise<{ host: string
 }
 
 /** Imports a one-file image no one else has (its content is random), tagged `ref`; `changes` are Dockerfile lines (USER ...). */
-export async function importUniqueImage(ref: string, changes: string[] = []): Promise<string> {
+export async function importUniqueImage(ref: string, changes: string[] = [], randomBytesCount = 64 * 1024): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-unique-'));
   try {
-    fs.writeFileSync(path.join(dir, 'random.bin'), randomBytes(64 * 1024));
+    fs.writeFileSync(path.join(dir, 'random.bin'), randomBytes(randomBytesCount));
     const [repo, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
     const tar = spawn('tar', ['-C', dir, '--numeric-owner', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const docker = dockerApi();

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 
 const SRC = path.resolve(__dirname, '../../../src');
 /** Folders that hold machinery the handlers use; none of them may import src/shim. */
-const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'status', 'checkpoint', 'conventions', 'telemetry', 'pause'];
+const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'status', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -10,7 +10,6 @@ import pino from 'pino';
 import type { ContainerInspect } from '../../src/docker/types';
 import { PodMetricsCollector, type PodTarget } from '../../src/pod-metrics/collector';
 import { V1_FILES, V2_FILES } from '../../src/pod-metrics/cgroup-figures';
-import { LayerUsageCache } from '../../src/stats/layer-usage';
 import { tempDir } from '../support/temp';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/pod-metrics');
@@ -87,7 +86,7 @@ function track(c: PodMetricsCollector): PodMetricsCollector {
 function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines: () => Array<Record<string, unknown>> } {
   const out: string[] = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
-  const layers = new LayerUsageCache(10_000, async () => ({ bytes: 8192, inodes: 2 }));
+  const layers = { writableLayer: () => ({ bytes: 8192, inodes: 2, atMs: Date.now() }) };
   return {
     collector: track(new PodMetricsCollector({ cgroups: { driver: 'cgroupfs' } as never, log }, layers, host.proc)),
     debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>),

@@ -133,7 +133,9 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     writeTree(path.join(tmp, 'overlay2', 'layer1', 'diff'), { 'file.txt': 'x'.repeat(10_000) });
     const docker = new FakeDocker();
     docker.containers.set(ID, inspectOf(77));
-    const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger() }, path.join(root, 'proc'));
+    // The writable layer's figure is the background's (../storage); a fixed one here.
+    const storage = { writableLayer: (id: string) => (id === ID ? { bytes: 12_288, inodes: 2, atMs: 1_700_000_000_000 } : undefined) };
+    const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger(), storage }, path.join(root, 'proc'));
     return { collector, scope, inspects: () => docker.argsOf('inspectContainer').length };
   }
 
@@ -148,8 +150,9 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     assert.equal(first!.memory!.workingSetBytes!.value, 4096);
     assert.equal(first!.memory!.usageBytes!.value, 8192);
     assert.equal(first!.writableLayer!.fsId!.mountpoint, path.join(tmp, 'overlay2'));
-    assert.ok(Number(first!.writableLayer!.usedBytes!.value) >= 10_000);
-    assert.equal(first!.writableLayer!.inodesUsed!.value, 2, 'the diff directory and one file');
+    assert.equal(first!.writableLayer!.usedBytes!.value, 12_288);
+    assert.equal(first!.writableLayer!.inodesUsed!.value, 2);
+    assert.equal(first!.writableLayer!.timestamp, '1700000000000000000', 'the time it was measured, not the time of the call');
     await collector.containerStats(summary, signal);
     assert.equal(inspects(), 1, 'the target is remembered');
   });

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { containerStatsOf, networkUsage, sumSamples, u64 } from '../../src/stats/convert';
 import { CpuRateTracker, MIN_RATE_INTERVAL_NS } from '../../src/stats/cpu-rate';
-import { LayerUsageCache } from '../../src/stats/layer-usage';
 import { parseNetDev } from '../../src/stats/net-dev';
 
 const SECOND = 1_000_000_000n;
@@ -56,30 +55,6 @@ describe('parseNetDev', () => {
     assert.equal(u.defaultInterface!.rxBytes!.value, 2000);
     assert.equal(u.interfaces!.length, 2);
     assert.equal(networkUsage([], '5').defaultInterface, undefined);
-  });
-});
-
-describe('LayerUsageCache', () => {
-  it('measures once per TTL, again after it, and shares a walk in progress', async () => {
-    let now = 0;
-    let walks = 0;
-    const cache = new LayerUsageCache(10_000, async () => ({ bytes: ++walks * 100, inodes: 1 }), () => now);
-    const [a, b] = await Promise.all([cache.usage('c1', '/d'), cache.usage('c1', '/d')]);
-    assert.deepEqual([a.bytes, b.bytes, walks], [100, 100, 1]);
-    now = 9_999;
-    assert.equal((await cache.usage('c1', '/d')).bytes, 100);
-    now = 10_000;
-    assert.equal((await cache.usage('c1', '/d')).bytes, 200);
-  });
-  it('does not remember a failed walk', async () => {
-    let fail = true;
-    const cache = new LayerUsageCache(10_000, async () => {
-      if (fail) throw new Error('EACCES');
-      return { bytes: 1, inodes: 1 };
-    }, () => 0);
-    await assert.rejects(cache.usage('c1', '/d'), /EACCES/);
-    fail = false;
-    assert.equal((await cache.usage('c1', '/d')).bytes, 1);
   });
 });
 

@@ -1,0 +1,313 @@
+// The disk Docker's storage takes, kept fresh in the background so that ImageFsInfo, the stats
+// and the metrics answer from memory: no call walks a tree, whatever the size of the store.
+//
+// A pass (every REFRESH_MS, and soon after someone asks about a container it does not know)
+// first reconciles, from the state cache and small files only:
+// - the images: each new image ID is inspected once (an ID names fixed content) for its layers'
+//   chain IDs; each new chain ID's record is read once from Docker's layer database (its size
+//   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
+// - the shim's containers: each one's writable layer directory (and its "-init" layer), and
+//   whether it runs.
+// Then it measures, one directory tree at a time and paced to WALK_SHARE of one core, what is
+// due:
+// - an image layer once: layers never change (content-addressed; Docker makes a new one for
+//   new content), so a layer measured is never measured again;
+// - a container's writable layer when it was never measured, when it runs and its figure is
+//   older than RUNNING_LAYER_MAX_AGE_MS, or when it stopped or started since it was measured.
+//   A container that does not run has no process that could write to its layer, so its figure
+//   holds until it starts again. (`docker cp` into a stopped container is the exception this
+//   misses until the container next runs.)
+// - Docker's image metadata (<root>/image) and the layers' short links (<storage>/l) when the
+//   set of images changed.
+// Until an image layer is measured its bytes are Docker's count and its inodes unknown (0).
+import * as path from 'node:path';
+import type { DockerClient } from '../docker/client';
+import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
+import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
+import type { Logger } from '../util/logger';
+import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
+import { chainIds, readImageLayer, type ImageLayer } from './image-layers';
+
+export const REFRESH_MS = 10_000;
+export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
+/** The share of one core the walks may take. */
+export const WALK_SHARE = 0.25;
+
+/** A measured figure and when it was measured (ms since the epoch). */
+export interface Measured extends DiskUsage {
+  atMs: number;
+}
+
+export interface ImageFsFigures {
+  /** <DockerRootDir>/<driver>: the filesystem both figures are on. */
+  mountpoint: string;
+  images: Measured;
+  containers: Measured;
+}
+
+interface ContainerLayer {
+  /** The writable layer's directory and its init layer's. */
+  dirs: string[];
+  running: boolean;
+  /** When it last started or stopped (ms); Infinity while it runs. */
+  changedAtMs: number;
+  measured: Measured | undefined;
+}
+
+interface ImageLayerState {
+  /** Undefined when Docker's layer database has no usable record of it. */
+  layer: ImageLayer | undefined;
+  measured: Measured | undefined;
+}
+
+export interface DockerStorageOptions {
+  refreshMs?: number;
+  runningLayerMaxAgeMs?: number;
+  walkShare?: number;
+  walk?: (roots: readonly string[], opts: WalkOptions) => Promise<DiskUsage>;
+  now?: () => number;
+}
+
+export class DockerStorage {
+  readonly mountpoint: string;
+  /** Every walk so far, and the entries they visited: what a call must never add to. */
+  readonly walked = { trees: 0, entries: 0 };
+  private readonly images = new Map<string, { chains: string[]; dockerSize: number }>();
+  private readonly imageLayers = new Map<string, ImageLayerState>();
+  private readonly containers = new Map<string, ContainerLayer>();
+  private metadata: Measured | undefined;
+  private metadataStale = true;
+  private imagesAtMs = 0;
+  private loggedFallback = false;
+  private readonly stopped = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private passAgain = false;
+  private reconciled: Promise<void>;
+  private markReconciled: () => void = () => undefined;
+  private readonly opts: Required<DockerStorageOptions>;
+
+  constructor(
+    private readonly deps: { readonly docker: DockerClient; readonly log: Logger },
+    private readonly root: string,
+    private readonly driver: string,
+    opts: DockerStorageOptions = {},
+  ) {
+    this.mountpoint = path.join(root, driver);
+    this.opts = {
+      refreshMs: opts.refreshMs ?? REFRESH_MS,
+      runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
+      walkShare: opts.walkShare ?? WALK_SHARE,
+      walk: opts.walk ?? diskUsage,
+      now: opts.now ?? Date.now,
+    };
+    this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
+  }
+
+  /** Starts the passes: one now, then every refreshMs. */
+  start(): void {
+    if (!this.known()) return;
+    this.timer = setInterval(() => this.requestPass(), this.opts.refreshMs);
+    this.timer.unref();
+    this.requestPass();
+  }
+
+  /** Stops the passes and any walk under way. */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.stopped.abort(new Error('the shim is stopping'));
+  }
+
+  /**
+   * ImageFsInfo's figures, from memory. Only the first call after start-up waits, for the first
+   * reconciling (lists and small files, no walk), or until `signal` gives up.
+   */
+  async imageFs(signal: AbortSignal): Promise<ImageFsFigures> {
+    if (!this.known()) throw new UnimplementedError('ImageFsInfo: Docker did not report its root directory and storage driver');
+    await abortable(this.reconciled, signal);
+    return { mountpoint: this.mountpoint, images: this.imageFigures(), containers: this.containerFigures() };
+  }
+
+  /** A container's writable layer as last measured; undefined (and a pass asked for) before the first measurement. */
+  writableLayer(id: string): Measured | undefined {
+    const measured = this.containers.get(id)?.measured;
+    if (!measured) this.requestPass();
+    return measured;
+  }
+
+  /** Resolves once no pass is under way or asked for (every figure due has been measured). */
+  async settled(): Promise<void> {
+    while (this.passing) await this.passing;
+  }
+
+  private known(): boolean {
+    return this.root !== '' && this.driver !== '';
+  }
+
+  /** Runs a pass now, or right after the one under way. */
+  requestPass(): void {
+    if (this.stopped.signal.aborted || !this.known() || this.timer === undefined) return;
+    if (this.passing) {
+      this.passAgain = true;
+      return;
+    }
+    this.passing = this.pass()
+      .catch((err: unknown) => {
+        if (!this.stopped.signal.aborted) this.deps.log.warn({ err: errorMessage(err) }, 'storage figures: a pass failed; the next one tries again');
+      })
+      .finally(() => {
+        this.passing = undefined;
+        if (this.passAgain) {
+          this.passAgain = false;
+          this.requestPass();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    const signal = this.stopped.signal;
+    try {
+      await this.reconcileImages(signal);
+      await this.reconcileContainers(signal);
+    } finally {
+      // A failed first reconcile must not hold ImageFsInfo: it answers with what is known.
+      this.markReconciled();
+    }
+    for (const state of this.imageLayers.values()) {
+      if (state.measured || !state.layer) continue;
+      state.measured = await this.measure([state.layer.dir], signal);
+    }
+    const now = this.opts.now();
+    for (const layer of this.containers.values()) {
+      const m = layer.measured;
+      const due = !m || (layer.running ? now - m.atMs >= this.opts.runningLayerMaxAgeMs : m.atMs < layer.changedAtMs);
+      if (due) layer.measured = await this.measure(layer.dirs, signal);
+    }
+    if (this.metadataStale) {
+      this.metadataStale = false;
+      this.metadata = await this.measure([path.join(this.root, 'image'), path.join(this.mountpoint, 'l')], signal);
+    }
+  }
+
+  private async reconcileImages(signal: AbortSignal): Promise<void> {
+    const listed = await this.deps.docker.listImages({ all: true }, { signal });
+    const ids = new Set(listed.map((i) => i.Id));
+    let changed = false;
+    for (const image of listed) {
+      if (this.images.has(image.Id)) continue;
+      let diffIds: string[];
+      try {
+        diffIds = (await this.deps.docker.inspectImage(image.Id, { signal })).RootFS?.Layers ?? [];
+      } catch (err) {
+        if (err instanceof DockerNotFoundError) continue; // removed meanwhile
+        throw err;
+      }
+      const chains = chainIds(diffIds);
+      this.images.set(image.Id, { chains, dockerSize: image.Size });
+      for (const chain of chains) {
+        if (!this.imageLayers.has(chain)) this.imageLayers.set(chain, { layer: readImageLayer(this.root, this.driver, chain), measured: undefined });
+      }
+      changed = true;
+    }
+    for (const id of this.images.keys()) {
+      if (!ids.has(id)) {
+        this.images.delete(id);
+        changed = true;
+      }
+    }
+    if (changed) {
+      const used = new Set([...this.images.values()].flatMap((i) => i.chains));
+      for (const chain of this.imageLayers.keys()) if (!used.has(chain)) this.imageLayers.delete(chain);
+      this.metadataStale = true;
+    }
+    this.imagesAtMs = this.opts.now();
+  }
+
+  private async reconcileContainers(signal: AbortSignal): Promise<void> {
+    // The shim's containers, from the state cache (no request to Docker once it is synced).
+    const listed = await this.deps.docker.listContainers({ all: true, filters: { label: [CONTAINER_TYPE_LABEL] } }, { signal });
+    const seen = new Set<string>();
+    for (const c of listed) {
+      let inspect;
+      try {
+        inspect = await this.deps.docker.inspectContainer(c.Id, { signal });
+      } catch (err) {
+        if (err instanceof DockerNotFoundError) continue;
+        throw err;
+      }
+      const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
+      if (typeof upper !== 'string' || !path.isAbsolute(upper)) continue;
+      seen.add(c.Id);
+      const dir = path.dirname(upper);
+      const running = inspect.State.Running;
+      const changedAtMs = running ? Infinity : Math.max(Date.parse(inspect.State.StartedAt) || 0, Date.parse(inspect.State.FinishedAt) || 0);
+      const known = this.containers.get(c.Id);
+      if (known && known.dirs[0] === dir) {
+        known.running = running;
+        known.changedAtMs = changedAtMs;
+      } else {
+        this.containers.set(c.Id, { dirs: [dir, `${dir}-init`], running, changedAtMs, measured: undefined });
+      }
+    }
+    for (const id of this.containers.keys()) if (!seen.has(id)) this.containers.delete(id);
+  }
+
+  private async measure(roots: readonly string[], signal: AbortSignal): Promise<Measured> {
+    const pace = dutyCyclePace(this.opts.walkShare);
+    const usage = await this.opts.walk(roots, {
+      signal,
+      pace: () => {
+        this.walked.entries++;
+        return pace();
+      },
+    });
+    this.walked.trees++;
+    return { ...usage, atMs: this.opts.now() };
+  }
+
+  private imageFigures(): Measured {
+    const total: Measured = { bytes: this.metadata?.bytes ?? 0, inodes: this.metadata?.inodes ?? 0, atMs: this.imagesAtMs };
+    let unknownLayers = false;
+    for (const state of this.imageLayers.values()) {
+      if (state.measured) {
+        total.bytes += state.measured.bytes;
+        total.inodes += state.measured.inodes;
+      } else if (state.layer) {
+        total.bytes += state.layer.dockerBytes;
+      } else {
+        unknownLayers = true;
+      }
+    }
+    if (unknownLayers) {
+      // Docker keeps its layers elsewhere (another driver, or the containerd image store):
+      // its image sizes are the figure, shared layers counted in each image.
+      if (!this.loggedFallback) {
+        this.loggedFallback = true;
+        this.deps.log.info({ root: this.root, driver: this.driver }, 'storage figures: Docker has no layer records here; images are counted by the sizes Docker reports');
+      }
+      return { bytes: [...this.images.values()].reduce((sum, i) => sum + i.dockerSize, 0), inodes: 0, atMs: this.imagesAtMs };
+    }
+    return total;
+  }
+
+  private containerFigures(): Measured {
+    const total: Measured = { bytes: 0, inodes: 0, atMs: this.opts.now() };
+    for (const { measured } of this.containers.values()) {
+      if (!measured) continue;
+      total.bytes += measured.bytes;
+      total.inodes += measured.inodes;
+      total.atMs = Math.min(total.atMs, measured.atMs);
+    }
+    return total;
+  }
+}
+
+/** `work`, or the signal's reason as soon as it aborts. */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,0 +1,97 @@
+// ImageFsInfo through the real shim on the real Docker: the figures, measured in the background
+// (src/storage), agree with du over the trees they stand for, stay within df, and follow an
+// image loaded and removed and a container writing to its layer, within the background's
+// refresh (polled for, with deadlines). Other test files change Docker's storage meanwhile, so
+// comparisons allow a small drift and movements are made large enough to stand out.
+import { strict as assert } from 'node:assert';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import type { ImageFsInfoResponse } from '../../src/cri/types';
+import { dockerApi } from '../support/images';
+import { useShim } from '../support/fixture';
+import { busybox, runContainer } from '../support/pods';
+import { waitFor } from '../support/poll';
+import { importUniqueImage } from '../support/registry';
+
+const MiB = 1024 * 1024;
+/** The background measures a running container's layer again after 10 s; room for the walks. */
+const REFRESH_DEADLINE_MS = 45_000;
+
+type Which = 'imageFilesystems' | 'containerFilesystems';
+const bytesOf = (res: ImageFsInfoResponse, which: Which): number => Number(res[which]![0]!.usedBytes!.value);
+const inodesOf = (res: ImageFsInfoResponse, which: Which): number => Number(res[which]![0]!.inodesUsed!.value);
+
+/**
+ * du's grand total. Other test files make and remove containers meanwhile, so a layer directory
+ * can vanish while du walks: du then says so and exits 1, but its total is still printed and
+ * still within the drift the test allows. Any other failure, or no total, throws.
+ */
+function duTotal(args: string[]): number {
+  const r = spawnSync('du', args, { encoding: 'utf8' });
+  const vanished = r.stderr.split('\n').every((l) => l === '' || /No such file or directory/.test(l));
+  const total = /^(\d+)\ttotal$/m.exec(r.stdout);
+  if (!total || (r.status !== 0 && !(r.status === 1 && vanished))) throw new Error(`du ${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
+  return Number(total[1]);
+}
+
+describe('ImageFsInfo', () => {
+  const f = useShim({ pod: 'fsinfo' });
+  const { run } = f;
+  const docker = dockerApi();
+
+  it('names Docker\'s storage directory, and agrees with du over it and with df', async () => {
+    const info = await docker.info();
+    const storage = `${info.DockerRootDir}/${info.Driver}`;
+    // Once the background has measured what there is, the two figures together are what du
+    // counts over Docker's storage and image metadata (containers of others aside).
+    await waitFor(
+      'ImageFsInfo within 5% of du',
+      async () => {
+        const res = await f.client.images.ImageFsInfo({});
+        assert.equal(res.imageFilesystems![0]!.fsId?.mountpoint, storage);
+        assert.equal(res.containerFilesystems![0]!.fsId?.mountpoint, storage);
+        assert.ok(BigInt(res.imageFilesystems![0]!.timestamp!) > 0n);
+        const bytes = bytesOf(res, 'imageFilesystems') + bytesOf(res, 'containerFilesystems');
+        const inodes = inodesOf(res, 'imageFilesystems') + inodesOf(res, 'containerFilesystems');
+        const duBytes = duTotal(['-sxcB1', storage, `${info.DockerRootDir}/image`]);
+        const duInodes = duTotal(['-sxc', '--inodes', storage, `${info.DockerRootDir}/image`]);
+        const [, used, , , iused] = execFileSync('df', ['-B1', '--output=source,used,size,itotal,iused', storage], { encoding: 'utf8' }).trim().split('\n')[1]!.trim().split(/\s+/);
+        assert.ok(bytes <= Number(used), `bytes ${bytes} within df used ${used}`);
+        assert.ok(inodes <= Number(iused), `inodes ${inodes} within df iused ${iused}`);
+        return Math.abs(bytes - duBytes) <= duBytes * 0.05 && Math.abs(inodes - duInodes) <= duInodes * 0.05;
+      },
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 1_000 },
+    );
+  });
+
+  it('counts an image loaded, and no longer counts it once removed', async () => {
+    const size = 8 * MiB;
+    const before = bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems');
+    const id = await importUniqueImage(`cds-test-fsinfo/${run}:big`, [], size);
+    f.removeImagesAfter([id], { force: true });
+    const grown = await waitFor(
+      'the image to be counted',
+      async () => {
+        const now = bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems');
+        return now >= before + size * 0.9 ? now : undefined;
+      },
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250 },
+    );
+    await docker.getImage(id).remove({ force: true });
+    await waitFor(
+      'the removed image to leave the figure',
+      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems') <= grown - size * 0.9,
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250 },
+    );
+  });
+
+  it('counts what a container writes to its writable layer', async () => {
+    const before = bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems');
+    await runContainer(f.client, f.pod, busybox(run, 'writer', { command: ['sh', '-c', 'head -c 8388608 /dev/urandom > /blob && sleep 3600'] }));
+    await waitFor(
+      'the 8 MiB the container wrote to be counted',
+      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems') >= before + 8 * MiB,
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250 },
+    );
+  });
+});
