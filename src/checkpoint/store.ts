@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { isFullId } from '../conventions/ids';
 import { InvalidArgumentError } from '../errors';
 import type { Logger } from '../util/logger';
 import { decodeCheckpoint, encodeCheckpoint, type SandboxCheckpoint } from './checkpoint';
 
-const FULL_ID = /^[0-9a-f]{64}$/;
 const FILE_SUFFIX = '.json';
 
 function isErrno(err: unknown, code: string): boolean {
@@ -30,7 +30,7 @@ export class CheckpointStore {
 
   /** The file of a sandbox; throws InvalidArgumentError for anything but a full Docker ID. */
   pathOf(id: string): string {
-    if (!FULL_ID.test(id)) throw new InvalidArgumentError(`checkpoint: ${JSON.stringify(id)} is not a full sandbox ID`);
+    if (!isFullId(id)) throw new InvalidArgumentError(`checkpoint: ${JSON.stringify(id)} is not a full sandbox ID`);
     return path.join(this.directory, id + FILE_SUFFIX);
   }
 
@@ -142,5 +142,5 @@ function idsAmong(names: readonly string[]): string[] {
   return names
     .filter((n) => n.endsWith(FILE_SUFFIX))
     .map((n) => n.slice(0, -FILE_SUFFIX.length))
-    .filter((id) => FULL_ID.test(id));
+    .filter(isFullId);
 }

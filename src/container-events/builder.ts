@@ -6,6 +6,7 @@
 import type { CheckpointCache } from '../checkpoint/cache';
 import type { ContainerEventResponse } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
+import { isFullId } from '../conventions/ids';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../conventions/labels';
 import type { ContainerChange } from '../docker-cache/container-store';
 import { assembleContainerStatus, assembleSandboxStatus, type StatusSources } from '../status/assemble';
@@ -31,7 +32,6 @@ export interface PodSnapshot {
   containers: ContainerInspect[];
 }
 
-const FULL_ID = /^[0-9a-f]{64}$/;
 
 function compareNanos(a: string, b: string): number {
   const d = BigInt(a) - BigInt(b);
@@ -90,7 +90,7 @@ export function containerEventBuilder(
 
 async function messagesFor(sources: EventSources, snap: PodSnapshot, clock: EventClock): Promise<ContainerEventResponse[]> {
   // The ID may come from a label someone else set: only a well-formed one is looked up.
-  const checkpoint = FULL_ID.test(snap.podId) ? await sources.checkpoints.read(snap.podId) : undefined;
+  const checkpoint = isFullId(snap.podId) ? await sources.checkpoints.read(snap.podId) : undefined;
   // Statuses as PodSandboxStatus and ContainerStatus answer them (which, for a stopped
   // container, wait until its log file is complete).
   const [podSandboxStatus, containersStatuses] = await Promise.all([

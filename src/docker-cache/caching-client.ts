@@ -24,7 +24,8 @@ import type {
   SystemDataUsage,
 } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
-import { cacheableListQuery, isFullId, matchesListQuery } from './list-query';
+import { isFullId } from '../conventions/ids';
+import { cacheableListQuery, matchesListQuery } from './list-query';
 import type { DockerStateCache } from './state-cache';
 import { statusText, summaryFromInspect } from './summary';
 

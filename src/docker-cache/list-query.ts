@@ -71,8 +71,3 @@ export function matchesListQuery(
   return true;
 }
 
-const FULL_ID = /^[0-9a-f]{64}$/;
-
-export function isFullId(id: string): boolean {
-  return FULL_ID.test(id);
-}

@@ -4,6 +4,7 @@
 // before ADD runs, too: a shim killed in the middle still leaves what DEL needs.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isFullId } from '../../conventions/ids';
 import type { CapabilityArgs } from './args';
 import type { CniResult } from './result';
 
@@ -20,7 +21,6 @@ export interface CachedAttachment {
   result?: CniResult;
 }
 
-const CONTAINER_ID = /^[0-9a-f]{64}$/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 export class ResultCache {
@@ -28,7 +28,7 @@ export class ResultCache {
 
   /** The file for one attachment; only validated parts make its name. */
   pathOf(networkName: string, containerId: string, ifName: string): string {
-    if (!CONTAINER_ID.test(containerId)) throw new Error(`CNI cache: ${JSON.stringify(containerId.slice(0, 80))} is not a container ID`);
+    if (!isFullId(containerId)) throw new Error(`CNI cache: ${JSON.stringify(containerId.slice(0, 80))} is not a container ID`);
     if (!NAME.test(networkName) || !NAME.test(ifName)) throw new Error('CNI cache: network and interface names must be plain names');
     return path.join(this.dir, 'results', `${networkName}-${containerId}-${ifName}`);
   }
@@ -43,7 +43,7 @@ export class ResultCache {
 
   /** Every cached attachment of a container (any network), newest format only. */
   forContainer(containerId: string, ifName: string): CachedAttachment[] {
-    if (!CONTAINER_ID.test(containerId)) return [];
+    if (!isFullId(containerId)) return [];
     let names: string[];
     try {
       names = fs.readdirSync(path.join(this.dir, 'results'));

@@ -10,12 +10,13 @@ import type {
 } from '../../cri/types';
 import type { DockerFilters } from '../../docker/types';
 import type { ShimContext } from '../context';
+import { isFullId } from '../../conventions/ids';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../conventions/labels';
 import { containerFromSummary, matchesContainerFilter } from '../../status/container-convert';
 
 export function dockerFiltersFor(filter: ContainerFilter__Output | null): DockerFilters {
   const label = [`${CONTAINER_TYPE_LABEL}=${TYPE_CONTAINER}`];
-  if (filter?.podSandboxId && filter.podSandboxId.length === 64) label.push(`${SANDBOX_ID_LABEL}=${filter.podSandboxId}`);
+  if (filter?.podSandboxId && isFullId(filter.podSandboxId)) label.push(`${SANDBOX_ID_LABEL}=${filter.podSandboxId}`);
   for (const [k, v] of Object.entries(filter?.labelSelector ?? {})) label.push(`${k}=${v}`);
   return { label };
 }

@@ -10,14 +10,14 @@ import type {
 } from '../../cri/types';
 import type { ContainerSummary, DockerFilters } from '../../docker/types';
 import type { ShimContext } from '../context';
+import { isFullId } from '../../conventions/ids';
 import { mapInSlices } from '../../stats/slices';
 import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../conventions/labels';
 
-const FULL_ID = /^[0-9a-f]{64}$/;
 
 export function dockerFiltersForStats(filter: ContainerStatsFilter__Output | null): DockerFilters {
   const label = [`${CONTAINER_TYPE_LABEL}=${TYPE_CONTAINER}`];
-  if (filter?.podSandboxId && FULL_ID.test(filter.podSandboxId)) label.push(`${SANDBOX_ID_LABEL}=${filter.podSandboxId}`);
+  if (filter?.podSandboxId && isFullId(filter.podSandboxId)) label.push(`${SANDBOX_ID_LABEL}=${filter.podSandboxId}`);
   for (const [k, v] of Object.entries(filter?.labelSelector ?? {})) label.push(`${k}=${v}`);
   return { label };
 }
