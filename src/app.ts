@@ -10,6 +10,7 @@ import type { DockerClient } from './docker/client';
 import { DockerodeClient } from './docker/dockerode-client';
 import { InstrumentedDockerClient, type DockerCallRecorder } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/version';
+import { DockerLiveness } from './docker/liveness';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { errorMessage } from './errors';
@@ -173,6 +174,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       config,
       docker,
       dockerFacts,
+      dockerLiveness: new DockerLiveness(docker),
       cgroups,
       network,
       credentials,

@@ -8,6 +8,7 @@ import type { ContainerEventHub } from '../container-events/builder';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { DockerFacts } from '../docker/version';
+import type { DockerLiveness } from '../docker/liveness';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkManager } from '../network/manager';
 import type { PodMetricsCollector } from '../pod-metrics/collector';
@@ -23,6 +24,8 @@ export interface ShimContext {
   /** Docker, with the polled reads answered by the state cache (see ../docker-cache). */
   readonly docker: DockerClient;
   readonly dockerFacts: DockerFacts;
+  /** Whether Docker answers, for Status: one ping at a time, answered within a second (see ../docker/liveness). */
+  readonly dockerLiveness: DockerLiveness;
   readonly cgroups: CgroupSetup;
   /** Pod networking: the plugin --network-plugin chose, behind the manager (see ../network). */
   readonly network: NetworkManager;

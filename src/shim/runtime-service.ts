@@ -40,7 +40,7 @@ import { portForward } from './streaming/port-forward';
 export function runtimeService(shim: ShimContext): RuntimeServiceImpl {
   return {
     Version: (req) => version(shim, req),
-    Status: (req) => status(shim, req),
+    Status: (req, ctx) => status(shim, req, ctx),
     RuntimeConfig: (req) => runtimeConfig(shim, req),
     UpdateRuntimeConfig: (req) => updateRuntimeConfig(shim, req),
     // Pod sandboxes

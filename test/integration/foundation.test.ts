@@ -144,11 +144,11 @@ describe('socket handling and shutdown', () => {
     try {
       proxy.delayMs = 1500;
       const before = proxy.received;
-      const inFlight = shim.client.runtime.Status({});
-      await waitFor('Status to reach Docker', () => proxy.received > before);
+      // A call that waits on Docker (Status no longer does: it answers within a second).
+      const inFlight = shim.client.images.RemoveImage({ image: { image: 'cds-test-absent/never:1' } });
+      await waitFor('RemoveImage to reach Docker', () => proxy.received > before);
       shim.child.kill('SIGTERM');
-      const res = await inFlight;
-      assert.equal(condition(res, 'RuntimeReady').status, true);
+      assert.deepEqual(await inFlight, {}, 'answered: an absent image is removed already');
     } finally {
       assert.equal(await behind.stop(), 0);
     }
@@ -158,13 +158,44 @@ describe('socket handling and shutdown', () => {
     const { shim, proxy, stop } = await f.startShimBehindProxy(['--shutdown-grace-period=200ms']);
     proxy.delayMs = 60_000;
     const before = proxy.received;
-    const inFlight = shim.client.runtime.Status({}).then(
+    const inFlight = shim.client.images.RemoveImage({ image: { image: 'cds-test-absent/never:1' } }).then(
       () => 'answered',
       (err: { code: number }) => err.code,
     );
-    await waitFor('Status to reach Docker', () => proxy.received > before);
+    await waitFor('RemoveImage to reach Docker', () => proxy.received > before);
     assert.equal(await stop('SIGTERM'), 0);
     assert.notEqual(await inFlight, 'answered');
+  });
+});
+
+describe('Docker hanging (it takes connections and answers nothing)', () => {
+  const f = useShim({ behindProxy: true, pod: 'hang' });
+
+  it('Status answers within a second throughout: ready for a few seconds, then not, then ready again; reads answer from the cache', async () => {
+    const statusWithin = async (ms: number): Promise<ReturnType<typeof condition>> => {
+      const started = Date.now();
+      const res = await f.client.runtime.Status({}, { deadline: Date.now() + ms });
+      assert.ok(Date.now() - started < ms);
+      return condition(res, 'RuntimeReady');
+    };
+    assert.equal((await statusWithin(1_000)).status, true);
+    f.proxy.hang();
+    try {
+      const down = await waitFor('RuntimeReady false while Docker hangs', async () => {
+        const c = await statusWithin(1_000);
+        return c.status ? undefined : c;
+      }, { timeoutMs: 15_000, intervalMs: 500 });
+      assert.equal(down.reason, 'DockerDaemonNotReady');
+      assert.match(down.message, /no answer for \d+ s/);
+      // The state cache still holds what Docker said last.
+      const { items } = await f.client.runtime.ListPodSandbox({ filter: { id: f.pod.id } }, { deadline: Date.now() + 1_000 });
+      assert.equal(items.length, 1);
+      const pod = await f.client.runtime.PodSandboxStatus({ podSandboxId: f.pod.id }, { deadline: Date.now() + 1_000 });
+      assert.equal(pod.status?.state, 'SANDBOX_READY');
+    } finally {
+      f.proxy.resume();
+    }
+    await waitFor('RuntimeReady again', async () => (await statusWithin(1_000)).status, { timeoutMs: 15_000, intervalMs: 250 });
   });
 });
 

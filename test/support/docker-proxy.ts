@@ -28,6 +28,10 @@ export class DockerProxy {
   readonly requests: string[] = [];
   /** The User-Agent of each of those ('' without one), in the same order. */
   readonly userAgents: string[] = [];
+  /** While true, nothing passes either way (a hung daemon); see `hang`. */
+  private hung = false;
+  /** What each connection was sent while hung, passed on at `resume`. */
+  private readonly held = new Map<net.Socket, { upstream: net.Socket; chunks: Buffer[] }>();
   /** Requests the proxy answers itself instead of Docker (see `answer`). */
   private readonly answers: Array<{ line: RegExp; status: number; message: string }> = [];
 
@@ -40,6 +44,7 @@ export class DockerProxy {
     fs.rmSync(this.socketPath, { force: true });
     const server = net.createServer((client) => {
       const upstream = net.connect(this.target);
+      this.clients.add(client);
       this.open.add(client).add(upstream);
       const drop = (): void => {
         client.destroy();
@@ -50,7 +55,14 @@ export class DockerProxy {
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
       upstream.pipe(client);
+      if (this.hung) upstream.pause();
       client.on('data', (chunk: Buffer) => {
+        if (this.hung) {
+          const held = this.held.get(client) ?? { upstream, chunks: [] };
+          held.chunks.push(chunk);
+          this.held.set(client, held);
+          return;
+        }
         this.received++;
         for (const { line, userAgent } of requestsIn(chunk.toString('latin1'))) {
           this.requests.push(line);
@@ -79,6 +91,28 @@ export class DockerProxy {
    */
   answer(line: RegExp, status: number, message: string): void {
     this.answers.push({ line, status, message });
+  }
+
+  /**
+   * A daemon that takes connections and answers nothing (as a dockerd stopped with SIGSTOP):
+   * requests are held, and nothing comes back, until `resume`.
+   */
+  hang(): void {
+    this.hung = true;
+    for (const s of this.open) if (!this.isClient(s)) s.pause();
+  }
+
+  /** Passes on what was held, in order, and lets answers through again. */
+  resume(): void {
+    this.hung = false;
+    for (const [client, { upstream, chunks }] of this.held) if (!client.destroyed) for (const c of chunks) upstream.write(c);
+    this.held.clear();
+    for (const s of this.open) s.resume();
+  }
+
+  private readonly clients = new WeakSet<net.Socket>();
+  private isClient(s: net.Socket): boolean {
+    return this.clients.has(s);
   }
 
   /** Stops listening and cuts every open connection; the socket file goes away. */

@@ -20,6 +20,7 @@ import { NetworkManager } from '../../src/network/manager';
 import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/plugin';
 import type { ShimContext } from '../../src/shim/context';
 import { StatsCollector } from '../../src/stats/collector';
+import { DockerLiveness } from '../../src/docker/liveness';
 import { PodMetricsCollector } from '../../src/pod-metrics/collector';
 import { DockerStorage } from '../../src/storage/docker-storage';
 import { StreamingServer } from '../../src/streaming/server';
@@ -106,6 +107,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     config,
     docker,
     dockerFacts,
+    dockerLiveness: new DockerLiveness(docker),
     cgroups,
     network: new NetworkManager(network, networkHost, log),
     credentials: opts.credentials ?? { credentialsFor: async () => [] },

@@ -1,7 +1,7 @@
 // Status: is Docker answering, and is pod networking ready. kubelet polls this every few
 // seconds and stops creating pods while either condition is false, so a Docker outage must
 // show here (and clear by itself when Docker is back) rather than fail the call.
-import type { RuntimeCondition, RuntimeHandler, StatusRequest__Output, StatusResponse } from '../../cri/types';
+import type { CallContext, RuntimeCondition, RuntimeHandler, StatusRequest__Output, StatusResponse } from '../../cri/types';
 import { errorMessage } from '../../errors';
 import type { ShimContext } from '../context';
 import { SHIM_VERSION } from '../context';
@@ -11,8 +11,8 @@ export const NETWORK_READY = 'NetworkReady';
 export const DOCKER_NOT_READY_REASON = 'DockerDaemonNotReady';
 export const NETWORK_NOT_READY_REASON = 'NetworkPluginNotReady';
 
-export async function status(shim: ShimContext, req: StatusRequest__Output): Promise<StatusResponse> {
-  const runtime = await runtimeCondition(shim);
+export async function status(shim: ShimContext, req: StatusRequest__Output, ctx: CallContext): Promise<StatusResponse> {
+  const runtime = await runtimeCondition(shim, ctx.signal);
   const net = shim.network.status();
   const network: RuntimeCondition = net.ready
     ? { type: NETWORK_READY, status: true }
@@ -24,27 +24,20 @@ export async function status(shim: ShimContext, req: StatusRequest__Output): Pro
       };
   const response: StatusResponse = {
     status: { conditions: [runtime, network] },
-    runtimeHandlers: await runtimeHandlers(shim),
+    runtimeHandlers: await runtimeHandlers(shim, runtime.status === true, ctx.signal),
     features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
   };
-  if (req.verbose) response.info = await verboseInfo(shim);
+  if (req.verbose) response.info = await verboseInfo(shim, runtime.status === true, ctx.signal);
   return response;
 }
 
-async function runtimeCondition(shim: ShimContext): Promise<RuntimeCondition> {
-  try {
-    await shim.docker.ping();
-    return { type: RUNTIME_READY, status: true };
-  } catch (err) {
-    // The daemon may come back upgraded: look its version up again then.
-    shim.dockerFacts.invalidate();
-    return {
-      type: RUNTIME_READY,
-      status: false,
-      reason: DOCKER_NOT_READY_REASON,
-      message: `docker: ${errorMessage(err)}`,
-    };
-  }
+/** From `shim.dockerLiveness`: within a second, even while Docker hangs. */
+async function runtimeCondition(shim: ShimContext, signal: AbortSignal): Promise<RuntimeCondition> {
+  const live = await shim.dockerLiveness.check(signal);
+  if (live.ready) return { type: RUNTIME_READY, status: true };
+  // The daemon may come back upgraded: look its version up again then.
+  shim.dockerFacts.invalidate();
+  return { type: RUNTIME_READY, status: false, reason: DOCKER_NOT_READY_REASON, message: live.message };
 }
 
 /**
@@ -52,18 +45,22 @@ async function runtimeCondition(shim: ShimContext): Promise<RuntimeCondition> {
  * with, all with the same features. Docker cannot give a pod its own user namespace, and
  * recursive read-only mounts need API 1.44, which Docker 20.10 lacks.
  */
-async function runtimeHandlers(shim: ShimContext): Promise<RuntimeHandler[]> {
+async function runtimeHandlers(shim: ShimContext, dockerReady: boolean, signal: AbortSignal): Promise<RuntimeHandler[]> {
   const features = { recursiveReadOnlyMounts: false, userNamespaces: false };
   let names: string[] = [];
-  try {
-    names = await shim.dockerFacts.runtimes();
-  } catch {
-    // Docker is down: RuntimeReady already says so; the default handler is all we can name.
+  // Docker down or hung: RuntimeReady already says so; the default handler is all we can name
+  // without waiting on it.
+  if (dockerReady) {
+    try {
+      names = await shim.dockerFacts.runtimes({ signal });
+    } catch {
+      // Gone meanwhile: as above.
+    }
   }
   return ['', ...names].map((name) => ({ name, features }));
 }
 
-async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
+async function verboseInfo(shim: ShimContext, dockerReady: boolean, signal: AbortSignal): Promise<Record<string, string>> {
   const info: Record<string, string> = {
     shim: JSON.stringify({ version: SHIM_VERSION }),
     cgroup: JSON.stringify(shim.cgroups),
@@ -71,7 +68,7 @@ async function verboseInfo(shim: ShimContext): Promise<Record<string, string>> {
     config: JSON.stringify(publicConfig(shim)),
   };
   try {
-    info.docker = JSON.stringify(await shim.dockerFacts.version());
+    info.docker = JSON.stringify(dockerReady ? await shim.dockerFacts.version({ signal }) : { error: 'not answering' });
   } catch (err) {
     info.docker = JSON.stringify({ error: errorMessage(err) });
   }
