@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
 import { DockerodeClient } from '../../src/docker/dockerode-client';
 import { StreamingServer } from '../../src/streaming/server';
-import { ControlType, decodeFrames, encodeControl, FLAG_FIN, HeaderCodec } from '../../src/streaming/spdy/framing';
+import * as zlib from 'node:zlib';
+import { ControlType, decodeFrames, encodeControl, FLAG_FIN, GOAWAY_PROTOCOL_ERROR, HeaderCodec } from '../../src/streaming/spdy/framing';
+import spdyDictionaries from 'spdy-transport/lib/spdy-transport/protocol/spdy/dictionary';
 import { createLogger } from '../../src/util/logger';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
@@ -64,6 +66,44 @@ describe('streaming server with a spdystream-style client', () => {
   let sleeper: string;
 
   before(async () => (sleeper = await f.runContainer('sleeper', SLEEP_FOREVER)));
+
+  it('answers a header-block bomb (40,000 declared entries, or a block inflating to megabytes) with GOAWAY PROTOCOL_ERROR at once, and keeps answering CRI calls', async () => {
+    const bombs: Array<[string, Buffer]> = [];
+    const entries = Buffer.alloc(4 + 40_000 * 8);
+    entries.writeUInt32BE(40_000, 0);
+    bombs.push(['40,000 empty entries', entries]);
+    const big = Buffer.alloc(4 + 8 + 4 * 1024 * 1024);
+    big.writeUInt32BE(1, 0);
+    big.writeUInt32BE(1, 4);
+    big.write('a', 8);
+    big.writeUInt32BE(4 * 1024 * 1024, 9);
+    bombs.push(['a 4 MiB value', big]);
+    for (const [what, block] of bombs) {
+      const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
+      const socket = await upgrade(url, 'v4.channel.k8s.io');
+      const goAway = new Promise<number>((resolve, reject) => {
+        let buffered: Buffer = Buffer.alloc(0);
+        socket.on('data', (chunk: Buffer) => {
+          const { frames, rest } = decodeFrames(Buffer.concat([buffered, chunk]));
+          buffered = rest;
+          for (const fr of frames) if (fr.kind === 'control' && fr.type === ControlType.GoAway) resolve(fr.payload.readUInt32BE(4));
+        });
+        socket.once('close', () => reject(new Error(`${what}: closed without GOAWAY`)));
+      });
+      // The client's own compressor, so the block is a valid deflate stream of the bomb.
+      const compressed = zlib.deflateSync(block, { dictionary: spdyDictionaries[3] });
+      const head = Buffer.alloc(10);
+      head.writeUInt32BE(1, 0);
+      const started = Date.now();
+      socket.write(encodeControl(ControlType.SynStream, 0, Buffer.concat([head, compressed])));
+      const version = f.client.runtime.Version({});
+      assert.equal(await goAway, GOAWAY_PROTOCOL_ERROR, what);
+      assert.equal((await version).runtimeName, 'docker');
+      const tookMs = Date.now() - started;
+      console.log(`header-block bomb (${what}, ${compressed.length} bytes compressed): GOAWAY and Version in ${tookMs} ms`);
+      socket.destroy();
+    }
+  });
 
   it('delivers 300 kB of output without any window update from the client', async () => {
     const size = 300_000;

@@ -11,7 +11,10 @@ import {
   encodeData,
   encodeHeaderBlock,
   FLAG_FIN,
+  HeaderBlockError,
   HeaderCodec,
+  MAX_HEADER_BLOCK_BYTES,
+  MAX_HEADER_ENTRIES,
   parseSynStream,
 } from '../../src/streaming/spdy/framing';
 
@@ -38,6 +41,39 @@ describe('SPDY/3 framing', () => {
     const block = encodeHeaderBlock({ streamType: ['error'], 'x-multi': ['a', 'b'] });
     assert.deepEqual(decodeHeaderBlock(block), { streamtype: ['error'], 'x-multi': ['a', 'b'] });
     assert.throws(() => decodeHeaderBlock(block.subarray(0, block.length - 1)), /truncated/);
+  });
+
+  it('refuses a block declaring more entries than its bound, before reading them', () => {
+    const bomb = Buffer.alloc(4 + 10 * 8);
+    bomb.writeUInt32BE(40_000, 0);
+    assert.throws(() => decodeHeaderBlock(bomb), (err: Error) => err instanceof HeaderBlockError && /40000 entries \(at most 128\)/.test(err.message));
+    assert.throws(() => decodeHeaderBlock(Buffer.alloc(MAX_HEADER_BLOCK_BYTES + 1)), HeaderBlockError);
+  });
+
+  it('keeps every value of a name repeated up to the bound', () => {
+    const names: Record<string, string[]> = {};
+    const block = encodeHeaderBlock(Object.fromEntries(Array.from({ length: MAX_HEADER_ENTRIES }, (_, i) => [`x-${i}`, [String(i)]])));
+    Object.assign(names, decodeHeaderBlock(block));
+    assert.equal(Object.keys(names).length, MAX_HEADER_ENTRIES);
+  });
+
+  it('stops inflating a block past its bound, and the codec refuses it', async () => {
+    const sender = zlib.createDeflate({ dictionary: spdyDictionaries[3] });
+    const huge = Buffer.alloc(4 + 8 + 8 * 1024 * 1024);
+    huge.writeUInt32BE(1, 0);
+    huge.writeUInt32BE(1, 4);
+    huge.write('a', 8);
+    huge.writeUInt32BE(8 * 1024 * 1024, 9);
+    const compressed = await new Promise<Buffer>((resolve) => {
+      const out: Buffer[] = [];
+      sender.on('data', (c: Buffer) => out.push(c));
+      sender.write(huge);
+      sender.flush(zlib.constants.Z_SYNC_FLUSH, () => resolve(Buffer.concat(out)));
+    });
+    sender.close();
+    const receiver = new HeaderCodec();
+    await assert.rejects(receiver.inflate(compressed), (err: Error) => err instanceof HeaderBlockError && /inflates past 65536 bytes/.test(err.message));
+    receiver.close();
   });
 
   it('compresses header blocks with the SPDY dictionary, one zlib stream per direction', async () => {

@@ -23,6 +23,7 @@ export const enum ControlType {
 export const RST_PROTOCOL_ERROR = 1;
 export const RST_REFUSED_STREAM = 3;
 export const RST_CANCEL = 5;
+export const GOAWAY_PROTOCOL_ERROR = 1;
 
 export type Frame =
   | { kind: 'data'; streamId: number; flags: number; data: Buffer }
@@ -89,15 +90,26 @@ export function encodeHeaderBlock(headers: HeaderBlock): Buffer {
   return Buffer.concat(parts);
 }
 
+/**
+ * Bounds on one header block, as a peer may send anything: the streaming protocols' blocks hold
+ * a handful of short headers (stream type, port, request ID), well under 1 KiB inflated.
+ */
+export const MAX_HEADER_BLOCK_BYTES = 64 * 1024;
+export const MAX_HEADER_ENTRIES = 128;
+
+export class HeaderBlockError extends Error {}
+
 export function decodeHeaderBlock(block: Buffer): HeaderBlock {
+  if (block.length > MAX_HEADER_BLOCK_BYTES) throw new HeaderBlockError(`SPDY header block is over ${MAX_HEADER_BLOCK_BYTES} bytes`);
   const headers: HeaderBlock = {};
   let offset = 0;
   const need = (n: number): void => {
-    if (block.length - offset < n) throw new Error('SPDY header block is truncated');
+    if (block.length - offset < n) throw new HeaderBlockError('SPDY header block is truncated');
   };
   need(4);
   const count = block.readUInt32BE(offset);
   offset += 4;
+  if (count > MAX_HEADER_ENTRIES) throw new HeaderBlockError(`SPDY header block declares ${count} entries (at most ${MAX_HEADER_ENTRIES})`);
   const readString = (): string => {
     need(4);
     const len = block.readUInt32BE(offset);
@@ -110,7 +122,8 @@ export function decodeHeaderBlock(block: Buffer): HeaderBlock {
   for (let i = 0; i < count; i++) {
     const name = readString().toLowerCase();
     const values = readString().split('\0');
-    headers[name] = [...(headers[name] ?? []), ...values];
+    const held = (headers[name] ??= []);
+    for (const v of values) held.push(v);
   }
   return headers;
 }
@@ -152,8 +165,9 @@ export class HeaderCodec {
   private readonly deflater = zlib.createDeflate({ dictionary: spdyDictionaries[3] });
   private chain: Promise<unknown> = Promise.resolve();
 
+  /** Fails with HeaderBlockError past MAX_HEADER_BLOCK_BYTES inflated, without inflating the rest. */
   inflate(compressed: Buffer): Promise<HeaderBlock> {
-    return this.serial(async () => decodeHeaderBlock(await flushThrough(this.inflater, compressed)));
+    return this.serial(async () => decodeHeaderBlock(await flushThrough(this.inflater, compressed, MAX_HEADER_BLOCK_BYTES)));
   }
 
   deflate(headers: HeaderBlock): Promise<Buffer> {
@@ -173,10 +187,24 @@ export class HeaderCodec {
   }
 }
 
-function flushThrough(z: zlib.Inflate | zlib.Deflate, input: Buffer): Promise<Buffer> {
+/** `input` through the stateful stream `z`; past `maxOutput` bytes out, `z` is closed and the promise fails. */
+function flushThrough(z: zlib.Inflate | zlib.Deflate, input: Buffer, maxOutput = Infinity): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const out: Buffer[] = [];
-    const onData = (chunk: Buffer): void => void out.push(chunk);
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= maxOutput) {
+        out.push(chunk);
+        return;
+      }
+      z.off('data', onData);
+      z.off('error', onError);
+      // The stream's state is lost with it: the session ends (a compression context cannot be
+      // skipped past), and no more of the block is inflated.
+      z.close();
+      reject(new HeaderBlockError(`SPDY header block inflates past ${maxOutput} bytes`));
+    };
     const onError = (err: Error): void => {
       z.off('data', onData);
       reject(err);

@@ -17,6 +17,7 @@ import {
   parseSynStream,
   rstStreamPayload,
   RST_PROTOCOL_ERROR,
+  GOAWAY_PROTOCOL_ERROR,
   streamIdOf,
   synReplyPayload,
   type Frame,
@@ -80,10 +81,13 @@ export class SpdyServerSession extends EventEmitter {
     socket.on('end', () => this.teardown());
   }
 
-  /** Says goodbye (GOAWAY) and closes the connection once everything queued is written. */
-  close(): void {
+  /**
+   * Says goodbye (GOAWAY, with `status`: 0 is OK, 1 PROTOCOL_ERROR) and closes the connection
+   * once everything queued is written.
+   */
+  close(status = 0): void {
     if (this.closed) return;
-    this.write(encodeControl(ControlType.GoAway, 0, goAwayPayload(this.lastStreamId)));
+    this.write(encodeControl(ControlType.GoAway, 0, goAwayPayload(this.lastStreamId, status)));
     this.socket.end();
     this.teardown();
   }
@@ -120,7 +124,9 @@ export class SpdyServerSession extends EventEmitter {
     for (const frame of frames) {
       // Frames are handled strictly in order: a stream's data must not overtake its SYN_STREAM,
       // whose headers inflate asynchronously.
-      this.chain = this.chain.then(() => this.handle(frame)).catch(() => void this.socket.destroy());
+      // A frame that cannot be handled (a header block over its bounds, one that does not
+      // inflate) ends the session: the header compression state cannot be resynchronised.
+      this.chain = this.chain.then(() => this.handle(frame)).catch(() => this.close(GOAWAY_PROTOCOL_ERROR));
     }
   }
 
