@@ -2,6 +2,8 @@
 // recovered from Docker after a shim restart. Keys are dockershim's, for drop-in compatibility.
 // A CRI label is stored as a Docker label of the same key; a CRI annotation as a Docker label
 // with ANNOTATION_PREFIX, so that status and list give both back exactly as given.
+import { InvalidArgumentError } from '../errors';
+import { quote } from '../util/quote';
 
 export const CONTAINER_TYPE_LABEL = 'io.kubernetes.docker.type';
 export const TYPE_SANDBOX = 'podsandbox';
@@ -21,6 +23,20 @@ export const INTERNAL_LABELS: ReadonlySet<string> = new Set([
   CONTAINER_LOG_PATH_LABEL,
   RUNTIME_HANDLER_LABEL,
 ]);
+
+/**
+ * Refuses CRI labels that would pass for the shim's own (a log path, a sandbox ID, the object's
+ * type) or for annotations once they are Docker labels: every create checks its request's
+ * labels with this before anything is made.
+ */
+export function checkCriLabels(field: string, labels: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(labels)) {
+    if (INTERNAL_LABELS.has(key)) throw new InvalidArgumentError(`${field}: ${quote(key)} is reserved for the runtime`);
+    if (key.startsWith(ANNOTATION_PREFIX)) {
+      throw new InvalidArgumentError(`${field}: ${quote(key)} starts with ${quote(ANNOTATION_PREFIX)}, which the runtime uses for annotations`);
+    }
+  }
+}
 
 /** Docker labels for a CRI object: its labels, its annotations (prefixed), then our internal ones. */
 export function toDockerLabels(

@@ -18,7 +18,7 @@ import {
   type LogRecord,
   type ResumePoint,
 } from './cri-format';
-import { openContainerLog } from './log-file';
+import { openContainerLog, openWrittenContainerLog } from './log-file';
 import type { FollowerRecord, FollowerRecordStore } from './follower-records';
 
 /** How much of the file's end is read to find where writing stopped. */
@@ -48,12 +48,8 @@ export interface FollowerDeps {
  * saved when that file was opened.
  */
 export async function resumePointOfFile(logPath: string): Promise<ResumePoint | undefined> {
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fs.promises.open(logPath, 'r+');
-  } catch {
-    return undefined;
-  }
+  const handle = await openWrittenContainerLog(logPath);
+  if (!handle) return undefined;
   try {
     const { size } = await handle.stat();
     const start = Math.max(0, size - TAIL_BYTES);

@@ -22,6 +22,23 @@ export async function openContainerLog(logPath: string): Promise<fs.promises.Fil
   }
 }
 
+/**
+ * Opens the CRI log file a previous run wrote, to read its tail and cut off a torn last line:
+ * never through a symlink (one put at the path between runs would have root truncate another
+ * file), and only a regular file. Undefined for anything else, or no file.
+ */
+export async function openWrittenContainerLog(logPath: string): Promise<fs.promises.FileHandle | undefined> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(logPath, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  if ((await handle.stat()).isFile()) return handle;
+  await handle.close();
+  return undefined;
+}
+
 /** The typed error for a log file that cannot be opened: the host's state forbids it. */
 export function logFileError(logPath: string, err: unknown): ShimError {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;

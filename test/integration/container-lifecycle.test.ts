@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { status as Code } from '@grpc/grpc-js';
 import { describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
-import { TEST_LABEL } from '../support/cleanup';
+import { TEST_LABEL, testLabels } from '../support/cleanup';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer, SLEEP_FOREVER, waitExited } from '../support/pods';
@@ -114,6 +114,10 @@ describe('container lifecycle', () => {
     await assert.rejects(create({}, 'f'.repeat(64)), rejectsWith(Code.NOT_FOUND, /sandbox/));
     await assert.rejects(create({}, 'not-an-id'), rejectsWith(Code.INVALID_ARGUMENT, /pod_sandbox_id/));
     await assert.rejects(create({ metadata: { name: '' } }), rejectsWith(Code.INVALID_ARGUMENT, /config.metadata.name is required/));
+    await assert.rejects(
+      create({ logPath: '', labels: { ...testLabels(run), 'io.kubernetes.container.logpath': '/etc/ld.so.preload' } }),
+      rejectsWith(Code.INVALID_ARGUMENT, /config.labels: "io.kubernetes.container.logpath" is reserved for the runtime/),
+    );
     await assert.rejects(create({ image: { image: '' } }), rejectsWith(Code.INVALID_ARGUMENT, /config.image.image is required/));
     await assert.rejects(create({ image: { image: 'cds-test/absent:never' } }), rejectsWith(Code.NOT_FOUND, /cds-test\/absent:never/));
     await assert.rejects(create({ mounts: [{ hostPath: 'relative', containerPath: '/x' }] }), rejectsWith(Code.INVALID_ARGUMENT, /config.mounts\[0\].host_path/));

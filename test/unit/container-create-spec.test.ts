@@ -59,6 +59,15 @@ describe('container create spec', () => {
     assert.equal(spec.HostConfig?.CgroupParent, '/kubepods/pod1');
   });
 
+  it('refuses the shim\'s own labels and the annotation prefix among the request\'s labels', () => {
+    // With no log path of its own, a request's log path label would name the file StartContainer appends the output to.
+    assert.throws(() => plan(containerConfig({ logPath: '', labels: { 'io.kubernetes.container.logpath': '/etc/ld.so.preload' } })), /^InvalidArgumentError: config.labels: "io.kubernetes.container.logpath" is reserved for the runtime/);
+    for (const key of ['io.kubernetes.sandbox.id', 'io.kubernetes.docker.type', 'io.kubernetes.cri-docker-shim.runtime-handler']) {
+      assert.throws(() => plan(containerConfig({ labels: { [key]: 'x' } })), /is reserved for the runtime/, key);
+    }
+    assert.throws(() => plan(containerConfig({ labels: { 'annotation.note': 'x' } })), /which the runtime uses for annotations/);
+  });
+
   it('joins the pod namespaces through the pause container', () => {
     const { spec } = plan(containerConfig());
     assert.equal(spec.HostConfig?.NetworkMode, `container:${SANDBOX}`);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +24,24 @@ describe('CRI log resume point', () => {
       fs.writeFileSync(`${dir}/torn.log`, '2026-11-22T02:04:18.000000000Z stdout F to');
       assert.equal(await resumePointOfFile(`${dir}/torn.log`), undefined);
       assert.equal(fs.readFileSync(`${dir}/torn.log`, 'utf8'), '');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('never follows a symlink put at the log path, nor touches what is not a regular file', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-torn-'));
+    try {
+      // Another file with a torn-looking last line: root must not truncate it through the link.
+      const victim = `${dir}/victim`;
+      fs.writeFileSync(victim, 'line one\nno newline at the end');
+      fs.symlinkSync(victim, `${dir}/0.log`);
+      assert.equal(await resumePointOfFile(`${dir}/0.log`), undefined);
+      assert.equal(fs.readFileSync(victim, 'utf8'), 'line one\nno newline at the end', 'the link\'s target is untouched');
+      fs.mkdirSync(`${dir}/dir.log`);
+      assert.equal(await resumePointOfFile(`${dir}/dir.log`), undefined);
+      execFileSync('mkfifo', [`${dir}/fifo.log`]);
+      assert.equal(await resumePointOfFile(`${dir}/fifo.log`), undefined, 'a FIFO is not waited on');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,7 @@ import { cgroupParentFor } from '../../cgroups/driver';
 import type { CgroupDriver } from '../../config/flags';
 import type { ContainerCreateSpec } from '../../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
-import { CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, toDockerLabels, TYPE_CONTAINER } from '../../conventions/labels';
+import { checkCriLabels, CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, toDockerLabels, TYPE_CONTAINER } from '../../conventions/labels';
 import { containerDockerName } from '../../conventions/naming';
 import { validateId } from '../../conventions/ids';
 import { toDockerBinds, toDockerDevices } from './mounts';
@@ -115,6 +115,9 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   if (!pod) throw new InvalidArgumentError('sandbox_config.metadata is required');
   if (config.CDIDevices.length > 0) throw new UnimplementedError('config.CDI_devices: Docker 20.10 cannot inject CDI devices');
   if (config.stdinOnce && !config.stdin) throw new InvalidArgumentError('config.stdin_once needs config.stdin');
+  // The shim's own labels come from the shim alone: a request's log path label would otherwise
+  // name the file StartContainer writes the container's output to.
+  checkCriLabels('config.labels', config.labels ?? {});
 
   const logPath = logPathOf(sandboxConfig.logDirectory, config.logPath);
   const linux = config.linux;

@@ -13,7 +13,7 @@ import type {
   RunPodSandboxRequest__Output,
 } from '../../cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
-import { ANNOTATION_PREFIX, INTERNAL_LABELS } from '../../conventions/labels';
+import { checkCriLabels } from '../../conventions/labels';
 import type { PodMetadata } from '../../conventions/naming';
 import { checkResources, type CheckedResources } from '../resources';
 import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, type HostFiles } from '../security-options';
@@ -159,14 +159,7 @@ function portMappingsOf(mappings: PortMapping__Output[]): CheckpointPortMapping[
 }
 
 function labelsOf(labels: Record<string, string>): Record<string, string> {
-  for (const key of Object.keys(labels)) {
-    if (INTERNAL_LABELS.has(key)) {
-      throw new InvalidArgumentError(`config.labels: ${quote(key)} is reserved for the runtime`);
-    }
-    if (key.startsWith(ANNOTATION_PREFIX)) {
-      throw new InvalidArgumentError(`config.labels: ${quote(key)} starts with ${quote(ANNOTATION_PREFIX)}, which the runtime uses for annotations`);
-    }
-  }
+  checkCriLabels('config.labels', labels);
   return { ...labels };
 }
 
