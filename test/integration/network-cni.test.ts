@@ -253,6 +253,52 @@ describe('cni network plugin', () => {
     }
   });
 
+  it('a teardown that fails still kills the pod (NOTREADY, Stop fails so kubelet retries); the retry releases it all', async () => {
+    // A plugin at the end of the chain whose DEL fails while a marker file exists.
+    const bin = tempDir('cni-flaky');
+    const marker = path.join(bin, 'fail-del');
+    fs.writeFileSync(
+      path.join(bin, 'cds-flaky-del'),
+      `#!${process.execPath}
+const fs = require('fs');
+const conf = JSON.parse(fs.readFileSync(0, 'utf8'));
+const say = (doc) => process.stdout.write(JSON.stringify(doc));
+switch (process.env.CNI_COMMAND) {
+  case 'VERSION': say({ cniVersion: conf.cniVersion, supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] }); break;
+  case 'ADD': say(conf.prevResult); break;
+  case 'DEL': if (fs.existsSync(conf.marker)) { say({ cniVersion: conf.cniVersion, code: 11, msg: 'told to fail DEL' }); process.exit(1); } break;
+}
+`,
+      { mode: 0o755 },
+    );
+    const flaky = makeTestNetwork({
+      extraPlugins: [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall', backend: 'iptables' }, { type: 'cds-flaky-del', marker }],
+    });
+    const flakyShim = await startShim({ args: [...flaky.shimArgs, `--cni-bin-dir=${bin},${CNI_BIN_DIR}`] });
+    try {
+      const { pod, ctr } = await podWithShell(flakyShim, run);
+      fs.writeFileSync(marker, '');
+      await assert.rejects(flakyShim.client.runtime.StopPodSandbox({ podSandboxId: pod }), rejectsWith(Code.UNKNOWN, /told to fail DEL/));
+      assert.equal((await dockerApi().getContainer(ctr).inspect()).State.Running, false, 'the pod\'s container was killed');
+      assert.equal((await dockerApi().getContainer(pod).inspect()).State.Running, false, 'the pause container was killed');
+      const { status } = await flakyShim.client.runtime.PodSandboxStatus({ podSandboxId: pod });
+      assert.equal(status?.state, 'SANDBOX_NOTREADY');
+      // Every plugin's DEL ran (the others released what they hold), but the chain's did not
+      // succeed, so the cached result a later DEL passes is kept.
+      assert.ok(fs.readdirSync(path.join(flaky.cacheDir, 'results')).length > 0, 'the cached ADD result is kept for the retry');
+
+      fs.rmSync(marker);
+      await flakyShim.client.runtime.StopPodSandbox({ podSandboxId: pod });
+      await flakyShim.client.runtime.RemovePodSandbox({ podSandboxId: pod });
+      await waitFor('the kernel to drop the dead namespace\'s veth', () => flaky.veths().length === 0);
+      assertNothingLeft(flaky, [pod]);
+    } finally {
+      await flakyShim.stop();
+      flaky.remove();
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
   it('keeps running pods’ networks and host ports across a shim restart; Stop after restart releases them', async () => {
     const root = tempDir('cni-restart');
     const hostPort = await freeLoopbackPort();

@@ -1,9 +1,14 @@
 // StopPodSandbox: tear down the pod's network, kill what still runs of its containers, then its
 // pause container.
 // Idempotent: a sandbox already stopped, or already removed, is success.
+// A teardown that fails (a CNI plugin uninstalled, IPAM down) does not keep the pod's containers
+// running: they are killed all the same, the pod reads NOTREADY, and the call fails with the
+// teardown's error so that kubelet calls again; that call's teardown, with the pause process
+// gone, passes the plugins the results cached at ADD (what a DEL needs), as Remove does.
 import type { CallContext, StopPodSandboxRequest__Output, StopPodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
+import { errorMessage } from '../../errors';
 import { findSandbox, networkFacts, networkTarget } from './lookup';
 import { killContainerIfPresent, killPodContainers } from './pod-containers';
 
@@ -13,9 +18,16 @@ export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxReque
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};
   await shim.sandboxLocks.run(found.id, async () => {
-    await shim.network.tearDownPod(networkTarget(found), networkFacts(found));
+    // The network first, while the pause process still holds the namespace, so the plugins
+    // can remove the pod's interfaces themselves.
+    const teardown = await shim.network.tearDownPod(networkTarget(found), networkFacts(found)).then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    if (teardown) shim.log.warn({ sandboxId: found.id, error: errorMessage(teardown.err) }, 'pod network teardown failed; stopping the pod anyway, the next StopPodSandbox tries again');
     await killPodContainers(shim.docker, found.id, opts);
     if (found.container) await killContainerIfPresent(shim.docker, found.id, opts);
+    if (teardown) throw teardown.err;
   });
   return {};
 }
