@@ -81,8 +81,8 @@ export class NetworkManager {
     return this.host.podCidrs();
   }
 
-  status(): NetworkStatus {
-    return this.plugin.status();
+  status(signal?: AbortSignal): Promise<NetworkStatus> {
+    return this.plugin.status(signal);
   }
 
   /** Calls and failures per operation since start, with their total time. */

@@ -21,7 +21,7 @@ export class NoopNetworkPlugin implements NetworkPlugin {
 
   podCidrsChanged(): void {}
 
-  status(): NetworkStatus {
+  async status(): Promise<NetworkStatus> {
     return { ready: true };
   }
 

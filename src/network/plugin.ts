@@ -37,7 +37,8 @@ export interface NetworkPlugin {
   podStatus(pod: PodRef): Promise<PodNetworkStatus>;
   /** UpdateRuntimeConfig changed the node's pod CIDRs. */
   podCidrsChanged(cidrs: readonly string[]): void;
-  status(): NetworkStatus;
+  /** Whether pods can be networked; answers promptly (Status asks it every few seconds). */
+  status(signal?: AbortSignal): Promise<NetworkStatus>;
   /** Called once the shim can see its pods, to restore what a restart lost (held host ports). */
   start(): Promise<void>;
   close(): Promise<void>;

@@ -299,6 +299,57 @@ switch (process.env.CNI_COMMAND) {
     }
   });
 
+  it('asks a plugin its versions again after a failed VERSION, and again when its binary is replaced, without a restart', async () => {
+    const bin = tempDir('cni-version');
+    const plugin = path.join(bin, 'cds-versions');
+    const failedOnce = path.join(bin, 'failed-once');
+    /** A plugin that supports `versions`; with `failFirst`, its first VERSION fails. */
+    const install = (versions: string[], failFirst: boolean): void => {
+      const tmp = `${plugin}.new`;
+      fs.writeFileSync(
+        tmp,
+        `#!${process.execPath}
+const fs = require('fs');
+const conf = JSON.parse(fs.readFileSync(0, 'utf8'));
+const say = (doc) => process.stdout.write(JSON.stringify(doc));
+switch (process.env.CNI_COMMAND) {
+  case 'VERSION':
+    if (${failFirst} && !fs.existsSync(${JSON.stringify(failedOnce)})) { fs.writeFileSync(${JSON.stringify(failedOnce)}, ''); process.exit(1); }
+    say({ cniVersion: conf.cniVersion, supportedVersions: ${JSON.stringify(versions)} }); break;
+  case 'ADD': say(conf.prevResult); break;
+}
+`,
+        { mode: 0o755 },
+      );
+      fs.renameSync(tmp, plugin);
+    };
+    install(['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'], true);
+    const probed = makeTestNetwork({ extraPlugins: [{ type: 'cds-versions' }] });
+    const probedShim = await startShim({ args: [...probed.shimArgs, `--cni-bin-dir=${bin},${CNI_BIN_DIR}`] });
+    try {
+      const first = await networkReady(probedShim);
+      assert.equal(first.status, false, 'not ready while its VERSION fails');
+      assert.match(first.message, /no answer to VERSION from cds-versions|asking cds-versions/);
+      await waitFor('the failed VERSION to be asked again, and NetworkReady', async () => (await networkReady(probedShim)).status, { timeoutMs: 20_000, intervalMs: 250 });
+      assert.ok(fs.existsSync(failedOnce), 'the first VERSION did fail');
+
+      install(['0.3.1'], false);
+      const refused = await waitFor(
+        'the replaced binary to be asked again',
+        async () => {
+          const c = await networkReady(probedShim);
+          return c.status ? undefined : c;
+        },
+        { timeoutMs: 20_000, intervalMs: 250 },
+      );
+      assert.match(refused.message, /not supported by cds-versions/);
+    } finally {
+      await probedShim.stop();
+      probed.remove();
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
   it('keeps running pods’ networks and host ports across a shim restart; Stop after restart releases them', async () => {
     const root = tempDir('cni-restart');
     const hostPort = await freeLoopbackPort();

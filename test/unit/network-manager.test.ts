@@ -30,7 +30,7 @@ class RecordingPlugin implements NetworkPlugin {
   podCidrsChanged(cidrs: readonly string[]): void {
     this.cidrs = cidrs;
   }
-  status(): NetworkStatus {
+  async status(): Promise<NetworkStatus> {
     return { ready: false, reason: 'NetworkPluginNotReady', message: 'no config' };
   }
   async start(): Promise<void> {}
@@ -91,12 +91,12 @@ describe('NetworkManager', () => {
     assert.equal(counts.tearDown.calls, 0);
   });
 
-  it('hands pod CIDRs to the host and the plugin, and the plugin’s status through', () => {
+  it('hands pod CIDRs to the host and the plugin, and the plugin’s status through', async () => {
     const { m, plugin } = manager('none');
     m.setPodCidrs(['10.244.1.0/24', 'fd00:1::/64']);
     assert.deepEqual(m.podCidrs, ['10.244.1.0/24', 'fd00:1::/64']);
     assert.deepEqual(plugin.cidrs, ['10.244.1.0/24', 'fd00:1::/64']);
-    assert.deepEqual(m.status(), { ready: false, reason: 'NetworkPluginNotReady', message: 'no config' });
+    assert.deepEqual(await m.status(), { ready: false, reason: 'NetworkPluginNotReady', message: 'no config' });
   });
 });
 

@@ -17,6 +17,8 @@ import type { CniRuntime } from './runtime';
 export const NETWORK_NOT_READY = 'NetworkPluginNotReady';
 /** How long one plugin call may take (kubelet's whole RunPodSandbox has 2 min or more). */
 export const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
+/** How long Status waits for a VERSION probe under way before it answers "asking". */
+export const STATUS_PROBE_WAIT_MS = 500;
 
 export interface CniPluginOptions {
   binDirs: readonly string[];
@@ -27,6 +29,8 @@ export interface CniPluginOptions {
 
 interface Selection {
   signature: string;
+  /** The chosen plugins' binaries as they were (a replaced one is asked its versions again). */
+  binaries: string;
   network: NetworkConfigList | undefined;
   problem: string | undefined;
   /** What was chosen, to log only changes. */
@@ -52,13 +56,14 @@ export class CniNetworkPlugin implements NetworkPlugin {
     return this.attachments.runtime;
   }
 
-  status(): NetworkStatus {
-    const problem = this.problem();
+  async status(signal?: AbortSignal): Promise<NetworkStatus> {
+    // A VERSION probe under way usually answers in milliseconds; a hung plugin must not hold Status.
+    const problem = await this.settledProblem(signal ? AbortSignal.any([signal, AbortSignal.timeout(STATUS_PROBE_WAIT_MS)]) : AbortSignal.timeout(STATUS_PROBE_WAIT_MS));
     return problem === undefined ? { ready: true } : { ready: false, reason: NETWORK_NOT_READY, message: problem };
   }
 
   async setUpPod(pod: PodRef, dns: PodDns | undefined, signal?: AbortSignal): Promise<PodNetworkStatus> {
-    const problem = this.problem();
+    const problem = await this.settledProblem(signal);
     if (problem !== undefined) throw new UnavailableError(`the pod network is not ready: ${problem}`);
     return { ips: podIpsOf(await this.attachments.setUp(this.selection!.network!, pod, dns, signal)) };
   }
@@ -102,6 +107,20 @@ export class CniNetworkPlugin implements NetworkPlugin {
 
   async close(): Promise<void> {}
 
+  /**
+   * Why pods cannot be networked, after the VERSION probes the choice started are in (each is
+   * bounded by the plugin timeout) or `signal` stops the wait; undefined when they can.
+   */
+  private async settledProblem(signal?: AbortSignal): Promise<string | undefined> {
+    this.problem();
+    try {
+      await this.runtime.probesSettled(signal);
+    } catch {
+      // gave up waiting: the answer says the probe is still under way
+    }
+    return this.problem();
+  }
+
   /** Why pods cannot be networked now; undefined when they can. */
   private problem(): string | undefined {
     const selection = this.select();
@@ -116,21 +135,31 @@ export class CniNetworkPlugin implements NetworkPlugin {
 
   private select(): Selection {
     const signature = this.confDirSignature();
-    if (this.selection?.signature === signature) return this.selection;
+    if (this.selection?.signature === signature && this.selection.binaries === this.binariesOf(this.selection.network)) return this.selection;
     const files = this.readConfDir();
     const choice = chooseNetwork(files, (type) => this.runtime.binaryOf(type) !== undefined);
     let { network } = choice;
     let problem = choice.network ? undefined : choice.problem;
+    // Settled: the choice holds until the conf dir changes. Not while a plugin's VERSION answer
+    // is awaited or failed: the next look asks again (a replaced binary is asked again too).
+    let settled = true;
     if (network) {
-      const unsupported = network.plugins.filter((p) => !this.runtime.supportedVersions(p.type, network!.cniVersion).includes(network!.cniVersion)).map((p) => p.type);
-      if (unsupported.length > 0) {
-        problem = `${network.source}: cniVersion ${network.cniVersion} is not supported by ${unsupported.join(', ')}`;
+      const list = network;
+      const answers = list.plugins.map((p) => ({ type: p.type, answer: this.runtime.supportedVersions(p.type, list.cniVersion) }));
+      const asking = answers.filter((a) => a.answer === 'asking').map((a) => a.type);
+      const failed = answers.flatMap((a) => (typeof a.answer === 'object' && 'failure' in a.answer ? [`${a.type} (${a.answer.failure})`] : []));
+      const unsupported = answers.filter((a) => typeof a.answer === 'object' && 'supported' in a.answer && !a.answer.supported.includes(list.cniVersion)).map((a) => a.type);
+      if (asking.length > 0) problem = `${list.source}: asking ${asking.join(', ')} which CNI versions they support`;
+      else if (failed.length > 0) problem = `${list.source}: no answer to VERSION from ${failed.join(', ')}`;
+      else if (unsupported.length > 0) problem = `${list.source}: cniVersion ${list.cniVersion} is not supported by ${unsupported.join(', ')}`;
+      if (problem !== undefined) {
         network = undefined;
+        settled = false;
       }
     }
     const outcome = network ? `${network.source}:${network.bytes}` : `problem:${problem}`;
     const changed = outcome !== this.selection?.outcome;
-    this.selection = { signature, network, problem, outcome };
+    this.selection = { signature: settled ? signature : '', binaries: this.binariesOf(network), network, problem, outcome };
     if (!changed) return this.selection;
     if (network) {
       this.log.info({ network: network.name, file: network.source, cniVersion: network.cniVersion, plugins: network.plugins.map((p) => p.type), skipped: choice.skipped }, 'CNI network chosen');
@@ -160,6 +189,10 @@ export class CniNetworkPlugin implements NetworkPlugin {
     } catch {
       return [];
     }
+  }
+
+  private binariesOf(network: NetworkConfigList | undefined): string {
+    return network ? network.plugins.map((p) => this.runtime.binaryIdentity(p.type)).join('|') : '';
   }
 
   private confDirSignature(): string {

@@ -2,7 +2,7 @@
 // order, each given the previous one's result; DEL in reverse order with the result ADD left;
 // CHECK where the list's version has it. A failed ADD is undone (DEL of the whole list) before
 // its error is passed on, so no address stays held and no interface or rule is left.
-import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import type { CapabilityArgs } from './args';
 import { runtimeConfigFor } from './args';
 import { ResultCache } from './cache';
@@ -10,6 +10,8 @@ import { declaredCapabilities, type NetworkConfigList, type PluginConf } from '.
 import { CniPluginError, execPlugin, findPluginBinary, type PluginCall } from './exec';
 import { parseResult, type CniResult } from './result';
 import { supportsCheck } from './version';
+import { errorMessage } from '../../errors';
+import { abortable } from '../../util/abortable';
 
 export interface Attachment {
   containerId: string;
@@ -38,9 +40,36 @@ export function pluginStdin(network: Pick<NetworkConfigList, 'name' | 'cniVersio
   return JSON.stringify(conf);
 }
 
+/** A VERSION probe that failed (no answer, not JSON) is asked again after this long. */
+export const VERSION_RETRY_MS = 5_000;
+
+/** What one binary said of the versions it supports, asked as one spec version. */
+interface VersionProbe {
+  /** The binary as it was when asked: a replaced binary is asked again. */
+  identity: string;
+  /** Undefined while the probe runs, and after a failed one. */
+  supported: string[] | undefined;
+  /** Why the last probe failed, and when. */
+  failure: { message: string; atMs: number } | undefined;
+}
+
+/** A plugin's answer to VERSION: what it supports, or why that is not known. */
+export type VersionAnswer = { supported: string[] } | { failure: string } | 'asking';
+
+/** A binary's identity for the probe cache: a replaced or rebuilt file differs in one of these. */
+function identityOf(binary: string): string | undefined {
+  try {
+    const st = fs.statSync(binary);
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
 export class CniRuntime {
   readonly cache: ResultCache;
-  private readonly versions = new Map<string, string[]>();
+  private readonly versions = new Map<string, VersionProbe>();
+  private readonly probesUnderWay = new Set<Promise<void>>();
 
   constructor(private readonly options: CniRuntimeOptions) {
     this.cache = new ResultCache(options.cacheDir);
@@ -50,31 +79,50 @@ export class CniRuntime {
     return findPluginBinary(this.options.binDirs, type);
   }
 
-  /**
-   * The spec versions a plugin binary says it supports (asked once per binary and size/mtime;
-   * synchronous, since it is asked only when the config changes).
-   */
-  supportedVersions(type: string, asVersion: string): string[] {
+  /** The plugin binary's path and identity, '' when there is none. */
+  binaryIdentity(type: string): string {
     const binary = this.binaryOf(type);
-    if (!binary) return [];
-    const key = `${binary}:${asVersion}`;
+    return binary ? `${binary}:${identityOf(binary) ?? 'gone'}` : '';
+  }
+
+  /**
+   * The spec versions a plugin binary says it supports, from its VERSION answer, kept per binary
+   * identity (path, inode, size, times) so that a replaced binary is asked again. The probe runs
+   * in the background (never blocking the event loop for the plugin timeout): 'asking' until it
+   * is in (`probesSettled` waits for it). A failed probe is not kept: it is asked again after
+   * VERSION_RETRY_MS.
+   */
+  supportedVersions(type: string, asVersion: string): VersionAnswer {
+    const binary = this.binaryOf(type);
+    const identity = binary === undefined ? undefined : identityOf(binary);
+    if (binary === undefined || identity === undefined) return { failure: `no binary in ${this.options.binDirs.join(', ')}` };
+    const key = `${binary}\0${asVersion}`;
     const known = this.versions.get(key);
-    if (known) return known;
-    const run = spawnSync(binary, [], {
-      env: { ...process.env, CNI_COMMAND: 'VERSION', CNI_PATH: this.options.binDirs.join(':') },
-      input: JSON.stringify({ cniVersion: asVersion }),
-      timeout: this.options.timeoutMs,
-      encoding: 'utf8',
-    });
-    let supported: string[] = [];
-    try {
-      const doc = JSON.parse(run.stdout) as { supportedVersions?: unknown };
-      if (Array.isArray(doc.supportedVersions)) supported = doc.supportedVersions.filter((v): v is string => typeof v === 'string');
-    } catch {
-      // a plugin that cannot say: treated as supporting nothing
+    if (known && known.identity === identity) {
+      if (known.supported) return { supported: known.supported };
+      if (!known.failure) return 'asking';
+      if (Date.now() - known.failure.atMs < VERSION_RETRY_MS) return { failure: known.failure.message };
     }
-    this.versions.set(key, supported);
-    return supported;
+    const probe: VersionProbe = { identity, supported: undefined, failure: undefined };
+    this.versions.set(key, probe);
+    const call: PluginCall = { command: 'VERSION', containerId: '', netns: '', ifName: '', args: [], binDirs: this.options.binDirs };
+    const running: Promise<void> = execPlugin(binary, type, call, JSON.stringify({ cniVersion: asVersion }), this.options.timeoutMs)
+      .then((out) => {
+        const listed = (out as { supportedVersions?: unknown } | undefined)?.supportedVersions;
+        if (!Array.isArray(listed)) throw new Error('its VERSION answer lists no supportedVersions');
+        probe.supported = listed.filter((v): v is string => typeof v === 'string');
+      })
+      .catch((err: unknown) => {
+        probe.failure = { message: errorMessage(err), atMs: Date.now() };
+      })
+      .finally(() => this.probesUnderWay.delete(running));
+    this.probesUnderWay.add(running);
+    return 'asking';
+  }
+
+  /** Resolves when no VERSION probe is under way (each is bounded by the plugin timeout), or rejects when `signal` gives up. */
+  async probesSettled(signal?: AbortSignal): Promise<void> {
+    while (this.probesUnderWay.size > 0) await abortable(Promise.all(this.probesUnderWay), signal);
   }
 
   private call(command: PluginCall['command'], att: Attachment): PluginCall {

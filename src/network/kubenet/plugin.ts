@@ -75,7 +75,7 @@ export class KubenetNetworkPlugin implements NetworkPlugin {
     this.hostports = new HostportManager({ runner: this.runner, natInterface: KUBENET_BRIDGE, logger: log });
   }
 
-  status(): NetworkStatus {
+  async status(): Promise<NetworkStatus> {
     const problem = this.problem();
     return problem === undefined ? { ready: true } : { ready: false, reason: NETWORK_NOT_READY, message: problem };
   }

@@ -13,7 +13,7 @@ export const NETWORK_NOT_READY_REASON = 'NetworkPluginNotReady';
 
 export async function status(shim: ShimContext, req: StatusRequest__Output, ctx: CallContext): Promise<StatusResponse> {
   const runtime = await runtimeCondition(shim, ctx.signal);
-  const net = shim.network.status();
+  const net = await shim.network.status(ctx.signal);
   const network: RuntimeCondition = net.ready
     ? { type: NETWORK_READY, status: true }
     : {
@@ -64,7 +64,7 @@ async function verboseInfo(shim: ShimContext, dockerReady: boolean, signal: Abor
   const info: Record<string, string> = {
     shim: JSON.stringify({ version: SHIM_VERSION }),
     cgroup: JSON.stringify(shim.cgroups),
-    network: JSON.stringify({ plugin: shim.network.pluginName, podCidr: shim.network.podCidrs.join(','), ...shim.network.status() }),
+    network: JSON.stringify({ plugin: shim.network.pluginName, podCidr: shim.network.podCidrs.join(','), ...(await shim.network.status(signal)) }),
     config: JSON.stringify(publicConfig(shim)),
   };
   try {
