@@ -25,6 +25,7 @@ import type { DockerClient } from '../docker/client';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
+import { abortable } from '../util/abortable';
 import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
 import { chainIds, readImageLayer, type ImageLayer } from './image-layers';
 
@@ -173,19 +174,27 @@ export class DockerStorage {
       // A failed first reconcile must not hold ImageFsInfo: it answers with what is known.
       this.markReconciled();
     }
+    // Containers first: their figures go stale, image layers never do. A long first walk of the
+    // image layers gives way between layers to a pass asked for meanwhile (a new container, the
+    // timer), which reconciles and measures the containers before it walks on.
+    await this.measureDueContainers(signal);
     for (const state of this.imageLayers.values()) {
+      if (this.passAgain) return;
       if (state.measured || !state.layer) continue;
       state.measured = await this.measure([state.layer.dir], signal);
     }
+    if (this.metadataStale) {
+      this.metadataStale = false;
+      this.metadata = await this.measure([path.join(this.root, 'image'), path.join(this.mountpoint, 'l')], signal);
+    }
+  }
+
+  private async measureDueContainers(signal: AbortSignal): Promise<void> {
     const now = this.opts.now();
     for (const layer of this.containers.values()) {
       const m = layer.measured;
       const due = !m || (layer.running ? now - m.atMs >= this.opts.runningLayerMaxAgeMs : m.atMs < layer.changedAtMs);
       if (due) layer.measured = await this.measure(layer.dirs, signal);
-    }
-    if (this.metadataStale) {
-      this.metadataStale = false;
-      this.metadata = await this.measure([path.join(this.root, 'image'), path.join(this.mountpoint, 'l')], signal);
     }
   }
 
@@ -300,14 +309,4 @@ export class DockerStorage {
     }
     return total;
   }
-}
-
-/** `work`, or the signal's reason as soon as it aborts. */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -217,6 +217,24 @@ describe('DockerStorage', () => {
     await assert.rejects(storage.imageFs(signal), UnimplementedError);
   });
 
+  it('measures a container asked about during a long walk of image layers before the rest of them', async () => {
+    layer(diff('a'), 'base', 5_000, { f: 'x' });
+    layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { g: 'y' });
+    docker.addImage('app:1', { RootFS: { Type: 'layers', Layers: [diff('a'), diff('b')] } } as never);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    start({ walk: async (roots, o) => (roots[0]!.endsWith('base') ? await held : undefined, diskUsage(roots, o)) });
+    await storage.imageFs(signal); // reconciled; the walk of the first image layer is held
+    container(hex('1'), 'c1', true);
+    assert.equal(storage.writableLayer(hex('1')), undefined, 'not measured yet: a pass is asked for');
+    release();
+    await storage.settled();
+    const order = walks.map((w) => path.basename(w[0]!));
+    assert.ok(order.indexOf('c1') < order.indexOf('app'), `the container before the second image layer: ${order.join(', ')}`);
+    assert.ok(storage.writableLayer(hex('1')));
+    assert.ok(order.includes('app'), 'the image layers are walked on afterwards');
+  });
+
   it('stops a walk under way when closed', async () => {
     layer(diff('a'), 'base', 5_000, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, 'x'])));
     docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
