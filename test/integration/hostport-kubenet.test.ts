@@ -11,6 +11,8 @@ import { POD_CIDR_V4, POD_CIDR_V6, SERVER_TCP_PORT, TestNode, type TestPod } fro
 
 const NODE_OUTSIDE = '192.168.251.1';
 const OUTSIDE = '192.168.251.2';
+/** A probe that expects no answer (isolated pods, no route out) waits this long for one. */
+const NO_ANSWER_MS = 1_500;
 
 describe('kubenet rules in a node namespace', () => {
   let node: TestNode;
@@ -34,8 +36,8 @@ describe('kubenet rules in a node namespace', () => {
   });
 
   it('without the rules, FORWARD DROP stops pod traffic (bridged and routed)', async () => {
-    assert.equal(await node.probe(pod2.ns, pod1.ipv4, SERVER_TCP_PORT), 'ERR timeout');
-    assert.equal(await node.probe(pod1.ns, OUTSIDE, SERVER_TCP_PORT), 'ERR timeout');
+    assert.equal(await node.probe(pod2.ns, pod1.ipv4, SERVER_TCP_PORT, 'tcp', NO_ANSWER_MS), 'ERR timeout');
+    assert.equal(await node.probe(pod1.ns, OUTSIDE, SERVER_TCP_PORT, 'tcp', NO_ANSWER_MS), 'ERR timeout');
   });
 
   it('accepts pod traffic and masquerades what leaves the non-masquerade CIDR', async () => {
@@ -66,7 +68,7 @@ describe('kubenet rules in a node namespace', () => {
   it('removal leaves nothing of ours', async () => {
     await removeKubenetRules(node.runner);
     for (const family of [4, 6] as const) assert.doesNotMatch(await node.iptablesSave(family), /CDS-/, `IPv${family}`);
-    assert.equal(await node.probe(pod1.ns, OUTSIDE, SERVER_TCP_PORT), 'ERR timeout');
+    assert.equal(await node.probe(pod1.ns, OUTSIDE, SERVER_TCP_PORT, 'tcp', NO_ANSWER_MS), 'ERR timeout');
     await removeKubenetRules(node.runner); // again: nothing there, no error
   });
 

@@ -52,9 +52,9 @@ tcp.listen(${SERVER_TCP_PORT}, '::', () => {
 
 /** Connects (TCP) or sends a datagram (UDP); prints "OK <answer>" or "ERR <code>". */
 const CLIENT = `
-const [host, port, proto] = process.argv.slice(1);
+const [host, port, proto, waitMs] = process.argv.slice(1);
 const done = (s) => { process.stdout.write(s.trim()); process.exit(0); };
-setTimeout(() => done('ERR timeout'), 1500);
+setTimeout(() => done('ERR timeout'), Number(waitMs));
 if (proto === 'udp') {
   const d = require('dgram').createSocket(host.includes(':') ? 'udp6' : 'udp4');
   d.on('message', (m) => done('OK ' + m));
@@ -150,9 +150,13 @@ export class TestNode {
     });
   }
 
-  /** From inside `ns`: "OK <answer>" or "ERR <code>". */
-  async probe(ns: string, host: string, port: number, proto: 'tcp' | 'udp' = 'tcp'): Promise<string> {
-    const { stdout } = await run('ip', ['netns', 'exec', ns, process.execPath, '-e', CLIENT, host, String(port), proto], { timeout: 10_000 });
+  /**
+   * From inside `ns`: "OK <answer>" or "ERR <code>"; "ERR timeout" after `waitMs` without an
+   * answer. An answer comes at once, but a first IPv6 contact waits for neighbour discovery
+   * (over 1.5 s on a loaded machine): a probe that expects no answer passes a shorter wait.
+   */
+  async probe(ns: string, host: string, port: number, proto: 'tcp' | 'udp' = 'tcp', waitMs = 5_000): Promise<string> {
+    const { stdout } = await run('ip', ['netns', 'exec', ns, process.execPath, '-e', CLIENT, host, String(port), proto, String(waitMs)], { timeout: waitMs + 10_000 });
     return stdout;
   }
 
