@@ -59,8 +59,14 @@ export class RecordingNetwork extends NoopNetworkPlugin {
     return { ips: [] };
   }
 
+  /** The next tearDownPod fails with this (once). */
+  failNextTearDown: Error | undefined;
+
   override async tearDownPod(target: PodNetworkTarget): Promise<void> {
     this.calls.push({ step: 'tearDown', sandboxId: target.sandboxId });
+    const err = this.failNextTearDown;
+    this.failNextTearDown = undefined;
+    if (err) throw err;
   }
 }
 

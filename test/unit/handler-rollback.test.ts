@@ -90,6 +90,19 @@ describe('RunPodSandbox rollback', () => {
     await assertRolledBack(id);
   });
 
+  it('leaves the pod NOTREADY, its pause stopped and its checkpoint kept, when the teardown after a failed set-up fails too', async () => {
+    const setUpFailed = new UnavailableError('network plugin: bridge failed');
+    f.network.failNextSetUp = setUpFailed;
+    f.network.failNextTearDown = new UnavailableError('network plugin: IPAM is down');
+    const err = await failure(runPodSandbox(f.shim, runRequest(), callContext('RunPodSandbox')));
+    assert.equal(err, setUpFailed, 'the set-up failure is the answer');
+    const id = createdId();
+    assert.deepEqual(f.docker.methods(), ['inspectImage', 'createContainer', 'inspectContainer', 'startContainer', 'stopContainer']);
+    assert.equal(f.docker.containers.get(id)?.State.Running, false, 'the pause container is stopped, not removed');
+    assert.deepEqual(await f.shim.checkpoints.ids(), [id], 'the checkpoint stays for the later teardown');
+    assert.deepEqual(f.network.calls, [{ step: 'setUp', sandboxId: id }, { step: 'tearDown', sandboxId: id }]);
+  });
+
   it('removes the container, never started, when the checkpoint cannot be written (INTERNAL)', async () => {
     f.checkpointStore.failNextWrite = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     const err = await failure(runPodSandbox(f.shim, runRequest(), callContext('RunPodSandbox')));

@@ -6,7 +6,7 @@ import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import { CHECKPOINT_VERSION } from '../../checkpoint/checkpoint';
 import type { CallContext, RunPodSandboxRequest__Output, RunPodSandboxResponse } from '../../cri/types';
 import type { ContainerCreateSpec } from '../../docker/types';
-import { AlreadyExistsError, DockerConflictError, DockerNotFoundError, errorMessage } from '../../errors';
+import { AlreadyExistsError, DockerConflictError, errorMessage } from '../../errors';
 import type { PodNetworkTarget } from '../../network/plugin';
 import { rfc3339ToNanos } from '../../util/time';
 import type { ShimContext } from '../context';
@@ -14,6 +14,7 @@ import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../../conventions/labels';
 import { sandboxCreateSpec } from './create-spec';
 import { ensureImage } from './ensure-image';
 import { planSandbox, type SandboxPlan } from './plan';
+import { killContainerIfPresent, removeContainerIfPresent } from './pod-containers';
 import { dockerRuntimeFor } from './runtime-handler';
 
 export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest__Output, ctx: CallContext): Promise<RunPodSandboxResponse> {
@@ -58,7 +59,7 @@ async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSp
       );
     }
     shim.log.info({ name, stale: existing.Id, state: existing.State }, 'removing a stale sandbox container of the same name');
-    await removeContainerQuietly(shim, existing.Id);
+    await removeContainerIfPresent(shim.docker, existing.Id);
     await shim.checkpoints.remove(existing.Id);
   }
   return shim.docker.createContainer(spec, opts);
@@ -83,8 +84,19 @@ async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ct
     await shim.network.setUpPod(target, plan, plan.dns, ctx.signal);
   } catch (err) {
     // Roll back without the caller's signal: a cancelled call must still clean up.
-    if (networkSetUp) await shim.network.tearDownPod(target, plan).catch((e: unknown) => logRollback(shim, id, 'network teardown', e));
-    await removeContainerQuietly(shim, id).catch((e: unknown) => logRollback(shim, id, 'remove container', e));
+    if (networkSetUp) {
+      try {
+        await shim.network.tearDownPod(target, plan);
+      } catch (teardownErr) {
+        // Removing the pod now would lose what a later DEL needs (its checkpoint and CNI cache):
+        // the pod stays, NOTREADY with its pause stopped, and kubelet's garbage collection
+        // stops and removes it, whose teardown runs DEL again (as containerd leaves it).
+        logRollback(shim, id, 'network teardown (the pod is left NOTREADY for a later StopPodSandbox)', teardownErr);
+        await killContainerIfPresent(shim.docker, id).catch((e: unknown) => logRollback(shim, id, 'stop container', e));
+        throw err;
+      }
+    }
+    await removeContainerIfPresent(shim.docker, id).catch((e: unknown) => logRollback(shim, id, 'remove container', e));
     await checkpoints.remove(id).catch((e: unknown) => logRollback(shim, id, 'remove checkpoint', e));
     throw err;
   }
@@ -105,14 +117,6 @@ function checkpointOf(plan: SandboxPlan, id: string, createdAt: string): Sandbox
     labels: plan.labels,
     annotations: plan.annotations,
   };
-}
-
-async function removeContainerQuietly(shim: ShimContext, id: string): Promise<void> {
-  try {
-    await shim.docker.removeContainer(id, { force: true, removeVolumes: true });
-  } catch (err) {
-    if (!(err instanceof DockerNotFoundError)) throw err;
-  }
 }
 
 function logRollback(shim: ShimContext, id: string, step: string, err: unknown): void {
