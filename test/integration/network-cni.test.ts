@@ -235,21 +235,52 @@ describe('cni network plugin', () => {
     }
   });
 
-  it('fails RunPodSandbox with the plugin’s own message and leaves nothing behind', async () => {
-    // portmap cannot read this config: it fails after bridge has made a veth and taken an address.
-    const failing = makeTestNetwork({ extraPlugins: [{ type: 'firewall', backend: 'iptables' }, { type: 'portmap', snat: 'yes', capabilities: { portMappings: true } }] });
-    const failingShim = await startShim({ args: failing.shimArgs });
+  it('fails RunPodSandbox with the plugin’s own message and leaves nothing behind; when the undo fails too, leaves the pod NOTREADY for a later Stop', async () => {
+    // A plugin after bridge and firewall (which have taken a veth, an address and rules) whose
+    // ADD fails, and whose DEL fails too while a marker file exists.
+    const bin = tempDir('cni-failing');
+    const marker = path.join(bin, 'fail-del');
+    fs.writeFileSync(
+      path.join(bin, 'cds-failing-add'),
+      `#!${process.execPath}
+const fs = require('fs');
+const conf = JSON.parse(fs.readFileSync(0, 'utf8'));
+const say = (doc) => process.stdout.write(JSON.stringify(doc));
+switch (process.env.CNI_COMMAND) {
+  case 'VERSION': say({ cniVersion: conf.cniVersion, supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] }); break;
+  case 'ADD': say({ cniVersion: conf.cniVersion, code: 11, msg: 'no room for this pod' }); process.exit(1);
+  case 'DEL': if (fs.existsSync(conf.marker)) { say({ cniVersion: conf.cniVersion, code: 11, msg: 'told to fail DEL' }); process.exit(1); } break;
+}
+`,
+      { mode: 0o755 },
+    );
+    const failing = makeTestNetwork({ extraPlugins: [{ type: 'firewall', backend: 'iptables' }, { type: 'cds-failing-add', marker }] });
+    const failingShim = await startShim({ args: [...failing.shimArgs, `--cni-bin-dir=${bin},${CNI_BIN_DIR}`] });
     try {
       const config = podConfig(run);
-      await assert.rejects(failingShim.client.runtime.RunPodSandbox({ config }), rejectsWith(Code.UNKNOWN, /CNI plugin portmap failed: .*snat/));
+      await assert.rejects(failingShim.client.runtime.RunPodSandbox({ config }), rejectsWith(Code.UNKNOWN, /CNI plugin cds-failing-add failed: .*no room for this pod/));
       const left = await dockerApi().listContainers({ all: true, filters: { label: [`io.kubernetes.pod.name=${config.metadata!.name}`] } });
       assert.deepEqual(left, [], 'no pause container');
       const byName = await dockerApi().listContainers({ all: true, filters: { name: [config.metadata!.name!] } });
       assert.deepEqual(byName, [], 'no pause container by name');
       assertNothingLeft(failing, []);
+
+      // The undo's DEL fails: what a later DEL needs stays, and so does the pod, NOTREADY.
+      fs.writeFileSync(marker, '');
+      const again = podConfig(run, { metadata: { ...config.metadata!, attempt: 1 } });
+      await assert.rejects(failingShim.client.runtime.RunPodSandbox({ config: again }), rejectsWith(Code.UNKNOWN, /no room for this pod/));
+      const { items } = await failingShim.client.runtime.ListPodSandbox({ filter: { labelSelector: { 'cri-docker-shim.test/run': run } } });
+      const kept = items.filter((i) => i.metadata?.name === config.metadata!.name);
+      assert.equal(kept.length, 1, 'the pod is kept for kubelet to stop');
+      assert.equal(kept[0]!.state, 'SANDBOX_NOTREADY');
+      assert.ok(fs.readdirSync(path.join(failing.cacheDir, 'results')).some((f) => f.includes(kept[0]!.id)), 'its CNI cache entry is kept');
+      fs.rmSync(marker);
+      await removePod(failingShim, kept[0]!.id);
+      assertNothingLeft(failing, [kept[0]!.id]);
     } finally {
       await failingShim.stop();
       failing.remove();
+      fs.rmSync(bin, { recursive: true, force: true });
     }
   });
 
@@ -380,6 +411,35 @@ switch (process.env.CNI_COMMAND) {
     }
   });
 
+  it('adopts a pod whose CNI cache libcni wrote (cri-dockerd: a 0.2.0 loopback, no cniArgs) beside a torn file: its IP, and a Stop that leaves nothing', async () => {
+    const root = tempDir('cni-adopt');
+    let first: ShimProcess | undefined = await startShim({ args: net.shimArgs, rootDir: root });
+    let second: ShimProcess | undefined;
+    try {
+      const p = await podWithShell(first, run);
+      await first.stop();
+      first = undefined;
+      // The cache as cri-dockerd (libcni) leaves it for the same pod.
+      const results = path.join(net.cacheDir, 'results');
+      const eth0File = path.join(results, `${net.name}-${p.pod}-eth0`);
+      const ours = JSON.parse(fs.readFileSync(eth0File, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(eth0File, JSON.stringify({ kind: 'cniCacheV1', containerId: p.pod, config: ours.config, ifName: 'eth0', networkName: net.name, netns: '/proc/1/ns/net', cniArgs: ours.cniArgs, result: ours.result }));
+      const loopback = { cniVersion: '0.2.0', name: 'cni-loopback', plugins: [{ type: 'loopback' }] };
+      fs.writeFileSync(path.join(results, `cni-loopback-${p.pod}-lo`), JSON.stringify({ kind: 'cniCacheV1', containerId: p.pod, config: Buffer.from(JSON.stringify(loopback)).toString('base64'), ifName: 'lo', networkName: 'cni-loopback', result: { cniVersion: '0.2.0', ip4: { ip: '127.0.0.1/8' }, dns: {} } }));
+      fs.writeFileSync(path.join(results, `stale-${p.pod}-eth0`), '{"kind":"cniCacheV1","containerId":');
+      second = await startShim({ args: net.shimArgs, rootDir: root });
+      const { status } = await second.client.runtime.PodSandboxStatus({ podSandboxId: p.pod });
+      assert.equal(status?.network?.ip, p.ips[0], 'the IP from libcni\'s entry');
+      await removePod(second, p.pod);
+      assertNothingLeft(net, [p.pod]);
+      assert.match(second.output(), /a CNI cache file cannot be used as it is/, 'the torn file is logged');
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('releases a pod whose network namespace is already gone, and a repeated Stop is harmless', async () => {
     const config = podConfig(run);
     const { podSandboxId: pod } = await shim.client.runtime.RunPodSandbox({ config });
@@ -403,7 +463,9 @@ switch (process.env.CNI_COMMAND) {
     const marker = path.join(bin, 'started');
     const version = '{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0"]}';
     fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then touch ${marker}; exec sleep 600; fi\necho '${version}'\n`, { mode: 0o755 });
-    const hang = makeTestNetwork({ extraPlugins: [{ type: 'hang' }] });
+    // portmap and firewall before the plugin that hangs: the firewall's rules name the pod's
+    // address, which its DEL after the crash finds only in the progress ADD left on disk.
+    const hang = makeTestNetwork({ extraPlugins: [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall', backend: 'iptables' }, { type: 'hang' }] });
     const root = tempDir('cni-kill');
     const args = [...hang.shimArgs, `--cni-bin-dir=${bin}`];
     let shim1: ShimProcess | undefined = await startShim({ args, rootDir: root });
@@ -413,6 +475,7 @@ switch (process.env.CNI_COMMAND) {
       const running = shim1.client.runtime.RunPodSandbox({ config }).catch((err: Error) => err);
       await waitFor('the plugin chain to be half way', () => fs.existsSync(marker), { timeoutMs: 60_000 });
       assert.equal(hang.reservations().length, 1, 'the bridge plugin already holds an address');
+      assert.ok(hang.rulesMentioning(hang.reservations()[0]!).length > 0, 'the firewall already has rules for it');
       await shim1.stop('SIGKILL');
       shim1 = undefined;
       await running;

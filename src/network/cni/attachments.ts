@@ -3,7 +3,8 @@
 // current network, which still releases an address IPAM holds); the pod's IPs from the last
 // result, which survives a shim restart in the cache.
 import type { NetworkHost, PodDns, PodRef } from '../host';
-import { UnavailableError } from '../../errors';
+import { errorMessage, UnavailableError } from '../../errors';
+import type { Logger } from '../../util/logger';
 import { capabilityArgs, cniArgs } from './args';
 import { parseNetworkConfig, type NetworkConfigList } from './config';
 import { podIpsOf, type CniResult } from './result';
@@ -25,6 +26,7 @@ export class PodAttachments {
   constructor(
     options: CniRuntimeOptions,
     private readonly host: NetworkHost,
+    private readonly log: Logger,
   ) {
     this.runtime = new CniRuntime(options);
   }
@@ -41,19 +43,41 @@ export class PodAttachments {
     return result;
   }
 
-  /** DEL of what the pod has; `current` is used when nothing is cached. */
+  /**
+   * DEL of what the cache says the pod has, each with the result its ADD left (or got to before
+   * a crash). Where the pod network has no usable entry (none, torn, foreign, or a config that
+   * cannot be read), DEL with `current` and no previous result still releases what IPAM holds;
+   * an unusable file goes once that DEL succeeded.
+   */
   async tearDown(pod: PodRef, current: NetworkConfigList | undefined, signal?: AbortSignal): Promise<void> {
     this.results.delete(pod.sandboxId);
     const netns = (await this.host.netnsPath(pod.sandboxId)) ?? '';
-    const cached = [...this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME), ...this.runtime.cache.forContainer(pod.sandboxId, LOOPBACK_IFNAME)];
-    for (const entry of cached) {
-      const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
-      const att: Attachment = { containerId: pod.sandboxId, netns, ifName: entry.ifName, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs };
-      await this.runtime.del(network, att, entry.result, signal);
+    let podNetworkCached = false;
+    const unusable: string[] = [];
+    for (const ifName of [POD_IFNAME, LOOPBACK_IFNAME]) {
+      for (const read of this.runtime.cache.read(pod.sandboxId, ifName)) {
+        let network: NetworkConfigList | undefined;
+        let problem = read.problem;
+        if (read.entry) {
+          try {
+            network = parseNetworkConfig(`cache of ${read.entry.networkName}`, Buffer.from(read.entry.config, 'base64').toString('utf8'), 'cached');
+          } catch (err) {
+            problem = errorMessage(err);
+          }
+        }
+        if (problem !== undefined) this.log.warn({ sandboxId: pod.sandboxId, file: read.file, problem }, 'a CNI cache file cannot be used as it is; its DEL goes without it');
+        if (!read.entry || !network) {
+          unusable.push(read.file);
+          continue;
+        }
+        if (ifName === POD_IFNAME) podNetworkCached = true;
+        const att: Attachment = { containerId: pod.sandboxId, netns, ifName, args: read.entry.cniArgs, capabilityArgs: read.entry.capabilityArgs };
+        await this.runtime.del(network, att, read.entry.result ?? read.entry.partialResult, signal);
+      }
     }
-    if (cached.length === 0 && !this.released.has(pod.sandboxId) && current) {
-      // Nothing cached (set up by something else, or the cache was lost): DEL with today's
-      // network still releases what the IPAM plugin holds for this container.
+    if (!podNetworkCached && !this.released.has(pod.sandboxId) && current) {
+      // Nothing usable cached (set up by something else, or the cache was lost): DEL with
+      // today's network still releases what the IPAM plugin holds for this container.
       const att: Attachment = {
         containerId: pod.sandboxId,
         netns,
@@ -63,6 +87,7 @@ export class PodAttachments {
       };
       await this.runtime.del(current, att, undefined, signal);
     }
+    for (const file of unusable) this.runtime.cache.removeFile(file);
     this.released.add(pod.sandboxId);
     if (this.released.size > RELEASED_REMEMBERED) this.released.delete(this.released.values().next().value!);
   }
@@ -81,7 +106,7 @@ export class PodAttachments {
     const entry = this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result);
     const netns = await this.host.netnsPath(pod.sandboxId);
     if (!entry?.result || netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no network to check`);
-    const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'));
+    const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'), 'cached');
     await this.runtime.check(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs }, entry.result, signal);
   }
 }

@@ -3,7 +3,7 @@
 // kubelet do: `.conf`, `.conflist` and `.json` files in lexical order; the first that parses
 // and whose plugin binaries all exist is the network; a single plugin's `.conf` is read as a
 // list of one.
-import { isSupportedVersion, isVersion } from './version';
+import { isSpecVersion, isSupportedVersion, isVersion, NEWEST_SUPPORTED, OLDEST_SPEC, OLDEST_SUPPORTED } from './version';
 
 /** One plugin's configuration, as the file gives it (its own keys are the plugin's business). */
 export type PluginConf = Readonly<Record<string, unknown>> & { readonly type: string };
@@ -34,8 +34,13 @@ function pluginOf(raw: unknown, where: string): PluginConf {
   return raw as PluginConf;
 }
 
-/** Parses one file's text into a network list; throws CniConfigError saying what is wrong. */
-export function parseNetworkConfig(fileName: string, text: string): NetworkConfigList {
+/**
+ * Parses one file's text into a network list; throws CniConfigError saying what is wrong. A
+ * config from the conf dir must have a version we run ADD with; a cached one (`cached`), whose
+ * only use is DEL, may have any version the spec has had (libcni caches cri-dockerd's loopback
+ * as 0.2.0).
+ */
+export function parseNetworkConfig(fileName: string, text: string, versions: 'supported' | 'cached' = 'supported'): NetworkConfigList {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -45,7 +50,10 @@ export function parseNetworkConfig(fileName: string, text: string): NetworkConfi
   if (!isRecord(doc)) throw new CniConfigError(`${fileName}: not a JSON object`);
   const cniVersion = typeof doc.cniVersion === 'string' ? doc.cniVersion : '';
   if (!isVersion(cniVersion)) throw new CniConfigError(`${fileName}: cniVersion ${JSON.stringify(doc.cniVersion ?? null)} is not a version`);
-  if (!isSupportedVersion(cniVersion)) throw new CniConfigError(`${fileName}: cniVersion ${cniVersion} is not supported (0.3.0 to 1.1.0)`);
+  const oldest = versions === 'cached' ? OLDEST_SPEC : OLDEST_SUPPORTED;
+  if (!(versions === 'cached' ? isSpecVersion : isSupportedVersion)(cniVersion)) {
+    throw new CniConfigError(`${fileName}: cniVersion ${cniVersion} is not supported (${oldest} to ${NEWEST_SUPPORTED})`);
+  }
   if (typeof doc.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(doc.name)) {
     throw new CniConfigError(`${fileName}: name must be letters, digits, '.', '_' and '-'`);
   }

@@ -49,7 +49,7 @@ export class CniNetworkPlugin implements NetworkPlugin {
     private readonly host: NetworkHost,
     private readonly log: Logger,
   ) {
-    this.attachments = new PodAttachments({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS }, host);
+    this.attachments = new PodAttachments({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS }, host, log);
   }
 
   private get runtime(): CniRuntime {

@@ -1,5 +1,6 @@
-// A plugin's ADD result, spec 0.3.0 to 1.1.0, read into one shape (pure). The formats agree on
-// interfaces/ips/routes/dns; 0.3.x also has a `version` per IP, which we do not need.
+// A plugin's ADD result, any spec version, read into one shape (pure). 0.3.0 to 1.1.0 agree on
+// interfaces/ips/routes/dns (0.3.x also has a `version` per IP, which we do not need); 0.1.0 and
+// 0.2.0 have `ip4` and `ip6`, each an address with its gateway and routes, and no interfaces.
 import { isIP } from 'node:net';
 
 export interface CniInterface {
@@ -41,6 +42,7 @@ export function parseResult(doc: unknown, fallbackVersion: string): CniResult {
         ...(typeof i.sandbox === 'string' ? { sandbox: i.sandbox } : {}),
       }))
     : [];
+  if (!Array.isArray(doc.ips) && (isRecord(doc.ip4) || isRecord(doc.ip6))) return parseOldResult(doc, cniVersion);
   const ips: CniIp[] = [];
   for (const raw of Array.isArray(doc.ips) ? doc.ips : []) {
     if (!isRecord(raw) || typeof raw.address !== 'string' || isIP(raw.address.split('/')[0] ?? '') === 0) {
@@ -56,6 +58,23 @@ export function parseResult(doc: unknown, fallbackVersion: string): CniResult {
     : [];
   const dns = isRecord(doc.dns) ? (doc.dns as CniResult['dns']) : {};
   return { cniVersion, interfaces, ips, routes, dns };
+}
+
+/** A 0.1.0 / 0.2.0 result: `ip4` and `ip6`, each `{ ip, gateway?, routes? }`. */
+function parseOldResult(doc: Record<string, unknown>, cniVersion: string): CniResult {
+  const result: CniResult = { cniVersion, interfaces: [], ips: [], routes: [], dns: isRecord(doc.dns) ? (doc.dns as CniResult['dns']) : {} };
+  for (const family of ['ip4', 'ip6'] as const) {
+    const config = doc[family];
+    if (config === undefined) continue;
+    if (!isRecord(config) || typeof config.ip !== 'string' || isIP(config.ip.split('/')[0] ?? '') === 0) {
+      throw new CniResultError(`the result has a malformed ${family}: ${JSON.stringify(config).slice(0, 100)}`);
+    }
+    result.ips.push({ address: config.ip, ...(typeof config.gateway === 'string' ? { gateway: config.gateway } : {}) });
+    for (const r of Array.isArray(config.routes) ? config.routes.filter(isRecord) : []) {
+      result.routes.push({ dst: String(r.dst ?? ''), ...(typeof r.gw === 'string' ? { gw: r.gw } : {}) });
+    }
+  }
+  return result;
 }
 
 /**

@@ -149,14 +149,19 @@ export class CniRuntime {
     this.cache.write(cacheEntry);
     let prev: CniResult | undefined;
     try {
-      for (const plugin of network.plugins) {
+      for (const [i, plugin] of network.plugins.entries()) {
         const out = await this.run(network, plugin, this.call('ADD', att), att.capabilityArgs, prev, signal);
         if (out !== undefined) prev = parseResult(out, network.cniVersion);
+        // What the next plugin is given, on disk before it runs: a DEL after a kill -9 passes
+        // it on, so a plugin cut short (firewall, portmap) still finds the addresses it used.
+        if (prev && i < network.plugins.length - 1) this.cache.write({ ...cacheEntry, partialResult: prev });
       }
     } catch (err) {
       // Undo without the caller's signal: a cancelled ADD must still be released. A plugin that
       // cannot even read its config fails DEL too; what the others took is released all the same.
-      await this.del(network, att, prev).catch(() => this.cache.remove(network.name, att.containerId, att.ifName));
+      // When the undo fails, the cache entry stays: it is all a later DEL (the caller's teardown,
+      // kubelet's retry) has to go on.
+      await this.del(network, att, prev).catch(() => undefined);
       throw err;
     }
     const result = prev ?? { cniVersion: network.cniVersion, interfaces: [], ips: [], routes: [], dns: {} };

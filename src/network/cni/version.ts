@@ -22,8 +22,16 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
+/** The first spec version: a cached config (ours, or libcni's as cri-dockerd left it) may be any since. */
+export const OLDEST_SPEC = '0.1.0';
+
 export function isSupportedVersion(version: string): boolean {
   return isVersion(version) && compareVersions(version, OLDEST_SUPPORTED) >= 0 && compareVersions(version, NEWEST_SUPPORTED) <= 0;
+}
+
+/** A version the spec has had, up to the newest we speak: enough to run DEL with a cached config. */
+export function isSpecVersion(version: string): boolean {
+  return isVersion(version) && compareVersions(version, OLDEST_SPEC) >= 0 && compareVersions(version, NEWEST_SUPPORTED) <= 0;
 }
 
 /** CHECK, and DEL receiving the cached result as prevResult, came with 0.4.0. */

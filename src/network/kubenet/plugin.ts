@@ -71,7 +71,7 @@ export class KubenetNetworkPlugin implements NetworkPlugin {
     private readonly log: Logger,
   ) {
     this.runner = options.runner ?? hostRunner;
-    this.attachments = new PodAttachments({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS }, host);
+    this.attachments = new PodAttachments({ binDirs: options.binDirs, cacheDir: options.cacheDir, timeoutMs: options.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS }, host, log);
     this.hostports = new HostportManager({ runner: this.runner, natInterface: KUBENET_BRIDGE, logger: log });
   }
 
