@@ -168,11 +168,12 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const podMetrics = new PodMetricsCollector({ cgroups, log }, storage);
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
-    const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
+    const buildEvent = containerEventBuilder({ docker, oomKills: state.containers, logs: followers, network, log, checkpoints }, state.containers);
     const containerEvents = new EventHub(state, buildEvent, log);
     const context: ShimContext = {
       config,
       docker,
+      oomKills: state.containers,
       dockerFacts,
       dockerLiveness: new DockerLiveness(docker),
       cgroups,

@@ -17,12 +17,26 @@ export interface ContainerChange {
   after: ContainerInspect | undefined;
 }
 
-export class ContainerStore {
+/**
+ * The OOM kills the cache heard of from Docker's `oom` event, by container and run. Docker's own
+ * State.OOMKilled races the exit (Docker 20.10 leaves it false when the exit is handled first),
+ * but the event comes either way.
+ */
+export interface OomKills {
+  /** Whether Docker reported an OOM kill in the container's run that started at `startedAt`. */
+  oomKilledIn(id: string, startedAt: string): boolean;
+}
+
+export class ContainerStore implements OomKills {
   private readonly docs = new Map<string, ContainerInspect>();
   /** The tail of each container's queue of changes. */
   private readonly queues = new Map<string, Promise<void>>();
   /** Refreshes queued but not started yet: a later request can share one (see `refresh`). */
   private readonly waiting = new Map<string, Promise<void>>();
+  /** Containers with an `oom` event that no refresh has taken up yet. */
+  private readonly oomHeard = new Set<string>();
+  /** The StartedAt of the run in which each container was OOM-killed; goes with the container. */
+  private readonly oomRuns = new Map<string, string>();
 
   /** `onChange` hears every document stored or dropped, in the order the store applied them. */
   constructor(
@@ -47,16 +61,24 @@ export class ContainerStore {
     return this.docs.has(id) || this.queues.has(id);
   }
 
+  oomKilledIn(id: string, startedAt: string): boolean {
+    return this.oomRuns.get(id) === startedAt;
+  }
+
   /**
    * Reads the container from Docker again; drops it when it is gone or not tracked. One change
    * makes several events (kill, die, stop): a refresh asked for while another is still waiting
    * to start shares it, since that one's inspect will run after both requests anyway.
+   * `oomKilled`: Docker reported an OOM kill; it is counted against the run this refresh's
+   * inspect shows (one that starts after the report, so not an earlier run).
    */
-  refresh(id: string): Promise<void> {
+  refresh(id: string, { oomKilled = false }: { oomKilled?: boolean } = {}): Promise<void> {
+    if (oomKilled) this.oomHeard.add(id);
     const queued = this.waiting.get(id);
     if (queued) return queued;
     const run = this.enqueue(id, async () => {
       if (this.waiting.get(id) === run) this.waiting.delete(id);
+      const oomHeard = this.oomHeard.delete(id);
       let doc: ContainerInspect;
       try {
         doc = await this.docker.inspectContainer(id);
@@ -65,10 +87,17 @@ export class ContainerStore {
           this.drop(id);
           return;
         }
+        // The resync this failure leads to takes the report up.
+        if (oomHeard) this.oomHeard.add(id);
         throw err;
       }
-      if (isTracked(doc.Config?.Labels)) this.put(doc);
-      else this.drop(doc.Id);
+      if (!isTracked(doc.Config?.Labels)) {
+        this.drop(doc.Id);
+        return;
+      }
+      // Recorded before the document is announced, so the statuses built for it see it.
+      if (oomHeard) this.oomRuns.set(doc.Id, doc.State.StartedAt);
+      this.put(doc);
     });
     this.waiting.set(id, run);
     // A step that never starts (the store was cleared) must not leave its entry behind.
@@ -94,6 +123,7 @@ export class ContainerStore {
   }
 
   private drop(id: string): void {
+    this.oomRuns.delete(id);
     const before = this.docs.get(id);
     if (!before) return;
     this.docs.delete(id);
@@ -120,6 +150,8 @@ export class ContainerStore {
   clear(): void {
     this.docs.clear();
     this.waiting.clear();
+    this.oomHeard.clear();
+    this.oomRuns.clear();
   }
 
   private enqueue(id: string, step: () => Promise<void>): Promise<void> {

@@ -18,6 +18,9 @@ const CONTAINER_ACTIONS = [
   'restart',
 ] as const;
 
+/** Docker's word for the OOM killer having acted in a container's cgroup. */
+const OOM = 'oom';
+
 /**
  * Docker reports a health check's verdict changing as "health_status: <status>"; asking for
  * it makes dockerd match every `event` value as a prefix, which none of the others mind.
@@ -44,6 +47,8 @@ export const EVENT_FILTERS: DockerFilters = {
 
 export type EventAction =
   | { kind: 'refresh'; id: string }
+  /** Docker says the OOM killer acted in the container: remember it for the run, and re-inspect. */
+  | { kind: 'oom'; id: string }
   | { kind: 'forget'; id: string }
   | { kind: 'images-changed' }
   | { kind: 'ignore' };
@@ -66,7 +71,8 @@ export function actionForEvent(ev: DockerEvent, isKnown: (id: string) => boolean
       if (!relevant || id === '') return { kind: 'ignore' };
       // Container events carry the container's labels among their attributes.
       if (!isTracked(attrs) && !isKnown(id)) return { kind: 'ignore' };
-      return ev.Action === 'destroy' ? { kind: 'forget', id } : { kind: 'refresh', id };
+      if (ev.Action === 'destroy') return { kind: 'forget', id };
+      return ev.Action === OOM ? { kind: 'oom', id } : { kind: 'refresh', id };
     }
     case 'network': {
       const id = attrs.container ?? '';

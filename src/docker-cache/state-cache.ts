@@ -100,9 +100,9 @@ export class DockerStateCache {
   }
 
   /** Reads a container again; if that fails the cache cannot vouch for it, so it resyncs. */
-  async refreshContainer(id: string): Promise<void> {
+  async refreshContainer(id: string, opts: { oomKilled?: boolean } = {}): Promise<void> {
     try {
-      await this.containers.refresh(id);
+      await this.containers.refresh(id, opts);
     } catch (err) {
       this.desync(`re-inspecting container ${id}: ${errorMessage(err)}`);
     }
@@ -190,6 +190,9 @@ export class DockerStateCache {
     switch (action.kind) {
       case 'refresh':
         void this.refreshContainer(action.id);
+        return;
+      case 'oom':
+        void this.refreshContainer(action.id, { oomKilled: true });
         return;
       case 'forget':
         void this.containers.forget(action.id);

@@ -82,6 +82,19 @@ function daemonMessage(err: ModemError): string {
   return (m ? m[1]! : err.message).trim();
 }
 
+/**
+ * Daemon words for "it is not there" that come with a status other than 404. Docker 20.10
+ * answers a removal that lost a race with another removal of the same image 500 "unrecognized
+ * image ID sha256:…" (later versions answer the same words with 404); "No such …" is Docker's
+ * own 404 wording, matched too so that no status code it may come with hides it.
+ */
+const GONE_ANSWERS: readonly RegExp[] = [/^unrecognized image\b/, /^No such (image|container)\b/i];
+
+/** Whether an error answer means the object is gone, whatever status it came with. */
+function isGoneAnswer(statusCode: number, daemonWords: string): boolean {
+  return statusCode === 404 || GONE_ANSWERS.some((re) => re.test(daemonWords));
+}
+
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
 
 export class DockerodeClient implements DockerClient {
@@ -113,9 +126,8 @@ export class DockerodeClient implements DockerClient {
     const e = err as ModemError;
     if (e && typeof e.statusCode === 'number') {
       const msg = daemonMessage(e);
+      if (isGoneAnswer(e.statusCode, msg)) return new DockerNotFoundError(msg, { cause: err });
       switch (e.statusCode) {
-        case 404:
-          return new DockerNotFoundError(msg, { cause: err });
         case 409:
           return new DockerConflictError(msg, { cause: err });
         case 304:

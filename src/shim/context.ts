@@ -7,6 +7,7 @@ import type { Config } from '../config/flags';
 import type { ContainerEventHub } from '../container-events/builder';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
+import type { OomKills } from '../docker-cache/container-store';
 import type { DockerFacts } from '../docker/version';
 import type { DockerLiveness } from '../docker/liveness';
 import type { ContainerLogManager } from '../logs/manager';
@@ -23,6 +24,8 @@ export interface ShimContext {
   readonly config: Config;
   /** Docker, with the polled reads answered by the state cache (see ../docker-cache). */
   readonly docker: DockerClient;
+  /** The OOM kills the state cache heard of from Docker's events, which Docker's flag can miss (see ../docker-cache). */
+  readonly oomKills: OomKills;
   readonly dockerFacts: DockerFacts;
   /** Whether Docker answers, for Status: one ping at a time, answered within a second (see ../docker/liveness). */
   readonly dockerLiveness: DockerLiveness;

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import type { SandboxCheckpoint } from '../checkpoint/checkpoint';
 import type { ContainerStatus, ContainerUser, PodSandboxStatus } from '../cri/types';
 import type { CallOptions, DockerClient } from '../docker/client';
+import type { OomKills } from '../docker-cache/container-store';
 import type { ContainerInspect } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
 import type { ContainerLogManager } from '../logs/manager';
@@ -20,6 +21,8 @@ export interface StatusSources {
   readonly logs: Pick<ContainerLogManager, 'drained'>;
   readonly network: Pick<NetworkManager, 'podIps'>;
   readonly log: Logger;
+  /** The OOM kills Docker's events reported, which its documents can miss (see ../docker-cache). */
+  readonly oomKills: OomKills;
 }
 
 /** How long a status waits for a stopped container's last output to reach its file. */
@@ -33,7 +36,8 @@ export async function assembleContainerStatus(src: StatusSources, inspect: Conta
   if (!inspect.State.Running && !(await src.logs.drained(inspect.Id, LOG_DRAIN_WAIT_MS))) {
     src.log.warn({ containerId: inspect.Id }, 'stopped container: its log is not fully written yet');
   }
-  return containerStatusFromInspect(inspect, await imageIdentity(src.docker, inspect, opts), processUser(inspect));
+  const witness = { oomKilled: src.oomKills.oomKilledIn(inspect.Id, inspect.State.StartedAt) };
+  return containerStatusFromInspect(inspect, await imageIdentity(src.docker, inspect, opts), processUser(inspect), witness);
 }
 
 export async function imageIdentity(docker: DockerClient, inspect: ContainerInspect, opts: CallOptions): Promise<ImageIdentity> {

@@ -64,20 +64,44 @@ function metadataOf(dockerName: string): { name: string; attempt: number } {
   return parts ? { name: parts.containerName, attempt: parts.attempt } : { name: dockerName.replace(/^\//, ''), attempt: 0 };
 }
 
-function reasonOf(inspect: ContainerInspect, state: ContainerState__Output): { reason: string; message: string } {
+/** What the shim saw of a container beyond Docker's document of it. */
+export interface ContainerWitness {
+  /** Docker's `oom` event came during the run the document shows. */
+  oomKilled: boolean;
+}
+
+/** The exit code of a process ended by SIGKILL (128 + 9), the only way the OOM killer ends one. */
+const SIGKILL_EXIT_CODE = 137;
+
+/**
+ * Whether the kernel's OOM killer ended the run: it did if the run ended by SIGKILL and either
+ * Docker's flag or its `oom` event (the flag races the exit, the event does not) says the OOM
+ * killer acted in it. Any other exit (a SIGKILL from someone else, an exit code of the
+ * process's own after the killer took one of its children) is not OOMKilled.
+ */
+export function endedByOomKiller(state: ContainerInspect['State'], witness: ContainerWitness): boolean {
+  return state.ExitCode === SIGKILL_EXIT_CODE && (state.OOMKilled || witness.oomKilled);
+}
+
+function reasonOf(inspect: ContainerInspect, state: ContainerState__Output, witness: ContainerWitness): { reason: string; message: string } {
   if (state !== 'CONTAINER_EXITED') return { reason: '', message: '' };
   const s = inspect.State;
-  if (s.OOMKilled) return { reason: REASON_OOM_KILLED, message: s.Error ?? '' };
+  if (endedByOomKiller(s, witness)) return { reason: REASON_OOM_KILLED, message: s.Error ?? '' };
   if (!s.StartedAt || s.StartedAt.startsWith('0001-')) {
     if (s.Error) return { reason: REASON_CANNOT_RUN, message: s.Error };
   }
   return { reason: s.ExitCode === 0 ? REASON_COMPLETED : REASON_ERROR, message: s.Error ?? '' };
 }
 
-export function containerStatusFromInspect(inspect: ContainerInspect, image: ImageIdentity, user: ContainerUser | undefined): ContainerStatus {
+export function containerStatusFromInspect(
+  inspect: ContainerInspect,
+  image: ImageIdentity,
+  user: ContainerUser | undefined,
+  witness: ContainerWitness = { oomKilled: false },
+): ContainerStatus {
   const state = stateOf(inspect.State);
   const { labels, annotations } = fromDockerLabels(inspect.Config.Labels);
-  const { reason, message } = reasonOf(inspect, state);
+  const { reason, message } = reasonOf(inspect, state, witness);
   const status: ContainerStatus = {
     id: inspect.Id,
     metadata: metadataOf(inspect.Name),

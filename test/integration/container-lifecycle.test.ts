@@ -96,15 +96,21 @@ describe('container lifecycle', () => {
     await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
   });
 
-  it('reports OOMKilled with exit code 137', async () => {
-    const config = busybox(run, 'oom', {
-      command: ['sh', '-c', 'x=a; while true; do x="$x$x"; done'],
-      linux: { resources: { memoryLimitInBytes: 16 * 1024 * 1024 } },
-    });
-    const id = await runContainer(f.client, f.pod, config);
-    const status = await waitExited(f.client, id, 60_000);
-    assert.deepEqual([status.exitCode, status.reason], [137, 'OOMKilled']);
-    await f.client.runtime.RemoveContainer({ containerId: id });
+  it('reports OOMKilled for each container the OOM killer ended, and not for one that SIGKILLed itself', async () => {
+    const memory = { linux: { resources: { memoryLimitInBytes: 16 * 1024 * 1024 } } };
+    // Several at once: Docker's flag races each exit, and the report must not depend on it.
+    const oomIds = await Promise.all(
+      [1, 2, 3].map((n) => runContainer(f.client, f.pod, busybox(run, `oom${n}`, { command: ['sh', '-c', 'x=a; while true; do x="$x$x"; done'], ...memory }))),
+    );
+    // A child shell kills itself with SIGKILL and the main one exits with its status: 137, as after an OOM kill.
+    const killedId = await runContainer(f.client, f.pod, busybox(run, 'sigkill', { command: ['sh', '-c', 'sh -c "kill -9 \\$\\$"; exit $?'], ...memory }));
+    for (const id of oomIds) {
+      const status = await waitExited(f.client, id, 60_000);
+      assert.deepEqual([status.exitCode, status.reason], [137, 'OOMKilled'], id);
+    }
+    const killed = await waitExited(f.client, killedId);
+    assert.deepEqual([killed.exitCode, killed.reason], [137, 'Error']);
+    for (const id of [...oomIds, killedId]) await f.client.runtime.RemoveContainer({ containerId: id });
   });
 
   it('refuses bad requests with the field named, leaving no container behind', async () => {

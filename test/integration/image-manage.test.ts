@@ -95,6 +95,22 @@ describe('image management', () => {
     await f.client.images.RemoveImage({ image: { image: `${repo}:two` } });
   });
 
+  it('five RemoveImage calls of one image at once all succeed, by ID and by tag', async () => {
+    // Docker 20.10 answers the removals that lose the race 404 or 500 "unrecognized image ID";
+    // each round is a new race, so a "gone" answer taken for a failure shows in one of them.
+    for (const [round, byId] of [[1, true], [2, true], [3, true], [4, false]] as const) {
+      const tag = `race${round}`;
+      const made = await docker.createContainer({ Image: TEST_BUSYBOX_IMAGE, Cmd: ['true'], Labels: testLabels(run) });
+      const { Id: id } = (await made.commit({ repo, tag })) as { Id: string };
+      await made.remove();
+      f.removeImagesAfter([id], { force: true });
+      const image = byId ? id : `${repo}:${tag}`;
+      const results = await Promise.allSettled(Array.from({ length: 5 }, () => f.client.images.RemoveImage({ image: { image } })));
+      assert.deepEqual(results.filter((r) => r.status === 'rejected'), [], `round ${round}: every call succeeds`);
+      await assert.rejects(docker.getImage(id).inspect(), `round ${round}: the image is gone`);
+    }
+  });
+
   it('RemoveImage of an image a container uses is FAILED_PRECONDITION and removes nothing', async () => {
     const id = await makeImage('used');
     await docker.getImage(id).tag({ repo, tag: 'used-too' });

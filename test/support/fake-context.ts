@@ -112,6 +112,8 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const shim: ShimContext = {
     config,
     docker,
+    // No event stream: nothing but Docker's own flag tells of OOM kills.
+    oomKills: { oomKilledIn: () => false },
     dockerFacts,
     dockerLiveness: new DockerLiveness(docker),
     cgroups,

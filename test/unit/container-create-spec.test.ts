@@ -101,11 +101,11 @@ describe('container create spec', () => {
   });
 
   it('translates env, working dir, tty and stdin', () => {
-    const { spec } = plan(containerConfig({ envs: [{ key: 'A', value: Buffer.from('1=2') }], workingDir: '/w', tty: true, stdin: true, stdinOnce: true }));
+    const { spec } = plan(containerConfig({ envs: [{ key: 'A', value: '1=2' }], workingDir: '/w', tty: true, stdin: true, stdinOnce: true }));
     assert.deepEqual(spec.Env, ['A=1=2']);
     assert.equal(spec.WorkingDir, '/w');
     assert.deepEqual([spec.Tty, spec.OpenStdin, spec.StdinOnce], [true, true, true]);
-    assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: Buffer.from('x') }] })), /config.envs\[0\].key/);
+    assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: 'x' }] })), /config.envs\[0\].key/);
   });
 
   it('translates resources and refuses what Docker cannot limit', () => {

@@ -77,6 +77,18 @@ describe('container status conversion', () => {
     assert.deepEqual([running.reason, running.user?.linux?.uid], ['', '1']);
   });
 
+  it("says OOMKilled for a run the OOM killer ended, as Docker's flag or its event tells, and for no other exit", () => {
+    const exited = (over: object) => inspect({ Status: 'exited', StartedAt: '2026-11-22T02:04:18Z', ...over });
+    const reason = (over: object, oomEvent: boolean) => containerStatusFromInspect(exited(over), image, undefined, { oomKilled: oomEvent }).reason;
+    assert.equal(reason({ ExitCode: 137, OOMKilled: true }, false), 'OOMKilled', "Docker's flag");
+    assert.equal(reason({ ExitCode: 137, OOMKilled: false }, true), 'OOMKilled', 'the event, when the flag lost the race with the exit');
+    assert.equal(reason({ ExitCode: 137, OOMKilled: false }, false), 'Error', 'a SIGKILL from anyone else');
+    assert.equal(reason({ ExitCode: 1, OOMKilled: true }, true), 'Error', 'the process exited by itself after the killer took a child');
+    assert.equal(reason({ ExitCode: 0, OOMKilled: false }, true), 'Completed');
+    const running = containerStatusFromInspect(inspect({ Running: true, ExitCode: 0 }), image, undefined, { oomKilled: true });
+    assert.equal(running.reason, '', 'a child killed in a running container is no reason yet');
+  });
+
   it('reads the process identity from /proc/<pid>/status', () => {
     const text = 'Name:\tsh\nUid:\t1234\t1234\t1234\t1234\nGid:\t99\t99\t99\t99\nGroups:\t5 6 99 \n';
     assert.deepEqual(userFromProcStatus(text), { linux: { uid: '1234', gid: '99', supplementalGroups: ['5', '6', '99'] } });

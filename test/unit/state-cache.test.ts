@@ -100,6 +100,16 @@ describe('state cache with a fake Docker', () => {
     await waitFor('B to be gone', async () => (await s.client.listContainers(SHIM_LIST)).length === 0);
   });
 
+  it('remembers an oom event for the container’s run', async () => {
+    const docker = fakeDocker(doc(ID_A, CONTAINER));
+    const s = await started(docker);
+    const startedAt = docker.containers.get(ID_A)!.State.StartedAt;
+    assert.equal(s.cache.containers.oomKilledIn(ID_A, startedAt), false);
+    docker.emit('die', ID_A, CONTAINER);
+    docker.emit('oom', ID_A, CONTAINER);
+    await waitFor('the report to be taken up', () => s.cache.containers.oomKilledIn(ID_A, startedAt));
+  });
+
   it('goes to Docker as soon as the stream is lost, and resyncs on reconnecting', async () => {
     const docker = fakeDocker(doc(ID_A, CONTAINER));
     const s = await started(docker);
@@ -176,6 +186,30 @@ describe('container store', () => {
     assert.equal(store.get(ID_A)?.State.Running, false, 'the shared inspect ran after the change');
     await store.refresh(ID_A);
     assert.equal(docker.argsOf('inspectContainer').length, 3, 'a request after all settled inspects again');
+  });
+
+  it('remembers an OOM kill for the run the report came in, and forgets it with the container', async () => {
+    const docker = fakeDocker(doc(ID_A, CONTAINER, true));
+    const store = new ContainerStore(docker);
+    const slow = docker.hold('inspectContainer', (id) => id === ID_A);
+    const running = store.refresh(ID_A); // under way when the report comes
+    await waitFor('the first inspect', () => docker.calls.length === 1);
+    const exited = doc(ID_A, CONTAINER, false);
+    docker.containers.set(ID_A, exited);
+    const afterDie = store.refresh(ID_A);
+    const afterOom = store.refresh(ID_A, { oomKilled: true }); // shares the waiting refresh
+    slow.release();
+    await Promise.all([running, afterDie, afterOom]);
+    assert.equal(store.oomKilledIn(ID_A, exited.State.StartedAt), true, 'the run the report came in');
+    assert.equal(store.oomKilledIn(ID_A, '2026-11-22T03:00:00Z'), false, 'not another run');
+    assert.equal(store.oomKilledIn(ID_B, exited.State.StartedAt), false, 'not another container');
+
+    const restarted = doc(ID_A, CONTAINER, true);
+    docker.containers.set(ID_A, { ...restarted, State: { ...restarted.State, ...runningState('2026-11-22T03:00:00Z') } });
+    await store.refresh(ID_A);
+    assert.equal(store.oomKilledIn(ID_A, '2026-11-22T03:00:00Z'), false, 'a plain refresh reports nothing');
+    await store.forget(ID_A);
+    assert.equal(store.oomKilledIn(ID_A, exited.State.StartedAt), false, 'forgotten with the container');
   });
 
   it('drops a container that is gone or not the shim’s', async () => {

@@ -135,9 +135,11 @@ describe('what each Docker event does to the cache', () => {
   const known = (id: string): boolean => id === ID;
 
   it('re-inspects a tracked container after each state change, and forgets a destroyed one', () => {
-    for (const action of ['create', 'start', 'die', 'stop', 'kill', 'rename', 'update', 'oom', 'pause', 'unpause', 'restart']) {
+    for (const action of ['create', 'start', 'die', 'stop', 'kill', 'rename', 'update', 'pause', 'unpause', 'restart']) {
       assert.deepEqual(actionForEvent(ev('container', action, ours), unknown), { kind: 'refresh', id: ID }, action);
     }
+    assert.deepEqual(actionForEvent(ev('container', 'oom', ours), unknown), { kind: 'oom', id: ID }, 'an OOM kill is remembered too');
+    assert.deepEqual(actionForEvent(ev('container', 'oom', { name: 'other' }), unknown), { kind: 'ignore' });
     assert.deepEqual(actionForEvent(ev('container', 'destroy', ours), unknown), { kind: 'forget', id: ID });
     assert.deepEqual(actionForEvent(ev('container', 'health_status: unhealthy', ours), unknown), { kind: 'refresh', id: ID });
   });

@@ -63,8 +63,7 @@ export function logPathOf(logDirectory: string, logPath: string): string {
 function envList(config: ContainerConfig__Output): string[] {
   return config.envs.map((kv, i) => {
     if (kv.key === '' || kv.key.includes('=')) throw new InvalidArgumentError(`config.envs[${i}].key: ${quote(kv.key)} is not a variable name`);
-    // Values are bytes on the wire; a process environment is text.
-    return `${kv.key}=${Buffer.from(kv.value).toString('utf8')}`;
+    return `${kv.key}=${kv.value}`;
   });
 }
 
