@@ -21,6 +21,7 @@ import { StatsCollector } from './stats/collector';
 import { DockerStorage } from './storage/docker-storage';
 import { PodMetricsCollector } from './pod-metrics/collector';
 import { KeyedLock } from './util/keyed-lock';
+import { SingleFlight } from './util/single-flight';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
 import { ContainerLogManager } from './logs/manager';
@@ -186,6 +187,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       storage,
       stats,
       podMetrics,
+      sharedReads: new SingleFlight(),
       streaming: streamingServer,
       containerEvents,
       metrics,

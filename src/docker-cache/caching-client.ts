@@ -47,6 +47,8 @@ export class CachingDockerClient implements DockerClient {
   // --- answered from the cache when it can ---
 
   async listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
+    // As Docker's own client does: a caller that gave up gets its reason, not an answer.
+    opts?.signal?.throwIfAborted();
     const q = this.cache.synced ? cacheableListQuery(query) : undefined;
     if (!q) return this.docker.listContainers(query, opts);
     const matched: ContainerInspect[] = [];
@@ -75,6 +77,7 @@ export class CachingDockerClient implements DockerClient {
   }
 
   async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
+    opts?.signal?.throwIfAborted();
     if (this.cache.synced && isFullId(id)) {
       const held = this.cache.containers.get(id);
       if (held) return held;

@@ -30,6 +30,7 @@ export class ImageStore {
   }
 
   async listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
+    opts?.signal?.throwIfAborted();
     const key = JSON.stringify([query.all === true, query.digests !== false, query.filters ?? {}]);
     const held = this.lists.get(key);
     if (held) return held;
@@ -40,6 +41,7 @@ export class ImageStore {
   }
 
   async inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {
+    opts?.signal?.throwIfAborted();
     const held = this.inspects.get(ref);
     if (held) {
       if (held.found) return held.image;

@@ -35,8 +35,11 @@ function callContext(
     const nearDeadline = deadline !== undefined && Date.now() >= deadline.getTime() - DEADLINE_SLACK_MS;
     controller.abort(nearDeadline ? deadlinePassed() : new CancelledError(`${method}: cancelled by the client`));
   });
-  if (deadline) {
-    timer = setTimeout(() => controller.abort(deadlinePassed()), Math.max(deadline.getTime() - Date.now(), 0));
+  if (deadline && deadline.getTime() <= Date.now()) {
+    // Already past (the call waited in a queue behind others): no handler should start on it.
+    controller.abort(deadlinePassed());
+  } else if (deadline) {
+    timer = setTimeout(() => controller.abort(deadlinePassed()), deadline.getTime() - Date.now());
     timer.unref();
   }
   const finish = (): void => {
@@ -95,9 +98,13 @@ export function buildServiceHandlers(
   return handlers;
 }
 
-/** The request, once its fields are within their size bounds (see ../cri/bounds.ts). */
-function checkedRequest(request: unknown): Promise<unknown> {
+/**
+ * The request, once its fields are within their size bounds (see ../cri/bounds.ts) and its
+ * caller is still waiting: a call given up before its handler starts does no work at all.
+ */
+function checkedRequest(request: unknown, signal: AbortSignal): Promise<unknown> {
   try {
+    signal.throwIfAborted();
     checkRequestBounds(request);
     return Promise.resolve(request);
   } catch (err) {
@@ -121,7 +128,7 @@ function unaryHandler(rpc: RpcName, fn: AnyUnary | undefined, sinks: CallSinks):
     const started = process.hrtime.bigint();
     const done = sinks.inFlight.begin();
     const { ctx, finish } = callContext(fullName, call);
-    const run = fn ? checkedRequest(call.request).then((req) => fn(req, ctx)) : Promise.reject(notBuilt(fullName));
+    const run = fn ? checkedRequest(call.request, ctx.signal).then((req) => fn(req, ctx)) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       (res) => {
         callEnded(sinks, rpc, started, undefined);
@@ -146,7 +153,7 @@ function streamHandler(rpc: RpcName, fn: AnyStream | undefined, sinks: CallSinks
     const send = Object.assign((res: unknown): boolean => !call.cancelled && call.write(res), {
       drained: (): Promise<void> => waitForDrain(call, ctx.signal),
     });
-    const run = fn ? checkedRequest(call.request).then((req) => fn(req, send, ctx)) : Promise.reject(notBuilt(fullName));
+    const run = fn ? checkedRequest(call.request, ctx.signal).then((req) => fn(req, send, ctx)) : Promise.reject(notBuilt(fullName));
     run.finally(finish).then(
       () => {
         callEnded(sinks, rpc, started, undefined);

@@ -10,7 +10,7 @@
 // fs/promises' open/fstat/read/close round trips through the thread pool cost several times
 // the read itself (measured: ~100 ms against ~25 ms for 20 containers). Cgroup files are kept
 // open between scrapes (../stats/kernel-files.ts). The loop yields to other calls every few pods, so no
-// single stretch blocks for long.
+// single stretch blocks for long, and stops there once its caller has given up.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -86,8 +86,12 @@ export class PodMetricsCollector {
     private readonly procRoot = '/proc',
   ) {}
 
-  /** Metrics of each pod and its running containers; a container gone meanwhile is left out. */
-  async collect(pods: readonly PodTarget[]): Promise<PodSandboxMetrics[]> {
+  /**
+   * Metrics of each pod and its running containers; a container gone meanwhile is left out.
+   * Rejects with `signal`'s reason, reading nothing more, once it aborts.
+   */
+  async collect(pods: readonly PodTarget[], signal: AbortSignal): Promise<PodSandboxMetrics[]> {
+    signal.throwIfAborted();
     const scrape: Scrape = { mounts: this.cgroupMounts(), partitions: this.devicePartitions(), filesystems: new Map() };
     const seen = new Set<string>();
     const pending: Array<Promise<PodSandboxMetrics>> = [];
@@ -104,7 +108,14 @@ export class PodMetricsCollector {
           containerMetrics: found.filter((m) => m !== undefined),
         })),
       );
-      if (pending.length % PODS_PER_TURN === 0) await nextTurn();
+      if (pending.length % PODS_PER_TURN === 0) {
+        await nextTurn();
+        if (signal.aborted) {
+          // What was read so far is nobody's: its failures too.
+          void Promise.allSettled(pending);
+          throw signal.reason;
+        }
+      }
     }
     for (const id of this.known.keys()) if (!seen.has(id)) this.forget(id);
     for (const id of this.files.owners()) if (!seen.has(id)) this.files.release(id);

@@ -18,6 +18,7 @@ import type { DockerStorage } from '../storage/docker-storage';
 import type { StreamingServer } from '../streaming/server';
 import type { ShimMetrics } from '../telemetry/metrics';
 import type { KeyedLock } from '../util/keyed-lock';
+import type { SingleFlight } from '../util/single-flight';
 import type { Logger } from '../util/logger';
 
 export interface ShimContext {
@@ -47,6 +48,8 @@ export interface ShimContext {
   readonly stats: StatsCollector;
   /** Reads the figures behind ListPodSandboxMetrics from the kernel (see ../pod-metrics). */
   readonly podMetrics: PodMetricsCollector;
+  /** Overlapping identical stats and metrics reads share one computation, stopped when all their callers are gone. */
+  readonly sharedReads: SingleFlight;
   /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */
   readonly streaming: StreamingServer;
   /** The container and sandbox transitions GetContainerEvents streams (see ../container-events). */

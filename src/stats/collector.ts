@@ -93,6 +93,7 @@ export class StatsCollector {
 
   /** The container's target, inspecting it when not known yet. Undefined: it was removed meanwhile. */
   private async target(c: ContainerSummary, signal: AbortSignal): Promise<Target | undefined> {
+    signal.throwIfAborted();
     const known = this.targets.get(c.Id);
     const running = c.State === 'running';
     if (known && (known.cgroup !== undefined || !running)) {
@@ -151,6 +152,8 @@ export class StatsCollector {
   /** The stats and the raw sample (pods add the samples up). */
   async containerFigures(c: ContainerSummary, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupSample | undefined } | undefined> {
     const target = await this.target(c, signal);
+    // The files are read only for a caller still waiting (the inspect above may have taken a while).
+    signal.throwIfAborted();
     if (!target) return undefined;
     const running = c.State === 'running';
     const sample = await this.sampleOf(c.Id, target, running);
@@ -172,6 +175,7 @@ export class StatsCollector {
     signal: AbortSignal,
   ): Promise<{ sample: CgroupSample | undefined; podSample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
     const target = await this.target(pause, signal);
+    signal.throwIfAborted();
     const running = pause.State === 'running';
     const [sample, podSample] = await Promise.all([this.sampleOf(pause.Id, target, running), this.sampleOf(pause.Id, target, running, 'podCgroup')]);
     let network: NetworkUsage | undefined;

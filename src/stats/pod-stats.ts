@@ -16,6 +16,7 @@ export async function podSandboxStatsOf(
   members: readonly ContainerSummary[],
   signal: AbortSignal,
 ): Promise<PodSandboxStats> {
+  signal.throwIfAborted();
   const [own, figures] = await Promise.all([
     collector.sandboxFigures(pause, signal),
     Promise.all(members.map((c) => collector.containerFigures(c, signal))),

@@ -25,6 +25,7 @@ import { PodMetricsCollector } from '../../src/pod-metrics/collector';
 import { DockerStorage } from '../../src/storage/docker-storage';
 import { StreamingServer } from '../../src/streaming/server';
 import { KeyedLock } from '../../src/util/keyed-lock';
+import { SingleFlight } from '../../src/util/single-flight';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from './fake-docker';
 import { tempDir } from './temp';
@@ -126,6 +127,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     storage,
     stats,
     podMetrics: new PodMetricsCollector({ cgroups, log }, storage),
+    sharedReads: new SingleFlight(),
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.
     streaming: new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log }),
     containerEvents,

@@ -76,6 +76,9 @@ function pod(networkMode = 'bridge'): PodTarget {
   };
 }
 
+/** A caller that never gives up. */
+const LIVE = new AbortController().signal;
+
 const collectors: PodMetricsCollector[] = [];
 after(() => collectors.forEach((c) => c.close()));
 function track(c: PodMetricsCollector): PodMetricsCollector {
@@ -111,7 +114,7 @@ for (const version of [1, 2] as const) {
 
     it('reads the container\'s cgroup, processes and times, and the pod\'s network', async () => {
       const { collector } = collectorFor(host());
-      const [p] = await collector.collect([pod()]);
+      const [p] = await collector.collect([pod()], LIVE);
       assert.equal(p!.podSandboxId, SANDBOX);
       const c = p!.containerMetrics![0]!;
       const cm = c.metrics!;
@@ -133,7 +136,7 @@ for (const version of [1, 2] as const) {
     it('leaves out a container whose cgroup is gone, and keeps the pod', async () => {
       const h = host();
       for (const dir of h.dirs) fs.rmSync(dir, { recursive: true, force: true });
-      const [p] = await collectorFor(h).collector.collect([pod()]);
+      const [p] = await collectorFor(h).collector.collect([pod()], LIVE);
       assert.deepEqual(p!.containerMetrics, []);
       assert.ok(p!.metrics!.length > 0);
     });
@@ -144,8 +147,8 @@ for (const version of [1, 2] as const) {
       fs.rmSync(path.join(memDir, 'memory.stat'));
       fs.mkdirSync(path.join(memDir, 'memory.stat')); // reading it fails with EISDIR
       const { collector, debugLines } = collectorFor(h);
-      const first = (await collector.collect([pod()]))[0]!.containerMetrics![0]!.metrics!;
-      await collector.collect([pod()]);
+      const first = (await collector.collect([pod()], LIVE))[0]!.containerMetrics![0]!.metrics!;
+      await collector.collect([pod()], LIVE);
       assert.equal(value(first, 'container_memory_rss'), undefined);
       assert.ok(value(first, 'container_memory_usage_bytes'));
       const logged = debugLines().filter((l) => String(l.file).endsWith('memory.stat'));
@@ -153,8 +156,19 @@ for (const version of [1, 2] as const) {
       assert.equal(logged[0]!.level, 20);
     });
 
+    it('stops reading once its caller gave up, at the next turn of the event loop', async () => {
+      const { collector } = collectorFor(host());
+      const caller = new AbortController();
+      const reason = new Error('the caller went away');
+      // Given up while the first pods are read (before the first yield): it answers nothing.
+      setImmediate(() => caller.abort(reason));
+      const read = collector.collect(Array.from({ length: 50 }, () => pod()), caller.signal);
+      await assert.rejects(read, (err) => err === reason);
+      await assert.rejects(collector.collect([pod()], caller.signal), (err) => err === reason);
+    });
+
     it('gives a host-network pod no network metrics of the node\'s', async () => {
-      const [p] = await collectorFor(host()).collector.collect([pod('host')]);
+      const [p] = await collectorFor(host()).collector.collect([pod('host')], LIVE);
       assert.deepEqual(p!.metrics, []);
       assert.equal(p!.containerMetrics!.length, 1);
     });

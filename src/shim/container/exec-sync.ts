@@ -3,6 +3,7 @@
 // and the call fails with DEADLINE_EXCEEDED. Output is capped so that the answer fits in one
 // 16 MiB gRPC message; what did not fit is reported at the end of stderr.
 import type { Duplex } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
 import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
@@ -40,7 +41,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
     throw new DeadlineExceededError(`command ${quote(req.cmd.join(" "))} timed out after ${timeoutSeconds}s`);
   }
 
-  const exitCode = await exitCodeOf(shim, execId);
+  const exitCode = await exitCodeOf(shim, execId, ctx.signal);
   let err = stderr.contents();
   for (const [name, sink] of [['stdout', stdout], ['stderr', stderr]] as const) {
     if (sink.dropped > 0) err = Buffer.concat([err, Buffer.from(truncationNote(name, sink.dropped))]);
@@ -67,12 +68,15 @@ function raceOutput(connection: Duplex, timeoutSeconds: number, signal: AbortSig
   });
 }
 
-async function exitCodeOf(shim: ShimContext, execId: string): Promise<number> {
+/** Polls until Docker reports the exit code; stops as soon as the caller gives up. */
+async function exitCodeOf(shim: ShimContext, execId: string, signal: AbortSignal): Promise<number> {
   const deadline = Date.now() + EXIT_CODE_WAIT_MS;
   for (;;) {
-    const exec = await shim.docker.inspectExec(execId);
+    const exec = await shim.docker.inspectExec(execId, { signal });
     if (!exec.Running && exec.ExitCode !== null) return exec.ExitCode;
     if (Date.now() > deadline) throw new DeadlineExceededError(`exec ${execId}: Docker did not report an exit code`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20, undefined, { signal }).catch(() => {
+      throw signal.reason;
+    });
   }
 }

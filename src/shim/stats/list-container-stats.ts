@@ -1,6 +1,7 @@
 // ListContainerStats: one Docker list call for the matching containers, then each container's
 // cgroup files (../../stats/collector.ts). Containers that are not running are listed with zero
-// usage; one that vanishes mid-call is left out.
+// usage; one that vanishes mid-call is left out. Overlapping calls with the same filter share one
+// collection (../../util/single-flight.ts), stopped when all their callers have given up.
 import type {
   CallContext,
   ContainerStats,
@@ -30,11 +31,16 @@ export function matchesStatsFilter(c: ContainerSummary, filter: ContainerStatsFi
   return matchesLabelSelector(fromDockerLabels(c.Labels).labels, filter.labelSelector);
 }
 
-export async function collectContainerStats(shim: ShimContext, filter: ContainerStatsFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<ContainerStats[]> {
+/** The stats; calls with the same filter that overlap share one collection. */
+export function collectContainerStats(shim: ShimContext, filter: ContainerStatsFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<ContainerStats[]> {
+  return shim.sharedReads.run(`ListContainerStats ${JSON.stringify(filter)}`, signal, (shared) => containerStatsOf(shim, filter, shared));
+}
+
+async function containerStatsOf(shim: ShimContext, filter: ContainerStatsFilter__Output | null, signal: AbortSignal): Promise<ContainerStats[]> {
   const collector = shim.stats;
   collector.sweep();
   const found = await shim.docker.listContainers({ all: true, filters: dockerFiltersForStats(filter) }, { signal });
-  const stats = await mapInSlices(found.filter((c) => matchesStatsFilter(c, filter)), (c) => collector.containerStats(c, signal));
+  const stats = await mapInSlices(found.filter((c) => matchesStatsFilter(c, filter)), (c) => collector.containerStats(c, signal), signal);
   return stats.filter((s): s is ContainerStats => s !== undefined);
 }
 

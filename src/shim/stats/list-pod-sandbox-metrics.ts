@@ -1,6 +1,7 @@
 // ListPodSandboxMetrics: every ready pod and its running containers, with figures read from
 // the kernel (../../pod-metrics). The two lists and the inspect documents come from the state
-// cache, so a scrape sends Docker nothing while the cache is synced.
+// cache, so a scrape sends Docker nothing while the cache is synced. Overlapping calls share one
+// collection (../../util/single-flight.ts), stopped when all their callers have given up.
 import type { CallContext, ListPodSandboxMetricsResponse, PodSandboxMetrics } from '../../cri/types';
 import type { ContainerInspect, ContainerSummary } from '../../docker/types';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../../conventions/labels';
@@ -19,7 +20,12 @@ async function inspected(shim: ShimContext, c: ContainerSummary, signal: AbortSi
   }
 }
 
-export async function collectPodMetrics(shim: ShimContext, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxMetrics[]> {
+/** Every pod's metrics; calls that overlap share one collection. */
+export function collectPodMetrics(shim: ShimContext, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxMetrics[]> {
+  return shim.sharedReads.run('ListPodSandboxMetrics', signal, (shared) => podMetricsOf(shim, shared));
+}
+
+async function podMetricsOf(shim: ShimContext, signal: AbortSignal): Promise<PodSandboxMetrics[]> {
   const running = (type: string) => shim.docker.listContainers({ all: false, filters: { label: [`${CONTAINER_TYPE_LABEL}=${type}`] } }, { signal });
   const [pauses, containers] = await Promise.all([running(TYPE_SANDBOX), running(TYPE_CONTAINER)]);
   const [pauseDocs, containerDocs] = await Promise.all([
@@ -43,7 +49,7 @@ export async function collectPodMetrics(shim: ShimContext, { signal }: Pick<Call
       containers: (bySandbox.get(sandbox.Id) ?? []).map((inspect) => ({ inspect, name: parseContainerDockerName(inspect.Name)?.containerName ?? '' })),
     });
   }
-  return shim.podMetrics.collect(pods);
+  return shim.podMetrics.collect(pods, signal);
 }
 
 export async function listPodSandboxMetrics(shim: ShimContext, ctx: CallContext): Promise<ListPodSandboxMetricsResponse> {

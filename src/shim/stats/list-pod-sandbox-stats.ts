@@ -1,6 +1,7 @@
 // ListPodSandboxStats: two Docker list calls for the whole list (pause containers, and the
 // shim's containers grouped by their sandbox label), then each pod's figures from cgroup files
-// (../../stats/pod-stats.ts).
+// (../../stats/pod-stats.ts). Overlapping calls with the same filter share one collection
+// (../../util/single-flight.ts), stopped when all their callers have given up.
 import type {
   CallContext,
   ListPodSandboxStatsRequest__Output,
@@ -32,7 +33,12 @@ function groupBySandbox(containers: readonly ContainerSummary[]): Map<string, Co
   return out;
 }
 
-export async function collectPodStats(shim: ShimContext, filter: PodSandboxStatsFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxStats[]> {
+/** The pods' stats; calls with the same filter that overlap share one collection. */
+export function collectPodStats(shim: ShimContext, filter: PodSandboxStatsFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxStats[]> {
+  return shim.sharedReads.run(`ListPodSandboxStats ${JSON.stringify(filter)}`, signal, (shared) => podStatsOf(shim, filter, shared));
+}
+
+async function podStatsOf(shim: ShimContext, filter: PodSandboxStatsFilter__Output | null, signal: AbortSignal): Promise<PodSandboxStats[]> {
   shim.stats.sweep();
   const sandboxFilters: DockerFilters = { label: [`${CONTAINER_TYPE_LABEL}=${TYPE_SANDBOX}`] };
   for (const [k, v] of Object.entries(filter?.labelSelector ?? {})) sandboxFilters.label!.push(`${k}=${v}`);
@@ -44,6 +50,7 @@ export async function collectPodStats(shim: ShimContext, filter: PodSandboxStats
   return mapInSlices(
     pauses.filter((p) => matchesPodStatsFilter(p, filter)),
     (p) => podSandboxStatsOf(shim.stats, p, bySandbox.get(p.Id) ?? [], signal),
+    signal,
   );
 }
 
