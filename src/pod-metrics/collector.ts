@@ -9,8 +9,9 @@
 // The files are read synchronously: they are kernel pseudo-files answered from memory, and
 // fs/promises' open/fstat/read/close round trips through the thread pool cost several times
 // the read itself (measured: ~100 ms against ~25 ms for 20 containers). Cgroup files are kept
-// open between scrapes (../stats/kernel-files.ts). The loop yields to other calls every few pods, so no
-// single stretch blocks for long, and stops there once its caller has given up.
+// open between scrapes (../stats/kernel-files.ts); /proc/<pid>/net/dev is not, as an open one
+// keeps the pod's network namespace alive after the pod. The loop yields to other calls every
+// few pods, so no single stretch blocks for long, and stops there once its caller has given up.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -96,7 +97,7 @@ export class PodMetricsCollector {
     const seen = new Set<string>();
     const pending: Array<Promise<PodSandboxMetrics>> = [];
     for (const pod of pods) {
-      const metrics = this.podNetwork(pod, seen);
+      const metrics = this.podNetwork(pod);
       const containers = pod.containers.map((c) => {
         seen.add(c.inspect.Id);
         return this.containerMetrics(pod, c, scrape).then((metrics) => metrics && { containerId: c.inspect.Id, metrics });
@@ -245,14 +246,11 @@ export class PodMetricsCollector {
   }
 
   /** The pod's interfaces, read in the pause process's network namespace; none for a host-network pod. */
-  private podNetwork(pod: PodTarget, seen: Set<string>): Metric[] {
+  private podNetwork(pod: PodTarget): Metric[] {
     const s = pod.sandbox;
     if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
-    // Held open per pause process: a restarted one is another owner, and the old one is closed
-    // at the end of the scrape as not seen.
-    const owner = `net:${s.Id}:${s.State.Pid}`;
-    seen.add(owner);
-    const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'), owner);
+    // Opened per scrape, never held: an open file in /proc/<pid>/net keeps the namespace alive (../stats/kernel-files.ts).
+    const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
     if (text === undefined) return [];
     return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseNetDev(text));
   }

@@ -189,9 +189,8 @@ export class StatsCollector {
   /** /proc/<pid>/net/dev of the pod's first process (the pause process, asked each time: a restarted pause has a new PID). */
   private podNetDev(id: string, cgroup: CgroupDirs): string | undefined {
     const pid = firstProcessOf(cgroup, this.files, id);
-    // Held for the pod too: a restarted pause process is a new path, and the old one goes
-    // when the pod is forgotten.
-    return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'), id);
+    // Opened per call, never held: an open file in /proc/<pid>/net keeps the namespace alive (./kernel-files.ts).
+    return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'));
   }
 
   /** Forgets a container's cgroup lookup and closes the files held for it. */

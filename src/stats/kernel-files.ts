@@ -7,6 +7,9 @@
 // container) stays open until the owner is released; a read at offset 0 makes the kernel
 // render it afresh. A removed cgroup does not live on through a kept descriptor: the read
 // fails, and the file is opened again by its path, which then says ENOENT.
+// Files in /proc/<pid>/net are the exception, read without an owner: an open one holds a
+// reference to the process's network namespace, which outlives the process (and keeps its
+// interfaces, so a stopped pod's veth and address) until the descriptor is closed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 

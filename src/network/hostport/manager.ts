@@ -8,8 +8,9 @@ import { restore, saveTable, type IpFamily } from './iptables';
 import { LocalPortHolder, type HeldPort, type PortHolder } from './port-holder';
 import {
   findConflict,
+  hasHostPorts,
   heldPortName,
-  mappingsFor,
+  HostPortIndex,
   portsToHold,
   renderGuard,
   renderNat,
@@ -60,10 +61,6 @@ function copyPod(pod: PodHostports): PodHostports {
   return { sandboxId: pod.sandboxId, ips: [...pod.ips], portMappings: pod.portMappings.map((pm) => ({ ...pm })) };
 }
 
-function hasMappings(pod: PodHostports): boolean {
-  return mappingsFor(pod, 4).length > 0 || mappingsFor(pod, 6).length > 0;
-}
-
 export class HostportManager {
   private readonly runner: CommandRunner;
   private readonly natInterface: string | undefined;
@@ -99,7 +96,7 @@ export class HostportManager {
       const conflict = findConflict(this.pods.values(), pod);
       if (conflict) throw new HostPortInUseError(conflict);
       const previous = this.pods.get(pod.sandboxId);
-      if (!previous && !hasMappings(pod) && this.authoritative) return;
+      if (!previous && !hasHostPorts(pod) && this.authoritative) return;
       const opened = await this.holdPorts(pod);
       this.pods.set(pod.sandboxId, copyPod(pod));
       this.forgotten.delete(pod.sandboxId);
@@ -136,10 +133,15 @@ export class HostportManager {
       pods.forEach(validatePod);
       const accepted: PodHostports[] = [];
       const conflicts: string[] = [];
+      const index = new HostPortIndex();
       for (const pod of pods) {
-        const conflict = findConflict(accepted, pod);
-        if (conflict) conflicts.push(`pod sandbox ${pod.sandboxId.slice(0, 12)}: ${conflict}`);
-        else accepted.push(copyPod(pod));
+        const conflict = index.conflict(pod);
+        if (conflict) {
+          conflicts.push(`pod sandbox ${pod.sandboxId.slice(0, 12)}: ${conflict}`);
+        } else {
+          accepted.push(copyPod(pod));
+          index.add(pod);
+        }
       }
       this.pods.clear();
       for (const pod of accepted) this.pods.set(pod.sandboxId, pod);
@@ -210,7 +212,7 @@ export class HostportManager {
     // The families touch separate tables (iptables, ip6tables), so they are written side by side.
     await Promise.all(
       this.families.map(async (family) => {
-        const needed = pods.some((p) => mappingsFor(p, family).length > 0);
+        const needed = pods.some((p) => hasHostPorts(p, [family]));
         let existing;
         try {
           existing = await saveTable(this.runner, family, 'nat');

@@ -9,7 +9,7 @@ import { CancelledError, DeadlineExceededError, FailedPreconditionError, Invalid
 import type { ShimContext } from '../context';
 import { resolveShimObject } from '../resolve';
 import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
-import { killProcessTree } from './process-tree';
+import { killExecTree } from './process-tree';
 import { quote } from '../../util/quote';
 
 /** After the output ends, Docker may need a moment to record the exit code. */
@@ -34,7 +34,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
   if (outcome !== 'ended') {
     const exec = await shim.docker.inspectExec(execId).catch(() => undefined);
-    const killed = exec?.Running && exec.Pid > 0 ? killProcessTree(exec.Pid) : 0;
+    const killed = exec?.Running && exec.Pid > 0 ? killExecTree(exec.Pid, Id) : 0;
     connection.destroy();
     shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
     if (outcome === 'cancelled') throw new CancelledError('ExecSync: cancelled by the client');

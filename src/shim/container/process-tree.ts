@@ -1,45 +1,124 @@
 // Killing a process together with everything it started, by host PID. Docker has no API to
 // stop an exec, so an ExecSync that times out is ended here (the shim runs in the host's PID
 // namespace, where Docker reports exec PIDs).
+//
+// A PID names a process only until it is reaped; after that the kernel may hand the number to
+// any new process. Node cannot open a pidfd (which would pin the process), so each process is
+// identified by its PID and its start time (/proc/<pid>/stat field 22, clock ticks since boot,
+// which two processes with one PID cannot share), and the start time is read again right before
+// the signal, in the same synchronous turn: a PID reused between the walk and the kill is left
+// alone. The exec's own process is only taken when it is in the container's cgroup, as Docker's
+// inspect of the exec is a round trip older than anything read here, so its PID may already
+// have changed hands before the walk.
 import * as fs from 'node:fs';
 
-/** The PID and all its descendants, parents first (from /proc/<pid>/task/<tid>/children). */
-export function processTree(pid: number): number[] {
-  const seen: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const p = queue.shift()!;
-    if (seen.includes(p)) continue;
-    seen.push(p);
-    let tasks: string[] = [];
-    try {
-      tasks = fs.readdirSync(`/proc/${p}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tasks) {
-      try {
-        const children = fs.readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8').trim();
-        for (const c of children.split(/\s+/)) if (/^\d+$/.test(c)) queue.push(Number(c));
-      } catch {
-        // The task ended meanwhile.
-      }
-    }
-  }
-  return seen;
+/** A process as it was when the tree was walked. */
+export interface ProcessIdentity {
+  pid: number;
+  /** /proc/<pid>/stat field 22. */
+  startTime: string;
 }
 
-/** SIGKILLs the tree; processes that are already gone are fine. Returns how many were signalled. */
-export function killProcessTree(pid: number): number {
-  if (!(pid > 1)) return 0;
-  let killed = 0;
-  for (const p of processTree(pid)) {
+interface Stat {
+  ppid: number;
+  startTime: string;
+}
+
+/** The parent and start time from /proc/<pid>/stat; undefined when there is no such process. */
+export function readStat(pid: number, procRoot = '/proc'): Stat | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Field 2 (the command name, in parentheses) may hold spaces and parentheses of its own.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state): ppid is field 4, starttime field 22.
+  const ppid = Number(fields[1]);
+  const startTime = fields[19];
+  if (!Number.isInteger(ppid) || startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
+  return { ppid, startTime };
+}
+
+function childrenOf(pid: number, procRoot: string): number[] {
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`${procRoot}/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const tid of tasks) {
     try {
-      process.kill(p, 'SIGKILL');
+      const children = fs.readFileSync(`${procRoot}/${pid}/task/${tid}/children`, 'utf8').trim();
+      for (const c of children.split(/\s+/)) if (/^\d+$/.test(c)) out.push(Number(c));
+    } catch {
+      // The task ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/**
+ * The process and all its descendants, parents first, each with its start time. A child counts
+ * only when it named the parent as its own and the parent was still the same process after its
+ * children were read (a PID may change hands at any point of the walk).
+ */
+export function processTree(pid: number, procRoot = '/proc'): ProcessIdentity[] {
+  const root = readStat(pid, procRoot);
+  if (!root) return [];
+  const seen = new Set<number>([pid]);
+  const out: ProcessIdentity[] = [{ pid, startTime: root.startTime }];
+  for (let i = 0; i < out.length; i++) {
+    const parent = out[i]!;
+    const children: ProcessIdentity[] = [];
+    for (const child of childrenOf(parent.pid, procRoot)) {
+      const stat = seen.has(child) ? undefined : readStat(child, procRoot);
+      if (stat?.ppid === parent.pid) children.push({ pid: child, startTime: stat.startTime });
+    }
+    if (readStat(parent.pid, procRoot)?.startTime !== parent.startTime) continue;
+    for (const c of children) {
+      seen.add(c.pid);
+      out.push(c);
+    }
+  }
+  return out;
+}
+
+/** Whether the process is in the container's cgroup (both cgroup drivers name it after the full ID). */
+export function inContainerCgroup(pid: number, containerId: string, procRoot = '/proc'): boolean {
+  try {
+    return fs.readFileSync(`${procRoot}/${pid}/cgroup`, 'utf8').includes(containerId);
+  } catch {
+    return false;
+  }
+}
+
+/** SIGKILLs each process that is still the one recorded; returns how many were signalled. */
+export function killProcesses(processes: readonly ProcessIdentity[], procRoot = '/proc'): number {
+  let killed = 0;
+  for (const p of processes) {
+    if (!(p.pid > 1) || readStat(p.pid, procRoot)?.startTime !== p.startTime) continue;
+    try {
+      process.kill(p.pid, 'SIGKILL');
       killed++;
     } catch {
-      // Already exited.
+      // Exited after all.
     }
   }
   return killed;
+}
+
+/**
+ * SIGKILLs an exec's process and its descendants, when `pid` is still a process of the
+ * container; processes that are gone (or whose PID now names another process) are left alone.
+ */
+export function killExecTree(pid: number, containerId: string, procRoot = '/proc'): number {
+  if (!(pid > 1)) return 0;
+  const tree = processTree(pid, procRoot);
+  // Checked after the walk read the root's start time, and the kill checks that again: the
+  // process checked here is the one walked and the one killed.
+  if (tree.length === 0 || !inContainerCgroup(pid, containerId, procRoot)) return 0;
+  return killProcesses(tree, procRoot);
 }
