@@ -8,10 +8,12 @@
 //   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
 // - the shim's containers: each one's writable layer directory (and its "-init" layer), and
 //   whether it runs.
-// Then it measures, one directory tree at a time and paced to WALK_SHARE of one core, what is
-// due:
-// - an image layer once: layers never change (content-addressed; Docker makes a new one for
-//   new content), so a layer measured is never measured again;
+// Then it measures, one directory tree at a time, what is due (the walks of both lanes below
+// share one pace: together they take WALK_SHARE of one core):
+// - an image layer once, in a lane of its own (a walker going through the new layers one after
+//   another), so that a large layer's walk never holds the passes back: layers never change
+//   (content-addressed; Docker makes a new one for new content), so a layer measured is never
+//   measured again;
 // - a container's writable layer when it was never measured, when it runs and its figure is
 //   older than RUNNING_LAYER_MAX_AGE_MS, or when it stopped or started since it was measured.
 //   A container that does not run has no process that could write to its layer, so its figure
@@ -84,6 +86,10 @@ export class DockerStorage {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private passAgain = false;
+  /** The image layers' walker, while it has layers to measure. */
+  private layerWalking: Promise<void> | undefined;
+  /** One pace for every walk, so the two lanes together keep to the share. */
+  private readonly pace: () => Promise<void> | void;
   private reconciled: Promise<void>;
   private markReconciled: () => void = () => undefined;
   private readonly opts: Required<DockerStorageOptions>;
@@ -103,6 +109,7 @@ export class DockerStorage {
       now: opts.now ?? Date.now,
     };
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
+    this.pace = dutyCyclePace(this.opts.walkShare);
   }
 
   /** Starts the passes: one now, then every refreshMs. */
@@ -136,9 +143,9 @@ export class DockerStorage {
     return measured;
   }
 
-  /** Resolves once no pass is under way or asked for (every figure due has been measured). */
+  /** Resolves once no pass or layer walk is under way or asked for (every figure due has been measured). */
   async settled(): Promise<void> {
-    while (this.passing) await this.passing;
+    while (this.passing || this.layerWalking) await Promise.all([this.passing, this.layerWalking]);
   }
 
   private known(): boolean {
@@ -174,19 +181,32 @@ export class DockerStorage {
       // A failed first reconcile must not hold ImageFsInfo: it answers with what is known.
       this.markReconciled();
     }
-    // Containers first: their figures go stale, image layers never do. A long first walk of the
-    // image layers gives way between layers to a pass asked for meanwhile (a new container, the
-    // timer), which reconciles and measures the containers before it walks on.
+    this.walkImageLayers();
     await this.measureDueContainers(signal);
-    for (const state of this.imageLayers.values()) {
-      if (this.passAgain) return;
-      if (state.measured || !state.layer) continue;
-      state.measured = await this.measure([state.layer.dir], signal);
-    }
     if (this.metadataStale) {
       this.metadataStale = false;
       this.metadata = await this.measure([path.join(this.root, 'image'), path.join(this.mountpoint, 'l')], signal);
     }
+  }
+
+  /** Starts the walker over the image layers not measured yet, unless it runs. */
+  private walkImageLayers(): void {
+    if (this.layerWalking || this.stopped.signal.aborted) return;
+    const walking = (async () => {
+      for (;;) {
+        const next = [...this.imageLayers.values()].find((state) => !state.measured && state.layer);
+        if (!next) return;
+        // A layer removed meanwhile keeps its figure on a state nobody holds any more.
+        next.measured = await this.measure([next.layer!.dir], this.stopped.signal);
+      }
+    })();
+    this.layerWalking = walking
+      .catch((err: unknown) => {
+        if (!this.stopped.signal.aborted) this.deps.log.warn({ err: errorMessage(err) }, 'storage figures: an image layer walk failed; the next pass starts it again');
+      })
+      .finally(() => {
+        this.layerWalking = undefined;
+      });
   }
 
   private async measureDueContainers(signal: AbortSignal): Promise<void> {
@@ -262,12 +282,11 @@ export class DockerStorage {
   }
 
   private async measure(roots: readonly string[], signal: AbortSignal): Promise<Measured> {
-    const pace = dutyCyclePace(this.opts.walkShare);
     const usage = await this.opts.walk(roots, {
       signal,
       pace: () => {
         this.walked.entries++;
-        return pace();
+        return this.pace();
       },
     });
     this.walked.trees++;
