@@ -1,17 +1,92 @@
-// Part 3b: the shim's own CPU under the polling kubelet does (issue 12). Every second both
-// List calls and 10 status calls (5 pods' sandboxes and containers), every 10 seconds both
-// stats lists, as PLEG, the status manager and the stats provider do. Measured on the shim's
-// utime+stime from /proc, never wall time: the machine is shared, and CPU time is what the
-// node pays. Loop slots and idle slots take turns, so the idle rate is read under the same load.
+// Part 3b: the node's CPU (the shim's and dockerd's) under what kubelet asks of its runtime, at
+// kubelet's own rates (issue 18): KUBELET_POLLERS below, read from kubelet's code and listed
+// with their sources in bench/README.md. Measured on utime+stime from /proc, never wall time:
+// the machine is shared, and CPU time is what the node pays. Loop slots and idle slots take
+// turns, so the idle rate is read under the same load.
 import type { CriClient } from '../test/support/client';
 import type { PopulatedPod } from './reads';
 import { cpuMs } from './procfs';
-import { medianNetOfIdle, pollInTurns, type SideTotals } from './polling';
+import { pollInTurns, type SideTotals } from './polling';
 
-/** Pods whose status each tick asks for (a sandbox and a container each: 10 calls). */
-export const KUBELET_STATUS_PODS = 5;
-/** Seconds between the two stats lists, as kubelet's housekeeping asks for them. */
-export const KUBELET_STATS_EVERY = 10;
+/** A call kubelet makes, with the request it sends. */
+export type KubeletCall =
+  | 'ListPodSandbox'
+  | 'ListPodSandbox(ready)'
+  | 'ListContainers'
+  | 'ListContainers(running)'
+  | 'ListContainerStats'
+  | 'ListImages'
+  | 'ImageFsInfo'
+  | 'Status'
+  | 'Version';
+
+/** One periodic part of kubelet (1.3x, default feature gates) and what it asks each round. */
+export interface KubeletPoller {
+  name: string;
+  everySeconds: number;
+  calls: readonly KubeletCall[];
+}
+
+/**
+ * Everything kubelet polls on a node in steady state (no pod changing, no exec probes), with
+ * metrics-server scraping /metrics/resource. Status, PodSandboxStatus and ContainerStatus of a
+ * pod come only when PLEG sees it change, so not here. bench/README.md gives each one's source.
+ */
+export const KUBELET_POLLERS: readonly KubeletPoller[] = [
+  { name: 'PLEG relist', everySeconds: 1, calls: ['ListPodSandbox', 'ListContainers'] },
+  { name: 'housekeeping (pod cleanups)', everySeconds: 2, calls: ['ListPodSandbox(ready)', 'ListContainers(running)'] },
+  { name: 'runtime status', everySeconds: 5, calls: ['Status'] },
+  { name: 'node status', everySeconds: 10, calls: ['Version'] },
+  { name: 'eviction manager (stats summary)', everySeconds: 10, calls: ['ImageFsInfo', 'ListPodSandbox', 'ListContainers', 'ListContainerStats'] },
+  { name: 'metrics-server (/metrics/resource)', everySeconds: 15, calls: ['ListPodSandbox', 'ListContainers', 'ListContainerStats'] },
+  { name: 'image manager (image list)', everySeconds: 30, calls: ['ListImages'] },
+  { name: 'container GC', everySeconds: 60, calls: ['ListContainers', 'ListPodSandbox', 'ListContainers'] },
+  { name: 'image GC', everySeconds: 300, calls: ['ListImages', 'ListPodSandbox', 'ListContainers', 'ImageFsInfo'] },
+];
+
+export function callKubelet(client: CriClient, call: KubeletCall): Promise<unknown> {
+  switch (call) {
+    case 'ListPodSandbox':
+      return client.runtime.ListPodSandbox({});
+    case 'ListPodSandbox(ready)':
+      return client.runtime.ListPodSandbox({ filter: { state: { state: 'SANDBOX_READY' } } });
+    case 'ListContainers':
+      return client.runtime.ListContainers({});
+    case 'ListContainers(running)':
+      return client.runtime.ListContainers({ filter: { state: { state: 'CONTAINER_RUNNING' } } });
+    case 'ListContainerStats':
+      return client.runtime.ListContainerStats({});
+    case 'ListImages':
+      return client.images.ListImages({});
+    case 'ImageFsInfo':
+      return client.images.ImageFsInfo({});
+    case 'Status':
+      return client.runtime.Status({});
+    case 'Version':
+      return client.runtime.Version({});
+  }
+}
+
+/** The pollers due in second `second` of the loop: each first runs at the end of its first period, as after kubelet's start. */
+export function pollersDue(second: number): KubeletPoller[] {
+  return KUBELET_POLLERS.filter((p) => (second + 1) % p.everySeconds === 0);
+}
+
+/** Second `second` of the loop: the pollers due, side by side (kubelet runs each in its own goroutine), each one's calls in order. */
+export async function kubeletSecond(client: CriClient, second: number): Promise<void> {
+  await Promise.all(
+    pollersDue(second).map(async (poller) => {
+      for (const call of poller.calls) await callKubelet(client, call);
+    }),
+  );
+}
+
+/** The calls the loop makes in `seconds` seconds, by call. */
+export function kubeletCallCounts(seconds: number): Partial<Record<KubeletCall, number>> {
+  const out: Partial<Record<KubeletCall, number>> = {};
+  for (let s = 0; s < seconds; s++) for (const p of pollersDue(s)) for (const c of p.calls) out[c] = (out[c] ?? 0) + 1;
+  return out;
+}
 
 export const POLLED_RPCS = [
   'ListPodSandbox',
@@ -20,10 +95,13 @@ export const POLLED_RPCS = [
   'ContainerStatus',
   'ListContainerStats',
   'ListPodSandboxStats',
+  'ImageFsInfo',
+  'ListImages',
+  'Status',
 ] as const;
 /** Version does no work of ours: its CPU per call is grpc-js's own floor, for comparison. */
 export const FLOOR_RPC = 'Version';
-/** kubelet's /metrics/cadvisor scrape (PodAndContainerStatsFromCRI), not part of the loop. */
+/** kubelet's /metrics/cadvisor scrape when its PodAndContainerStatsFromCRI gate is on: not part of the default loop. */
 export const SCRAPE_RPC = 'ListPodSandboxMetrics';
 export type PolledRpc = (typeof POLLED_RPCS)[number] | typeof FLOOR_RPC | typeof SCRAPE_RPC;
 /** Every RPC whose CPU per call the bench reports, the floor first. */
@@ -33,78 +111,61 @@ export const CPU_PER_CALL_RPCS: readonly PolledRpc[] = [FLOOR_RPC, ...POLLED_RPC
 export function callPolled(client: CriClient, pods: readonly PopulatedPod[], rpc: PolledRpc, i: number): Promise<unknown> {
   const p = pods[i % pods.length];
   switch (rpc) {
-    case 'Version':
-      return client.runtime.Version({});
-    case 'ListPodSandbox':
-      return client.runtime.ListPodSandbox({});
-    case 'ListContainers':
-      return client.runtime.ListContainers({});
     case 'PodSandboxStatus':
       if (!p) throw new Error('PodSandboxStatus needs a pod');
       return client.runtime.PodSandboxStatus({ podSandboxId: p.pod.id });
     case 'ContainerStatus':
       if (!p) throw new Error('ContainerStatus needs a pod');
       return client.runtime.ContainerStatus({ containerId: p.containerId });
-    case 'ListContainerStats':
-      return client.runtime.ListContainerStats({});
     case 'ListPodSandboxStats':
       return client.runtime.ListPodSandboxStats({});
     case 'ListPodSandboxMetrics':
       return client.runtime.ListPodSandboxMetrics({});
+    default:
+      return callKubelet(client, rpc);
   }
 }
 
-/** The calls of second `second` of the loop. */
-export async function kubeletSecond(client: CriClient, pods: readonly PopulatedPod[], second: number): Promise<void> {
-  await client.runtime.ListPodSandbox({});
-  await client.runtime.ListContainers({});
-  for (let k = 0; k < KUBELET_STATUS_PODS && pods.length > 0; k++) {
-    const i = second * KUBELET_STATUS_PODS + k;
-    await callPolled(client, pods, 'PodSandboxStatus', i);
-    await callPolled(client, pods, 'ContainerStatus', i);
-  }
-  if (second % KUBELET_STATS_EVERY === 0) {
-    await Promise.all([client.runtime.ListContainerStats({}), client.runtime.ListPodSandboxStats({})]);
-  }
+/** One process's CPU in the loop's slots and in as many idle slots, ms. */
+export interface ProcessLoopCpu {
+  loopCpuMs: number;
+  idleCpuMs: number;
+  /** Every loop slot net of the median idle slot, summed: what the loop cost the process. */
+  netCpuMs: number;
 }
 
 export interface KubeletLoopResult {
   pods: number;
   seconds: number;
-  /** Shim CPU ms in the loop's slots and in as many idle slots. */
-  loopCpuMs: number;
-  idleCpuMs: number;
-  /** (median loop slot − median idle slot) × seconds, the stats lists' slots added in full. */
-  netCpuMs: number;
+  shim: ProcessLoopCpu;
+  dockerd: ProcessLoopCpu;
+  /** (shim + dockerd net) scaled to 30 s. */
+  nodeNetCpuMsPer30s: number;
 }
 
 /**
- * `seconds` loop slots and as many idle slots, taking turns. The stats lists run in every
- * tenth loop slot only, so a median would leave them out: those slots are added as they are.
+ * `seconds` loop slots and as many idle slots, taking turns, with the shim's and dockerd's CPU
+ * read around each. The slots' loads differ (most seconds hold one relist, some every poller),
+ * so every loop slot counts, each net of the median idle slot.
  */
-export async function measureKubeletLoop(client: CriClient, pods: readonly PopulatedPod[], shimPid: number, seconds: number): Promise<KubeletLoopResult> {
+export async function measureKubeletLoop(client: CriClient, pods: readonly PopulatedPod[], pids: { shim: number; dockerd: number }, seconds: number): Promise<KubeletLoopResult> {
   let second = 0;
   const [loop, idle] = (await pollInTurns(
     seconds,
     [
-      { name: 'kubelet', tick: () => kubeletSecond(client, pods, second++) },
+      { name: 'kubelet', tick: () => kubeletSecond(client, second++) },
       { name: 'idle', tick: async () => undefined },
     ],
-    [shimPid],
+    [pids.shim, pids.dockerd],
   )) as [SideTotals, SideTotals];
-  const loopSlots = loop.slotCpuMs[0]!;
-  const idleSlots = idle.slotCpuMs[0]!;
-  const statsSlots = loopSlots.filter((_c, i) => i % KUBELET_STATS_EVERY === 0);
-  const plainSlots = loopSlots.filter((_c, i) => i % KUBELET_STATS_EVERY !== 0);
-  const plainNet = medianNetOfIdle(plainSlots, idleSlots, plainSlots.length);
-  const statsNet = statsSlots.reduce((a, b) => a + b, 0) - medianOf(idleSlots) * statsSlots.length;
-  return {
-    pods: pods.length,
-    seconds,
-    loopCpuMs: loop.cpuMs[0]!,
-    idleCpuMs: idle.cpuMs[0]!,
-    netCpuMs: Math.max(0, Math.round(plainNet + statsNet)),
+  const of = (i: number): ProcessLoopCpu => {
+    const idleMedian = medianOf(idle.slotCpuMs[i]!);
+    const net = loop.slotCpuMs[i]!.reduce((sum, slot) => sum + slot - idleMedian, 0);
+    return { loopCpuMs: loop.cpuMs[i]!, idleCpuMs: idle.cpuMs[i]!, netCpuMs: Math.max(0, Math.round(net)) };
   };
+  const shim = of(0);
+  const dockerd = of(1);
+  return { pods: pods.length, seconds, shim, dockerd, nodeNetCpuMsPer30s: seconds > 0 ? Math.round(((shim.netCpuMs + dockerd.netCpuMs) * 30) / seconds) : 0 };
 }
 
 function medianOf(xs: readonly number[]): number {

@@ -14,6 +14,7 @@ import { ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop, POLLED_RPCS } from './kubelet-loop';
+import { dockerdPid } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
 
@@ -56,7 +57,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     // The first calls fill what is filled once (cgroup paths, image lookups).
     for (const rpc of POLLED_RPCS) await cpuPerCall(shim.client, pods, pid, [rpc], 3, 0);
     log(`kubelet loop: ${seconds} loop slots and ${seconds} idle slots`);
-    const loop = await measureKubeletLoop(shim.client, pods, pid, seconds);
+    const loop = await measureKubeletLoop(shim.client, pods, { shim: pid, dockerd: dockerdPid() }, seconds);
     log(`CPU per call: ${calls} calls each`);
     const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
     const rpcs = CPU_PER_CALL_RPCS;
@@ -67,7 +68,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (profiled && !file) throw new Error(`no .cpuprofile in ${profDir}`);
     const profile = file === undefined ? undefined : (JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8')) as CpuProfile);
     const text = [
-      `shim CPU at ${loop.pods} pods over ${seconds} s: kubelet loop ${loop.loopCpuMs} ms, idle ${loop.idleCpuMs} ms, loop net of idle ${loop.netCpuMs} ms`,
+      `shim CPU at ${loop.pods} pods over ${seconds} s: kubelet loop ${loop.shim.loopCpuMs} ms, idle ${loop.shim.idleCpuMs} ms, loop net of idle ${loop.shim.netCpuMs} ms; dockerd net ${loop.dockerd.netCpuMs} ms`,
       'CPU per call (ms):',
       ...perCall.map((c) => `  ${c.rpc.padEnd(20)} ${c.cpuMsPerCall}`),
       '',

@@ -111,6 +111,14 @@ export const READ_CALLS: readonly ReadCall[] = [
     shim: ({ client }) => client.images.ImageStatus({ image: { image: TEST_BUSYBOX_IMAGE } }),
     raw: ({ docker }) => docker.getImage(TEST_BUSYBOX_IMAGE).inspect(),
   },
+  {
+    // cri-dockerd answers from Docker's info (the root dir) and its image list's sizes.
+    name: 'ImageFsInfo',
+    rawCall: 'info + images/json',
+    needsPod: false,
+    shim: ({ client }) => client.images.ImageFsInfo({}),
+    raw: ({ docker }) => Promise.all([docker.info(), docker.listImages()]),
+  },
   ...statsReadCalls(),
 ];
 

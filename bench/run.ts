@@ -16,6 +16,7 @@ import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/s
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
 import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
+import { diskUsage } from '../src/util/disk-usage';
 import { dockerdPid, memoryBytes } from './procfs';
 import { RequestCounter } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
@@ -58,6 +59,8 @@ interface BenchPlan {
   cpuCalls: number;
   /** The read level (containers) at which kubelet's polling loop runs against the shim. */
   kubeletLoopLevel: number;
+  /** Seconds of kubelet's pollers (and as many idle): 60 holds one round of every poller but the image GC's. */
+  kubeletLoopSeconds: number;
   /** Another build's main.js to time in the start-up part too. */
   baseline: string | undefined;
   outDir: string;
@@ -77,8 +80,8 @@ export function planFrom(argv: readonly string[]): BenchPlan {
   const baseline = baselineArg === undefined ? undefined : path.resolve(baselineArg);
   if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`--baseline: ${baseline} does not exist`);
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, baseline, outDir }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, baseline, outDir };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, baseline, outDir }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, baseline, outDir };
 }
 
 function log(message: string): void {
@@ -95,6 +98,10 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const docker = dockerApi();
   const dockerd = dockerdPid();
   const client = shim.client;
+  const info = await docker.info();
+  const storeDir = path.join(String(info.DockerRootDir), String(info.Driver));
+  const imageStore = { dir: storeDir, files: (await diskUsage([storeDir])).inodes };
+  log(`Docker's storage ${storeDir} holds ${imageStore.files} files`);
 
   log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up)`);
   const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup);
@@ -116,8 +123,8 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
     const perCall = await cpuPerCall(client, pods, shimPid, CPU_PER_CALL_RPCS, plan.cpuCalls, 3);
     reads.push({ containers: pods.length * 2, docker: counts, rows: samples.map((s) => latencyRow(s.call.name, s.call.rawCall, s.shim, s.raw)), cpuPerCall: perCall });
     if (level === plan.kubeletLoopLevel) {
-      log(`kubelet loop at ${pods.length} pods: ${plan.pollSeconds} loop slots and as many idle slots`);
-      kubeletLoop = await measureKubeletLoop(client, pods, shimPid, plan.pollSeconds);
+      log(`kubelet loop at ${pods.length} pods: ${plan.kubeletLoopSeconds} loop slots and as many idle slots`);
+      kubeletLoop = await measureKubeletLoop(client, pods, { shim: shimPid, dockerd }, plan.kubeletLoopSeconds);
     }
   }
   if (!kubeletLoop) throw new Error(`the plan's kubelet loop level ${plan.kubeletLoopLevel} is not one of its levels`);
@@ -161,7 +168,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
   const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
-  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, startup };
+  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, imageStore, startup };
 }
 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */

@@ -140,17 +140,20 @@ describe('the benchmark (--quick)', () => {
     // Status calls need a pod: at 0 containers they are not measured.
     assert.deepEqual(
       empty.cpuPerCall.map((c) => c.rpc),
-      ['Version', 'ListPodSandbox', 'ListContainers', 'ListContainerStats', 'ListPodSandboxStats', 'ListPodSandboxMetrics'],
+      ['Version', 'ListPodSandbox', 'ListContainers', 'ListContainerStats', 'ListPodSandboxStats', 'ImageFsInfo', 'ListImages', 'Status', 'ListPodSandboxMetrics'],
     );
     assert.deepEqual(
       ten.cpuPerCall.map((c) => c.rpc),
-      ['Version', 'ListPodSandbox', 'ListContainers', 'PodSandboxStatus', 'ContainerStatus', 'ListContainerStats', 'ListPodSandboxStats', 'ListPodSandboxMetrics'],
+      ['Version', 'ListPodSandbox', 'ListContainers', 'PodSandboxStatus', 'ContainerStatus', 'ListContainerStats', 'ListPodSandboxStats', 'ImageFsInfo', 'ListImages', 'Status', 'ListPodSandboxMetrics'],
     );
     for (const c of [...empty.cpuPerCall, ...ten.cpuPerCall]) assertNumber(c.cpuMsPerCall, `CPU per call of ${c.rpc}`);
     const k = result.kubeletLoop;
     assert.equal(k.pods, 5);
-    assert.equal(k.seconds, result.polling.seconds);
-    for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(k[key], `kubeletLoop.${key}`);
+    assert.equal(k.seconds, 3);
+    for (const side of ['shim', 'dockerd'] as const) {
+      for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(k[side][key], `kubeletLoop.${side}.${key}`);
+    }
+    assertNumber(k.nodeNetCpuMsPer30s, 'kubeletLoop.nodeNetCpuMsPer30s');
   });
 
   it('times a restarted shim from exec to its first Version and ListContainers answers', () => {
@@ -180,12 +183,14 @@ describe('the benchmark (--quick)', () => {
 
   it('checks every target and prints the table with PASS or MISS for each', () => {
     // Lifecycle and read ratios, dockerd CPU and RSS, two start-up calls, the three stats lists'
-    // own p50, and the shim's CPU under the kubelet loop.
-    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 1);
+    // own p50, ImageFsInfo's p50 and CPU per call, and the node's CPU under the kubelet loop.
+    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 2 + 1);
     for (const [call, ms] of [['ListContainerStats', 25], ['ListPodSandboxStats', 40], ['ListPodSandboxMetrics', 60]] as const) {
       assert.ok(result.targets.some((t) => t.target === `${call} at 10 containers: p50 <= ${ms} ms`), call);
     }
-    assert.ok(result.targets.some((t) => t.target.startsWith("shim CPU under kubelet's polling at 5 pods")));
+    assert.ok(result.targets.some((t) => t.target.startsWith("node CPU (shim + dockerd) under kubelet's polling at 5 pods")));
+    assert.ok(result.targets.some((t) => t.target.startsWith(`ImageFsInfo at 10 containers on a store of ${result.imageStore.files} files`)));
+    assert.ok(result.imageStore.files > 0, 'the store was counted');
     for (const t of result.targets) assert.equal(typeof t.pass, 'boolean', t.target);
     assert.match(stdout, /^\| part \| call \|/m);
     assert.equal((stdout.match(/^(PASS|MISS) {2}/gm) ?? []).length, result.targets.length);
