@@ -14,6 +14,9 @@ export interface PodNetworkStatus {
   ips: string[];
 }
 
+/** The reason a NetworkReady condition of false gives (kubelet shows it on the node). */
+export const NETWORK_NOT_READY = 'NetworkPluginNotReady';
+
 export interface NetworkStatus {
   ready: boolean;
   reason?: string;

@@ -4,9 +4,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { readCacheDocument, ResultCache } from '../../src/network/cni/cache';
-import { parseNetworkConfig } from '../../src/network/cni/config';
-import { parseResult, podIpsOf } from '../../src/network/cni/result';
+import { readCacheDocument, ResultCache } from '../../src/network/libcni/cache';
+import { parseNetworkConfig } from '../../src/network/libcni/config';
+import { parseResult, podIpsOf } from '../../src/network/libcni/result';
 import { tempDir } from '../support/temp';
 
 const ID = 'c'.repeat(64);

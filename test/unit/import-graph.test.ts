@@ -85,6 +85,24 @@ describe('the import graph of src/', () => {
     }
   });
 
+  it('keeps the network plugins apart: cni and kubenet share libcni and never import each other', () => {
+    const plugins = ['cni', 'kubenet', 'hostport'];
+    const importsOf = (folder: string): Array<{ file: string; to: string }> =>
+      sources(path.join(SRC, 'network', folder)).flatMap((file) =>
+        [...fs.readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => ({
+          file: path.relative(SRC, file),
+          to: path.relative(path.join(SRC, 'network'), path.resolve(path.dirname(file), m[1]!)).split(path.sep)[0]!,
+        })),
+      );
+    for (const from of ['cni', 'kubenet']) {
+      const crossing = importsOf(from).filter((i) => i.to !== from && plugins.includes(i.to) && !(from === 'kubenet' && i.to === 'hostport'));
+      assert.deepEqual(crossing, [], `src/network/${from} imports another plugin`);
+    }
+    const fromLib = importsOf('libcni').filter((i) => plugins.includes(i.to));
+    assert.deepEqual(fromLib, [], 'src/network/libcni imports a plugin');
+    assert.ok(importsOf('kubenet').some((i) => i.to === 'libcni') && importsOf('cni').some((i) => i.to === 'libcni'), 'both plugins use libcni');
+  });
+
   it('sees the imports it checks (the handler tree uses the features)', () => {
     for (const folder of ['stats', 'streaming', 'logs', 'status', 'conventions']) {
       assert.ok(graph.get('shim')?.has(folder), `src/shim imports src/${folder}`);

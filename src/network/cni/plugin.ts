@@ -7,16 +7,14 @@ import * as path from 'node:path';
 import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
 import type { NetworkHost, PodDns, PodRef } from '../host';
-import type { NetworkPlugin, NetworkStatus, PodNetworkStatus } from '../plugin';
-import { PodAttachments, POD_IFNAME } from './attachments';
-import { supportsCheck } from './version';
-import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, type NetworkConfigList } from './config';
-import { podIpsOf } from './result';
-import type { CniRuntime } from './runtime';
+import { NETWORK_NOT_READY, type NetworkPlugin, type NetworkStatus, type PodNetworkStatus } from '../plugin';
+import { PodAttachments, POD_IFNAME } from '../libcni/attachments';
+import { DEFAULT_PLUGIN_TIMEOUT_MS } from '../libcni/runtime';
+import { supportsCheck } from '../libcni/version';
+import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, type NetworkConfigList } from '../libcni/config';
+import { podIpsOf } from '../libcni/result';
+import type { CniRuntime } from '../libcni/runtime';
 
-export const NETWORK_NOT_READY = 'NetworkPluginNotReady';
-/** How long one plugin call may take (kubelet's whole RunPodSandbox has 2 min or more). */
-export const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
 /** How long Status waits for a VERSION probe under way before it answers "asking". */
 export const STATUS_PROBE_WAIT_MS = 500;
 

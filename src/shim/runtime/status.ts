@@ -3,13 +3,13 @@
 // show here (and clear by itself when Docker is back) rather than fail the call.
 import type { CallContext, RuntimeCondition, RuntimeHandler, StatusRequest__Output, StatusResponse } from '../../cri/types';
 import { errorMessage } from '../../errors';
+import { NETWORK_NOT_READY } from '../../network/plugin';
 import type { ShimContext } from '../context';
 import { SHIM_VERSION } from '../context';
 
 export const RUNTIME_READY = 'RuntimeReady';
 export const NETWORK_READY = 'NetworkReady';
 export const DOCKER_NOT_READY_REASON = 'DockerDaemonNotReady';
-export const NETWORK_NOT_READY_REASON = 'NetworkPluginNotReady';
 
 export async function status(shim: ShimContext, req: StatusRequest__Output, ctx: CallContext): Promise<StatusResponse> {
   const runtime = await runtimeCondition(shim, ctx.signal);
@@ -19,7 +19,7 @@ export async function status(shim: ShimContext, req: StatusRequest__Output, ctx:
     : {
         type: NETWORK_READY,
         status: false,
-        reason: net.reason ?? NETWORK_NOT_READY_REASON,
+        reason: net.reason ?? NETWORK_NOT_READY,
         message: net.message ?? `network plugin ${shim.network.pluginName} is not ready`,
       };
   const response: StatusResponse = {

@@ -22,6 +22,9 @@ export interface Attachment {
   capabilityArgs: CapabilityArgs;
 }
 
+/** How long one plugin call may take (kubelet's whole RunPodSandbox has 2 min or more). */
+export const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
+
 export interface CniRuntimeOptions {
   binDirs: readonly string[];
   cacheDir: string;
