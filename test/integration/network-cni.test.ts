@@ -456,45 +456,52 @@ switch (process.env.CNI_COMMAND) {
     assertNothingLeft(net, [pod]);
   });
 
-  it('after a kill -9 in the middle of RunPodSandbox, the next shim’s Stop and Remove leave nothing', async () => {
-    // A plugin that stops half way: it signals it has started, then waits to be killed.
-    const bin = tempDir('cni-slow-bin');
-    for (const name of fs.readdirSync(CNI_BIN_DIR)) fs.symlinkSync(path.join(CNI_BIN_DIR, name), path.join(bin, name));
-    const marker = path.join(bin, 'started');
-    const version = '{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0"]}';
-    fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then touch ${marker}; exec sleep 600; fi\necho '${version}'\n`, { mode: 0o755 });
-    // portmap and firewall before the plugin that hangs: the firewall's rules name the pod's
-    // address, which its DEL after the crash finds only in the progress ADD left on disk.
-    const hang = makeTestNetwork({ extraPlugins: [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall', backend: 'iptables' }, { type: 'hang' }] });
-    const root = tempDir('cni-kill');
-    const args = [...hang.shimArgs, `--cni-bin-dir=${bin}`];
-    let shim1: ShimProcess | undefined = await startShim({ args, rootDir: root });
-    let shim2: ShimProcess | undefined;
-    try {
-      const config = podConfig(run);
-      const running = shim1.client.runtime.RunPodSandbox({ config }).catch((err: Error) => err);
-      await waitFor('the plugin chain to be half way', () => fs.existsSync(marker), { timeoutMs: 60_000 });
-      assert.equal(hang.reservations().length, 1, 'the bridge plugin already holds an address');
-      assert.ok(hang.rulesMentioning(hang.reservations()[0]!).length > 0, 'the firewall already has rules for it');
-      await shim1.stop('SIGKILL');
-      shim1 = undefined;
-      await running;
-      execFileSync('pkill', ['-f', 'sleep 600'], { stdio: 'ignore' });
-      fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\necho '${version}'\n`, { mode: 0o755 });
-      shim2 = await startShim({ args, rootDir: root });
-      const { items } = await shim2.client.runtime.ListPodSandbox({ filter: { labelSelector: { 'cri-docker-shim.test/run': run } } });
-      const mine = items.filter((i) => i.metadata?.name === config.metadata!.name);
-      assert.equal(mine.length, 1, 'the half-made pod is listed');
-      await removePod(shim2, mine[0]!.id);
-      assertNothingLeft(hang, [mine[0]!.id]);
-      const left = await dockerApi().listContainers({ all: true, filters: { id: [mine[0]!.id] } });
-      assert.deepEqual(left, []);
-    } finally {
-      await shim1?.stop('SIGKILL');
-      await shim2?.stop();
-      hang.remove();
-      fs.rmSync(bin, { recursive: true, force: true });
-      fs.rmSync(root, { recursive: true, force: true });
-    }
-  });
+  // The chain bridge, portmap, firewall, with a plugin that hangs in its ADD put at each step:
+  // the shim is killed there, and the next shim's Stop and Remove must leave nothing. After
+  // firewall, its rules name the pod's address, which its DEL finds only in the progress ADD
+  // left on disk.
+  const CHAIN = [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall', backend: 'iptables' }];
+  for (const [step, after] of [[0, 'before bridge'], [1, 'after bridge'], [2, 'after portmap'], [3, 'after firewall']] as const) {
+    it(`after a kill -9 in RunPodSandbox's ADD ${after}, the next shim’s Stop and Remove leave nothing`, async () => {
+      // A plugin that stops in its ADD: it writes its PID, then waits to be killed.
+      const bin = tempDir('cni-slow-bin');
+      for (const name of fs.readdirSync(CNI_BIN_DIR)) fs.symlinkSync(path.join(CNI_BIN_DIR, name), path.join(bin, name));
+      const started = path.join(bin, 'started');
+      const version = '{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0"]}';
+      fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then echo $$ > ${started}.tmp && mv ${started}.tmp ${started}; exec sleep 600; fi\necho '${version}'\n`, { mode: 0o755 });
+      const plugins = [...CHAIN.slice(0, Math.max(0, step - 1)), { type: 'hang' }, ...CHAIN.slice(Math.max(0, step - 1))];
+      const hang = step === 0 ? makeTestNetwork({ extraPlugins: CHAIN, leading: [{ type: 'hang' }] }) : makeTestNetwork({ extraPlugins: plugins });
+      const root = tempDir('cni-kill');
+      const args = [...hang.shimArgs, `--cni-bin-dir=${bin}`];
+      let shim1: ShimProcess | undefined = await startShim({ args, rootDir: root });
+      let shim2: ShimProcess | undefined;
+      try {
+        const config = podConfig(run);
+        const running = shim1.client.runtime.RunPodSandbox({ config }).catch((err: Error) => err);
+        await waitFor('the plugin chain to reach the plugin that hangs', () => fs.existsSync(started), { timeoutMs: 60_000 });
+        if (step >= 1) assert.equal(hang.reservations().length, 1, 'the bridge plugin already holds an address');
+        if (step === 3) assert.ok(hang.rulesMentioning(hang.reservations()[0]!).length > 0, 'the firewall already has rules for it');
+        await shim1.stop('SIGKILL');
+        shim1 = undefined;
+        await running;
+        process.kill(Number(fs.readFileSync(started, 'utf8').trim()), 'SIGKILL');
+        fs.writeFileSync(path.join(bin, 'hang'), `#!/bin/sh\necho '${version}'\n`, { mode: 0o755 });
+        shim2 = await startShim({ args, rootDir: root });
+        const { items } = await shim2.client.runtime.ListPodSandbox({ filter: { labelSelector: { 'cri-docker-shim.test/run': run } } });
+        const mine = items.filter((i) => i.metadata?.name === config.metadata!.name);
+        assert.equal(mine.length, 1, 'the half-made pod is listed');
+        await removePod(shim2, mine[0]!.id);
+        await waitFor('the kernel to drop the dead namespace\'s veth', () => hang.veths().length === 0);
+        assertNothingLeft(hang, [mine[0]!.id]);
+        const left = await dockerApi().listContainers({ all: true, filters: { id: [mine[0]!.id] } });
+        assert.deepEqual(left, []);
+      } finally {
+        await shim1?.stop('SIGKILL');
+        await shim2?.stop();
+        hang.remove();
+        fs.rmSync(bin, { recursive: true, force: true });
+        fs.rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });

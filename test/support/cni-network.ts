@@ -14,6 +14,8 @@ export const CNI_BIN_DIR = '/usr/lib/cni';
 export interface TestNetworkOptions {
   /** Plugins after bridge (default: portmap and firewall). */
   extraPlugins?: unknown[];
+  /** Plugins before bridge (default: none). */
+  leading?: unknown[];
   /** Add an IPv6 range beside the IPv4 one (dual stack). */
   ipv6?: boolean;
   cniVersion?: string;
@@ -101,6 +103,7 @@ export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
     cniVersion: options.cniVersion ?? '1.0.0',
     name,
     plugins: [
+      ...(options.leading ?? []),
       { type: 'bridge', bridge, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', dataDir: ipamDir, ranges, routes } },
       ...(options.extraPlugins ?? [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall', backend: 'iptables' }]),
     ],
