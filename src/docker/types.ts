@@ -5,8 +5,26 @@ import type Dockerode from 'dockerode';
 
 export type ContainerSummary = Dockerode.ContainerInfo;
 export type ContainerInspect = Dockerode.ContainerInspectInfo;
-export type ContainerCreateSpec = Dockerode.ContainerCreateOptions & { name?: string };
-export type HostConfig = Dockerode.HostConfig;
+/** A bind in HostConfig.Mounts, with the bind options of API 1.44 (@types/dockerode has the older ones only). */
+export interface BindMount {
+  Type: 'bind';
+  Source: string;
+  Target: string;
+  ReadOnly: boolean;
+  BindOptions: {
+    /** "rslave", "rshared"; absent for private. */
+    Propagation?: string;
+    /** Make a missing source directory, as a `Binds` entry does (API 1.44). */
+    CreateMountpoint?: boolean;
+    /** A read-only bind whose submounts stay as they are (API 1.44; before it, every read-only bind). */
+    ReadOnlyNonRecursive?: boolean;
+    /** A read-only bind with its submounts read-only too, or an error where the kernel cannot (API 1.44). */
+    ReadOnlyForceRecursive?: boolean;
+  };
+}
+/** A create request's host config: only binds in Mounts (with their API 1.44 options). */
+export type HostConfig = Omit<Dockerode.HostConfig, 'Mounts'> & { Mounts?: BindMount[] };
+export type ContainerCreateSpec = Omit<Dockerode.ContainerCreateOptions, 'HostConfig'> & { name?: string; HostConfig?: HostConfig };
 export type ImageSummary = Dockerode.ImageInfo;
 export type ImageInspect = Dockerode.ImageInspectInfo;
 

@@ -30,6 +30,25 @@ export function assertSupportedDocker(v: DockerVersion, minimum: string = MIN_DO
   }
 }
 
+/** API 1.44 (Docker 25) brought bind options: recursive or not for read-only binds, and binds that make their mount point. */
+export const BIND_OPTIONS_API_VERSION = '1.44';
+
+/** What the engine running here can do beyond API 1.41. */
+export interface EngineFeatures {
+  /** Docker's API speaks bind options (see BIND_OPTIONS_API_VERSION). */
+  bindOptions: boolean;
+  /** Docker can make a bind recursively read-only: bind options and the kernel's mount_setattr (Linux 5.12). */
+  recursiveReadOnlyMounts: boolean;
+}
+
+/** The features from Docker's API version and its host's kernel release ("6.1.0-18-amd64"). */
+export function engineFeatures(apiVersion: string, kernelRelease: string | undefined): EngineFeatures {
+  const bindOptions = isApiVersionAtLeast(apiVersion, BIND_OPTIONS_API_VERSION);
+  const m = /^(\d+)\.(\d+)/.exec(kernelRelease ?? '');
+  const mountSetattr = m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 12));
+  return { bindOptions, recursiveReadOnlyMounts: bindOptions && mountSetattr };
+}
+
 /**
  * Facts about the daemon that change only when it is upgraded or reconfigured (its version,
  * its runtimes), cached for a minute: Version, Status and RunPodSandbox ask constantly.
@@ -54,6 +73,12 @@ export class DockerFacts {
 
   version(opts?: CallOptions): Promise<DockerVersion> {
     return this.cached('version', () => this.docker.version(opts));
+  }
+
+  /** What this engine can do beyond API 1.41 (from its version answer). */
+  async features(opts?: CallOptions): Promise<EngineFeatures> {
+    const v = await this.version(opts);
+    return engineFeatures(v.ApiVersion, v.KernelVersion);
   }
 
   /** The names of the OCI runtimes Docker is configured with ("runc", ...). */

@@ -10,7 +10,7 @@ import type {
   ContainerStatus,
   ContainerUser,
 } from '../cri/types';
-import type { ContainerInspect, ContainerSummary } from '../docker/types';
+import type { BindMount, ContainerInspect, ContainerSummary } from '../docker/types';
 import { rfc3339ToNanos, secondsToNanos } from '../util/time';
 import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL } from '../conventions/labels';
 import { parseContainerDockerName } from '../conventions/naming';
@@ -71,7 +71,7 @@ export interface ContainerWitness {
 }
 
 /** The exit code of a process ended by SIGKILL (128 + 9), the only way the OOM killer ends one. */
-const SIGKILL_EXIT_CODE = 137;
+export const SIGKILL_EXIT_CODE = 137;
 
 /**
  * Whether the kernel's OOM killer ended the run: it did if the run ended by SIGKILL and either
@@ -165,6 +165,10 @@ export function userFromProcStatus(text: string): ContainerUser | undefined {
 
 /** The container's bind mounts as ContainerStatus reports them. */
 export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
+  // Which are recursively read-only, only the create request says (API 1.44 bind options).
+  const recursive = new Set(
+    ((inspect.HostConfig?.Mounts ?? []) as readonly BindMount[]).filter((m) => m.BindOptions?.ReadOnlyForceRecursive === true).map((m) => m.Target),
+  );
   return (inspect.Mounts ?? [])
     .filter((m) => m.Type === 'bind' || m.Type === undefined)
     .map((m) => {
@@ -178,6 +182,7 @@ export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
         containerPath: m.Destination,
         hostPath: m.Source,
         readonly: !m.RW,
+        ...(recursive.has(m.Destination) ? { recursiveReadOnly: true } : {}),
         selinuxRelabel: /Z/.test(m.Mode ?? ''),
         propagation,
       };

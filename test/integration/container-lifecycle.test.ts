@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { BIND_OPTIONS_API_VERSION, isApiVersionAtLeast } from '../../src/docker/version';
+import { tempDir } from '../support/temp';
 import { status as Code } from '@grpc/grpc-js';
 import { describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
@@ -113,6 +116,42 @@ describe('container lifecycle', () => {
     for (const id of [...oomIds, killedId]) await f.client.runtime.RemoveContainer({ containerId: id });
   });
 
+  it('makes a read-only mount non-recursive, and recursive only when asked where the engine can (refused where it cannot)', async () => {
+    const c = f.client.runtime;
+    const bindOptions = isApiVersionAtLeast((await dockerApi().version()).ApiVersion, BIND_OPTIONS_API_VERSION);
+    // A host directory with a tmpfs mounted below it: a read-only bind of it leaves that
+    // submount writable, a recursively read-only one does not.
+    const dir = tempDir('ro-mounts');
+    fs.mkdirSync(path.join(dir, 'sub'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', path.join(dir, 'sub')]);
+    try {
+      const plain = { hostPath: dir, containerPath: '/plain', readonly: true };
+      const recursive = { hostPath: dir, containerPath: '/recursive', readonly: true, recursiveReadOnly: true };
+      const features = (await c.Status({})).runtimeHandlers.find((h) => h.name === '')!.features!;
+      assert.equal(features.recursiveReadOnlyMounts, bindOptions, 'the feature is what this engine (API 1.44) and kernel (6.x) can do');
+      if (!bindOptions) {
+        await assert.rejects(
+          c.CreateContainer({ podSandboxId: f.pod.id, config: busybox(run, 'rro', { ...SLEEP_FOREVER, mounts: [recursive] }), sandboxConfig: f.pod.config }),
+          rejectsWith(Code.INVALID_ARGUMENT, /cannot make recursively read-only mounts/),
+        );
+      }
+      const id = await runContainer(f.client, f.pod, busybox(run, 'ro', { ...SLEEP_FOREVER, mounts: bindOptions ? [plain, recursive] : [plain] }));
+      const sh = async (script: string): Promise<number> => (await c.ExecSync({ containerId: id, cmd: ['sh', '-c', script], timeout: 10 })).exitCode;
+      assert.notEqual(await sh('touch /plain/top'), 0, 'the mount itself is read-only');
+      assert.equal(await sh('touch /plain/sub/file'), 0, 'its submount is not: readonly alone is not recursive');
+      if (bindOptions) {
+        assert.notEqual(await sh('touch /recursive/sub/file2'), 0, 'recursive_read_only makes the submount read-only too');
+        const mounts = (await c.ContainerStatus({ containerId: id })).status!.mounts;
+        assert.deepEqual(mounts.map((m) => [m.containerPath, m.readonly, m.recursiveReadOnly]).sort(), [['/plain', true, false], ['/recursive', true, true]]);
+      }
+      await c.StopContainer({ containerId: id, timeout: 0 });
+      await c.RemoveContainer({ containerId: id });
+    } finally {
+      execFileSync('umount', [path.join(dir, 'sub')]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad requests with the field named, leaving no container behind', async () => {
     const c = f.client.runtime;
     const create = (over: Parameters<typeof busybox>[2], podSandboxId = f.pod.id) =>
@@ -138,7 +177,7 @@ describe('container lifecycle', () => {
     );
     await assert.rejects(create({ linux: { securityContext: { seccompProfilePath: 'bogus' } } }), rejectsWith(Code.INVALID_ARGUMENT, /seccomp_profile_path/));
     await assert.rejects(create({ linux: { securityContext: { apparmorProfile: 'bogus' } } }), rejectsWith(Code.INVALID_ARGUMENT, /apparmor_profile/));
-    await assert.rejects(create({ mounts: [{ hostPath: '/tmp', containerPath: '/x', recursiveReadOnly: true }] }), rejectsWith(Code.UNIMPLEMENTED, /1.44/));
+    await assert.rejects(create({ mounts: [{ hostPath: '/tmp', containerPath: '/x', recursiveReadOnly: true }] }), rejectsWith(Code.INVALID_ARGUMENT, /recursive_read_only needs readonly/));
     await assert.rejects(c.StartContainer({ containerId: 'e'.repeat(64) }), rejectsWith(Code.NOT_FOUND));
     await assert.rejects(c.ContainerStatus({ containerId: '' }), rejectsWith(Code.INVALID_ARGUMENT, /container_id is required/));
     const left = await dockerApi().listContainers({ all: true, filters: { label: [`${TEST_LABEL}=${run}`], name: ['bad-input'] } });

@@ -7,12 +7,16 @@ import type {
 } from '../../src/cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../src/errors';
 import { buildCreatePlan, logPathOf, namespaceModes, type HostView } from '../../src/shim/container/create-spec';
-import { toDockerBinds, toDockerDevices } from '../../src/shim/container/mounts';
+import { toDockerDevices, toDockerMounts } from '../../src/shim/container/mounts';
+import { engineFeatures, type EngineFeatures } from '../../src/docker/version';
 import { translateSecurityContext } from '../../src/shim/container/security';
 import { dockerStopSignal, criSignal } from '../../src/conventions/signals';
 import { containerConfig, sandboxConfig } from './fixtures-cri';
 
 const SANDBOX = 'a'.repeat(64);
+/** Docker 20.10 (API 1.41); Docker 28 (API 1.51) on this kernel. */
+const DOCKER_20: EngineFeatures = engineFeatures('1.41', '6.1.0');
+const DOCKER_28: EngineFeatures = engineFeatures('1.51', '6.1.0');
 
 function securityContext(over: Partial<LinuxContainerSecurityContext__Output> = {}): LinuxContainerSecurityContext__Output {
   return {
@@ -41,7 +45,7 @@ const host: HostView = {
 };
 
 function plan(config: ContainerConfig__Output, sandbox = sandboxConfig()) {
-  return buildCreatePlan({ sandboxId: SANDBOX, config, sandboxConfig: sandbox, cgroupDriver: 'cgroupfs', host });
+  return buildCreatePlan({ sandboxId: SANDBOX, config, sandboxConfig: sandbox, cgroupDriver: 'cgroupfs', host, engine: DOCKER_20 });
 }
 
 describe('container create spec', () => {
@@ -123,7 +127,7 @@ describe('container create spec', () => {
   });
 
   it('refuses missing and malformed fields, naming them', () => {
-    assert.throws(() => buildCreatePlan({ sandboxId: SANDBOX, config: null, sandboxConfig: sandboxConfig(), cgroupDriver: 'cgroupfs', host }), /^InvalidArgumentError: config is required/);
+    assert.throws(() => buildCreatePlan({ sandboxId: SANDBOX, config: null, sandboxConfig: sandboxConfig(), cgroupDriver: 'cgroupfs', host, engine: DOCKER_20 }), /^InvalidArgumentError: config is required/);
     assert.throws(() => plan(containerConfig({ metadata: null })), /config.metadata is required/);
     assert.throws(() => plan(containerConfig({ metadata: { name: '', attempt: 0 } })), /config.metadata.name is required/);
     assert.throws(() => plan(containerConfig({ metadata: { name: 'a_b', attempt: 0 } })), /config.metadata.name/);
@@ -149,21 +153,49 @@ describe('container create spec', () => {
 });
 
 describe('container mounts and devices', () => {
-  it('writes binds with read-only, relabel and propagation options', () => {
-    const binds = toDockerBinds('config.mounts', [
+  it('writes binds with read-only, relabel and propagation options (API 1.41)', () => {
+    const { binds, mounts } = toDockerMounts('config.mounts', [
       mount(),
       mount({ readonly: true, selinuxRelabel: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }),
       mount({ propagation: 'PROPAGATION_BIDIRECTIONAL', hostPath: '/srv/link' }),
-    ], host.resolvePath);
-    assert.deepEqual(binds, ['/srv/data:/data', '/srv/data:/data:ro,Z,rslave', '/srv/target:/data:rshared']);
+      mount({ readonly: true }),
+    ], host.resolvePath, DOCKER_20);
+    assert.deepEqual(binds, ['/srv/data:/data', '/srv/data:/data:ro,Z,rslave', '/srv/target:/data:rshared', '/srv/data:/data:ro']);
+    assert.deepEqual(mounts, []);
   });
 
-  it('refuses empty, relative and unsupported mounts', () => {
-    const bind = (m: Partial<Mount__Output>) => () => toDockerBinds('config.mounts', [mount(m)], host.resolvePath);
+  it('with bind options (API 1.44), says of each read-only mount whether it is recursive, and makes its mount point', () => {
+    const { binds, mounts } = toDockerMounts('config.mounts', [
+      mount(),
+      mount({ readonly: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER', hostPath: '/srv/link' }),
+      mount({ readonly: true, recursiveReadOnly: true }),
+      mount({ readonly: true, selinuxRelabel: true }),
+    ], host.resolvePath, DOCKER_28);
+    assert.deepEqual(binds, ['/srv/data:/data', '/srv/data:/data:ro,Z'], 'writable and relabelled mounts stay binds');
+    assert.deepEqual(mounts, [
+      { Type: 'bind', Source: '/srv/target', Target: '/data', ReadOnly: true, BindOptions: { Propagation: 'rslave', CreateMountpoint: true, ReadOnlyNonRecursive: true } },
+      { Type: 'bind', Source: '/srv/data', Target: '/data', ReadOnly: true, BindOptions: { CreateMountpoint: true, ReadOnlyForceRecursive: true } },
+    ]);
+  });
+
+  it('knows the engine: bind options from API 1.44, recursive read-only where the kernel has mount_setattr (5.12)', () => {
+    assert.deepEqual(engineFeatures('1.43', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false });
+    assert.deepEqual(engineFeatures('1.44', '5.12.0'), { bindOptions: true, recursiveReadOnlyMounts: true });
+    assert.deepEqual(engineFeatures('1.51', '5.11.9-x'), { bindOptions: true, recursiveReadOnlyMounts: false });
+    assert.deepEqual(engineFeatures('1.45', undefined), { bindOptions: true, recursiveReadOnlyMounts: false });
+    assert.deepEqual(engineFeatures('1.45', '4.19.0'), { bindOptions: true, recursiveReadOnlyMounts: false });
+  });
+
+  it('refuses empty, relative and unsupported mounts, and the combinations the CRI forbids', () => {
+    const bind = (m: Partial<Mount__Output>, engine = DOCKER_28) => () => toDockerMounts('config.mounts', [mount(m)], host.resolvePath, engine);
     assert.throws(bind({ hostPath: '' }), /config.mounts\[0\].host_path is required/);
     assert.throws(bind({ containerPath: 'rel' }), /config.mounts\[0\].container_path: "rel" must be an absolute path/);
     assert.throws(bind({ hostPath: '/a:b' }), /host_path/);
-    assert.throws(bind({ recursiveReadOnly: true }), (e: unknown) => e instanceof UnimplementedError && /1.44/.test(e.message));
+    const invalid = (re: RegExp) => (e: unknown) => e instanceof InvalidArgumentError && re.test(e.message);
+    assert.throws(bind({ readonly: true, recursiveReadOnly: true }, DOCKER_20), invalid(/cannot make recursively read-only mounts \(it needs API 1.44 and Linux 5.12\)/));
+    assert.throws(bind({ recursiveReadOnly: true }), invalid(/recursive_read_only needs readonly/));
+    assert.throws(bind({ readonly: true, recursiveReadOnly: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }), invalid(/needs private propagation/));
+    assert.throws(bind({ readonly: true, recursiveReadOnly: true, selinuxRelabel: true }), invalid(/relabel/));
     assert.throws(bind({ uidMappings: [{ hostId: 1, containerId: 0, length: 1 }] }), UnimplementedError);
   });
 

@@ -8,6 +8,7 @@ import {
   containerFromSummary,
   containerStatusFromInspect,
   matchesContainerFilter,
+  mountsFromInspect,
   stateOf,
   stateOfSummary,
   userFromProcStatus,
@@ -37,6 +38,25 @@ function inspect(state: Partial<DockerState>, over: InspectOverrides = {}): Cont
 const image = { id: 'sha256:feed', ref: 'busybox@sha256:abc' };
 
 describe('container status conversion', () => {
+  it('reports a mount recursively read-only only when its create request asked for it (API 1.44 bind options)', () => {
+    const doc = {
+      Mounts: [
+        { Type: 'bind', Source: '/srv/a', Destination: '/a', Mode: '', RW: false, Propagation: 'rprivate' },
+        { Type: 'bind', Source: '/srv/b', Destination: '/b', Mode: '', RW: false, Propagation: 'rprivate' },
+      ],
+      HostConfig: {
+        Mounts: [
+          { Type: 'bind', Source: '/srv/a', Target: '/a', ReadOnly: true, BindOptions: { ReadOnlyForceRecursive: true } },
+          { Type: 'bind', Source: '/srv/b', Target: '/b', ReadOnly: true, BindOptions: { ReadOnlyNonRecursive: true } },
+        ],
+      },
+    } as unknown as ContainerInspect;
+    assert.deepEqual(mountsFromInspect(doc), [
+      { containerPath: '/a', hostPath: '/srv/a', readonly: true, recursiveReadOnly: true, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE' },
+      { containerPath: '/b', hostPath: '/srv/b', readonly: true, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE' },
+    ]);
+  });
+
   it('maps Docker states to CRI states', () => {
     assert.equal(stateOf(inspect({ Status: 'created' }).State), 'CONTAINER_CREATED');
     assert.equal(stateOf(inspect({ Status: 'created', Error: 'exec: no such file' }).State), 'CONTAINER_EXITED');

@@ -23,6 +23,7 @@ export async function createContainer(
     sandboxConfig: req.sandboxConfig,
     cgroupDriver: shim.cgroups.driver,
     host: nodeHostView,
+    engine: await shim.dockerFacts.features(opts),
   });
   await requireLocalImage(shim.docker, spec.Image!, opts);
   try {

@@ -10,12 +10,13 @@ import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { checkCriLabels, CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, toDockerLabels, TYPE_CONTAINER } from '../../conventions/labels';
 import { containerDockerName } from '../../conventions/naming';
 import { validateId } from '../../conventions/ids';
-import { toDockerBinds, toDockerDevices } from './mounts';
+import { toDockerDevices, toDockerMounts } from './mounts';
 import { toDockerResources } from './resources';
 import type { HostFiles } from '../security-options';
 import { translateSecurityContext } from './security';
 import { dockerStopSignal } from '../../conventions/signals';
 import { quote } from '../../util/quote';
+import type { EngineFeatures } from '../../docker/version';
 
 export interface HostView extends HostFiles {
   /** A host path with symlinks resolved; a path that does not exist comes back unchanged. */
@@ -28,6 +29,8 @@ export interface CreateInput {
   sandboxConfig: PodSandboxConfig__Output | null;
   cgroupDriver: CgroupDriver;
   host: HostView;
+  /** What the engine can do beyond API 1.41 (recursive or not read-only binds). */
+  engine: EngineFeatures;
 }
 
 export interface CreatePlan {
@@ -123,7 +126,7 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   const sec = translateSecurityContext('config.linux.security_context', linux?.securityContext ?? null, input.host);
   const ns = namespaceModes(input.sandboxId, linux?.securityContext?.namespaceOptions ?? null);
   const resources = toDockerResources('config.linux.resources', linux?.resources ?? null);
-  const binds = toDockerBinds('config.mounts', config.mounts, (p) => input.host.resolvePath(p));
+  const mounts = toDockerMounts('config.mounts', config.mounts, (p) => input.host.resolvePath(p), input.engine);
   const devices = toDockerDevices('config.devices', config.devices);
   const stopSignal = dockerStopSignal(config.stopSignal);
 
@@ -148,7 +151,8 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
     AttachStderr: true,
     HostConfig: {
       ...ns,
-      Binds: binds,
+      Binds: mounts.binds,
+      ...(mounts.mounts.length > 0 ? { Mounts: mounts.mounts } : {}),
       Devices: devices,
       CgroupParent: cgroupParentFor(input.cgroupDriver, sandboxConfig.linux?.cgroupParent ?? ''),
       ...resources,

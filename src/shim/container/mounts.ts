@@ -1,7 +1,12 @@
 // CRI mounts and devices as Docker bind specs and device mappings (../../status reads them
-// back from inspect). Binds (not the Mounts API) because Docker creates a missing host directory for a
-// bind, which kubelet relies on, and takes propagation and SELinux relabel as bind options.
+// back from inspect). Binds, because Docker creates a missing host directory for a bind, which
+// kubelet relies on, and takes propagation and SELinux relabel as bind options. Except for a
+// read-only mount on an engine with bind options (API 1.44): there a read-only bind is made
+// recursively read-only by default, so each one goes in HostConfig.Mounts and says which it is
+// (CRI's readonly alone is not recursive), making its mount point as a bind does.
 import type { Device__Output, Mount__Output, MountPropagation__Output } from '../../cri/types';
+import { BIND_OPTIONS_API_VERSION, type EngineFeatures } from '../../docker/version';
+import type { BindMount } from '../../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { quote } from '../../util/quote';
 
@@ -24,26 +29,57 @@ function checkPath(field: string, p: string): void {
   if (/[:,\0]/.test(p)) throw new InvalidArgumentError(`${field}: ${quote(p)} must not contain ':' or ','`);
 }
 
+export interface DockerMounts {
+  /** HostConfig.Binds */
+  binds: string[];
+  /** HostConfig.Mounts: the read-only ones, where bind options say whether they are recursive. */
+  mounts: BindMount[];
+}
+
 /**
  * One Docker bind per mount. `resolveHostPath` turns a host path that is a symlink into its
  * target (so propagation applies to the real mount), and leaves a missing path as it is.
  */
-export function toDockerBinds(field: string, mounts: Mount__Output[], resolveHostPath: (p: string) => string): string[] {
-  return mounts.map((m, i) => {
+export function toDockerMounts(field: string, mounts: Mount__Output[], resolveHostPath: (p: string) => string, engine: EngineFeatures): DockerMounts {
+  const out: DockerMounts = { binds: [], mounts: [] };
+  mounts.forEach((m, i) => {
     const f = `${field}[${i}]`;
     checkPath(`${f}.container_path`, m.containerPath);
     checkPath(`${f}.host_path`, m.hostPath);
-    if (m.recursiveReadOnly) throw new UnimplementedError(`${f}.recursive_read_only: needs Docker API 1.44; this Docker speaks 1.41`);
     if (m.uidMappings.length > 0 || m.gidMappings.length > 0) throw new UnimplementedError(`${f}: Docker cannot make ID-mapped mounts`);
     if (m.image && m.image.image !== '') throw new UnimplementedError(`${f}.image: Docker 20.10 cannot mount an image as a volume`);
+    if (m.recursiveReadOnly) {
+      // As the CRI says (and containerd checks): only a read-only, private mount can be one.
+      if (!m.readonly) throw new InvalidArgumentError(`${f}.recursive_read_only needs readonly`);
+      if (m.propagation !== 'PROPAGATION_PRIVATE') throw new InvalidArgumentError(`${f}.recursive_read_only needs private propagation, not ${m.propagation}`);
+      if (!engine.recursiveReadOnlyMounts) {
+        throw new InvalidArgumentError(`${f}.recursive_read_only: this Docker cannot make recursively read-only mounts (it needs API ${BIND_OPTIONS_API_VERSION} and Linux 5.12)`);
+      }
+      if (m.selinuxRelabel) throw new InvalidArgumentError(`${f}: Docker cannot relabel a recursively read-only mount (selinux_relabel)`);
+    }
+    const host = resolveHostPath(m.hostPath);
+    const propagation = PROPAGATION_OPTION[m.propagation];
+    if (m.readonly && engine.bindOptions && !m.selinuxRelabel) {
+      out.mounts.push({
+        Type: 'bind',
+        Source: host,
+        Target: m.containerPath,
+        ReadOnly: true,
+        BindOptions: {
+          ...(propagation ? { Propagation: propagation } : {}),
+          CreateMountpoint: true,
+          ...(m.recursiveReadOnly ? { ReadOnlyForceRecursive: true } : { ReadOnlyNonRecursive: true }),
+        },
+      });
+      return;
+    }
     const options: string[] = [];
     if (m.readonly) options.push('ro');
     if (m.selinuxRelabel) options.push('Z');
-    const propagation = PROPAGATION_OPTION[m.propagation];
     if (propagation) options.push(propagation);
-    const host = resolveHostPath(m.hostPath);
-    return options.length > 0 ? `${host}:${m.containerPath}:${options.join(',')}` : `${host}:${m.containerPath}`;
+    out.binds.push(options.length > 0 ? `${host}:${m.containerPath}:${options.join(',')}` : `${host}:${m.containerPath}`);
   });
+  return out;
 }
 
 export function toDockerDevices(field: string, devices: Device__Output[]): DockerDevice[] {

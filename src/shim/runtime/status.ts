@@ -42,8 +42,8 @@ async function runtimeCondition(shim: ShimContext, signal: AbortSignal): Promise
 
 /**
  * The handlers a pod may ask for: Docker's default ('') and each runtime Docker is configured
- * with, all with the same features. Docker cannot give a pod its own user namespace, and
- * recursive read-only mounts need API 1.44, which Docker 20.10 lacks.
+ * with, all with the same features. Docker cannot give a pod its own user namespace;
+ * recursive read-only mounts are what this engine can make (API 1.44 and Linux 5.12).
  */
 async function runtimeHandlers(shim: ShimContext, dockerReady: boolean, signal: AbortSignal): Promise<RuntimeHandler[]> {
   const features = { recursiveReadOnlyMounts: false, userNamespaces: false };
@@ -53,6 +53,7 @@ async function runtimeHandlers(shim: ShimContext, dockerReady: boolean, signal: 
   if (dockerReady) {
     try {
       names = await shim.dockerFacts.runtimes({ signal });
+      features.recursiveReadOnlyMounts = (await shim.dockerFacts.features({ signal })).recursiveReadOnlyMounts;
     } catch {
       // Gone meanwhile: as above.
     }
