@@ -21,6 +21,8 @@ import { StatsCollector } from './stats/collector';
 import { DockerStorage } from './storage/docker-storage';
 import { PodMetricsCollector } from './pod-metrics/collector';
 import { KeyedLock } from './util/keyed-lock';
+import { KernelOomLog, kmsgSource } from './kernel/oom-log';
+import type { OomKills } from './docker-cache/container-store';
 import { SingleFlight } from './util/single-flight';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
 import { CredentialProviders, type CredentialSource } from './credentials/providers';
@@ -169,12 +171,15 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const podMetrics = new PodMetricsCollector({ cgroups, log }, storage);
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
-    const buildEvent = containerEventBuilder({ docker, oomKills: state.containers, logs: followers, network, log, checkpoints }, state.containers);
+    // OOM kills as Docker's events told them, else as the kernel logged them (Docker can miss one).
+    const kernelOoms = new KernelOomLog(kmsgSource(log));
+    const oomKills: OomKills = { oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id) };
+    const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
     const containerEvents = new EventHub(state, buildEvent, log);
     const context: ShimContext = {
       config,
       docker,
-      oomKills: state.containers,
+      oomKills,
       dockerFacts,
       dockerLiveness: new DockerLiveness(docker),
       cgroups,

@@ -12,7 +12,7 @@ import { DockerNotFoundError } from '../errors';
 import type { ContainerLogManager } from '../logs/manager';
 import type { NetworkManager } from '../network/manager';
 import type { Logger } from '../util/logger';
-import { containerStatusFromInspect, userFromProcStatus, type ImageIdentity } from './container-convert';
+import { containerStatusFromInspect, SIGKILL_EXIT_CODE, userFromProcStatus, type ImageIdentity } from './container-convert';
 import { podRefOf, statusFromCheckpoint, statusFromInspect, usesHostNetwork } from './sandbox-convert';
 
 /** What status assembly reads besides the documents it is given. */
@@ -36,7 +36,10 @@ export async function assembleContainerStatus(src: StatusSources, inspect: Conta
   if (!inspect.State.Running && !(await src.logs.drained(inspect.Id, LOG_DRAIN_WAIT_MS))) {
     src.log.warn({ containerId: inspect.Id }, 'stopped container: its log is not fully written yet');
   }
-  const witness = { oomKilled: src.oomKills.oomKilledIn(inspect.Id, inspect.State.StartedAt) };
+  // The witnesses beyond Docker's document are asked only of a run that ended by SIGKILL
+  // without Docker's flag (the kernel log's costs a read).
+  const s = inspect.State;
+  const witness = { oomKilled: !s.Running && s.ExitCode === SIGKILL_EXIT_CODE && !s.OOMKilled && src.oomKills.oomKilledIn(inspect.Id, s.StartedAt) };
   return containerStatusFromInspect(inspect, await imageIdentity(src.docker, inspect, opts), processUser(inspect), witness);
 }
 
