@@ -22,8 +22,24 @@ export interface BindMount {
     ReadOnlyForceRecursive?: boolean;
   };
 }
-/** A create request's host config: only binds in Mounts (with their API 1.44 options). */
-export type HostConfig = Omit<Dockerode.HostConfig, 'Mounts'> & { Mounts?: BindMount[] };
+/** An image's files mounted read-only in a container (API 1.48). */
+export interface ImageMount {
+  Type: 'image';
+  /** The image's reference or ID. */
+  Source: string;
+  Target: string;
+  ReadOnly: true;
+  /** A path inside the image to mount instead of its root (API 1.49). */
+  ImageOptions?: { Subpath: string };
+}
+export type DockerMount = BindMount | ImageMount;
+/** A device for Docker's device drivers; "cdi" takes CDI device names (vendor/class=name). */
+export interface DeviceRequest {
+  Driver: 'cdi';
+  DeviceIDs: string[];
+}
+/** A create request's host config: binds and image mounts in Mounts (API 1.44 and 1.48), CDI devices. */
+export type HostConfig = Omit<Dockerode.HostConfig, 'Mounts' | 'DeviceRequests'> & { Mounts?: DockerMount[]; DeviceRequests?: DeviceRequest[] };
 export type ContainerCreateSpec = Omit<Dockerode.ContainerCreateOptions, 'HostConfig'> & { name?: string; HostConfig?: HostConfig };
 export type ImageSummary = Dockerode.ImageInfo;
 export type ImageInspect = Dockerode.ImageInspectInfo;
@@ -51,6 +67,8 @@ export interface DockerInfo {
   CgroupVersion?: string;
   DefaultRuntime?: string;
   Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }>;
+  /** Where the engine looks for CDI specs; given only where CDI is on (API 1.47). */
+  CDISpecDirs?: string[] | null;
   SecurityOptions?: string[];
   OperatingSystem?: string;
   KernelVersion?: string;

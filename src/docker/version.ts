@@ -33,20 +33,35 @@ export function assertSupportedDocker(v: DockerVersion, minimum: string = MIN_DO
 /** API 1.44 (Docker 25) brought bind options: recursive or not for read-only binds, and binds that make their mount point. */
 export const BIND_OPTIONS_API_VERSION = '1.44';
 
+/** API 1.48 (Docker 28.0) mounts an image's files in a container; 1.49 a path inside it. */
+export const IMAGE_MOUNT_API_VERSION = '1.48';
+export const IMAGE_SUBPATH_API_VERSION = '1.49';
+
 /** What the engine running here can do beyond API 1.41. */
 export interface EngineFeatures {
   /** Docker's API speaks bind options (see BIND_OPTIONS_API_VERSION). */
   bindOptions: boolean;
   /** Docker can make a bind recursively read-only: bind options and the kernel's mount_setattr (Linux 5.12). */
   recursiveReadOnlyMounts: boolean;
+  /** Docker mounts images (IMAGE_MOUNT_API_VERSION), and paths inside them (IMAGE_SUBPATH_API_VERSION). */
+  imageMounts: boolean;
+  imageSubpaths: boolean;
+  /** CDI is on in this engine (its info names the spec dirs it reads). */
+  cdi: boolean;
 }
 
-/** The features from Docker's API version and its host's kernel release ("6.1.0-18-amd64"). */
-export function engineFeatures(apiVersion: string, kernelRelease: string | undefined): EngineFeatures {
+/** The features from Docker's API version, its host's kernel release ("6.1.0-18-amd64") and its info. */
+export function engineFeatures(apiVersion: string, kernelRelease: string | undefined, info: Pick<DockerInfo, 'CDISpecDirs'> = {}): EngineFeatures {
   const bindOptions = isApiVersionAtLeast(apiVersion, BIND_OPTIONS_API_VERSION);
   const m = /^(\d+)\.(\d+)/.exec(kernelRelease ?? '');
   const mountSetattr = m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 12));
-  return { bindOptions, recursiveReadOnlyMounts: bindOptions && mountSetattr };
+  return {
+    bindOptions,
+    recursiveReadOnlyMounts: bindOptions && mountSetattr,
+    imageMounts: isApiVersionAtLeast(apiVersion, IMAGE_MOUNT_API_VERSION),
+    imageSubpaths: isApiVersionAtLeast(apiVersion, IMAGE_SUBPATH_API_VERSION),
+    cdi: (info.CDISpecDirs ?? []).length > 0,
+  };
 }
 
 /**
@@ -75,21 +90,25 @@ export class DockerFacts {
     return this.cached('version', () => this.docker.version(opts));
   }
 
-  /** What this engine can do beyond API 1.41 (from its version answer). */
+  private info(opts?: CallOptions): Promise<DockerInfo> {
+    return this.cached('info', () => this.docker.info(opts));
+  }
+
+  /** What this engine can do beyond API 1.41 (from its version and info answers). */
   async features(opts?: CallOptions): Promise<EngineFeatures> {
-    const v = await this.version(opts);
-    return engineFeatures(v.ApiVersion, v.KernelVersion);
+    const [v, info] = await Promise.all([this.version(opts), this.info(opts)]);
+    return engineFeatures(v.ApiVersion, v.KernelVersion, info);
   }
 
   /** The names of the OCI runtimes Docker is configured with ("runc", ...). */
-  runtimes(opts?: CallOptions): Promise<string[]> {
-    return this.cached('runtimes', async () => runtimeNames(await this.docker.info(opts)));
+  async runtimes(opts?: CallOptions): Promise<string[]> {
+    return runtimeNames(await this.info(opts));
   }
 
   /** Holds answers got elsewhere (start-up's), as if they had been asked for here. */
   remember(version: DockerVersion, info: DockerInfo): void {
     this.cache.set('version', version);
-    this.cache.set('runtimes', runtimeNames(info));
+    this.cache.set('info', info);
   }
 
   /** Forget everything (after the daemon restarts it may have been upgraded or reconfigured). */

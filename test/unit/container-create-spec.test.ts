@@ -7,7 +7,7 @@ import type {
 } from '../../src/cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../src/errors';
 import { buildCreatePlan, logPathOf, namespaceModes, type HostView } from '../../src/shim/container/create-spec';
-import { toDockerDevices, toDockerMounts } from '../../src/shim/container/mounts';
+import { toCdiDeviceRequests, toDockerDevices, toDockerMounts } from '../../src/shim/container/mounts';
 import { engineFeatures, type EngineFeatures } from '../../src/docker/version';
 import { translateSecurityContext } from '../../src/shim/container/security';
 import { dockerStopSignal, criSignal } from '../../src/conventions/signals';
@@ -16,7 +16,7 @@ import { containerConfig, sandboxConfig } from './fixtures-cri';
 const SANDBOX = 'a'.repeat(64);
 /** Docker 20.10 (API 1.41); Docker 28 (API 1.51) on this kernel. */
 const DOCKER_20: EngineFeatures = engineFeatures('1.41', '6.1.0');
-const DOCKER_28: EngineFeatures = engineFeatures('1.51', '6.1.0');
+const DOCKER_28: EngineFeatures = engineFeatures('1.51', '6.1.0', { CDISpecDirs: ['/etc/cdi', '/var/run/cdi'] });
 
 function securityContext(over: Partial<LinuxContainerSecurityContext__Output> = {}): LinuxContainerSecurityContext__Output {
   return {
@@ -135,7 +135,7 @@ describe('container create spec', () => {
     assert.throws(() => plan(containerConfig({ logPath: '../../etc/passwd' })), /config.log_path/);
     assert.throws(() => plan(containerConfig({ logPath: '/abs.log' })), /config.log_path/);
     assert.throws(() => plan(containerConfig({ logPath: 'a.log' }), sandboxConfig({ logDirectory: '' })), /log_directory/);
-    assert.throws(() => plan(containerConfig({ CDIDevices: [{ name: 'x' }] })), UnimplementedError);
+    assert.throws(() => plan(containerConfig({ CDIDevices: [{ name: 'vendor.com/gpu=0' }] })), /config.CDI_devices: this Docker does not inject CDI devices/);
     assert.equal(logPathOf('/var/log/pods/x', ''), '');
   });
 
@@ -178,12 +178,38 @@ describe('container mounts and devices', () => {
     ]);
   });
 
-  it('knows the engine: bind options from API 1.44, recursive read-only where the kernel has mount_setattr (5.12)', () => {
-    assert.deepEqual(engineFeatures('1.43', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false });
-    assert.deepEqual(engineFeatures('1.44', '5.12.0'), { bindOptions: true, recursiveReadOnlyMounts: true });
-    assert.deepEqual(engineFeatures('1.51', '5.11.9-x'), { bindOptions: true, recursiveReadOnlyMounts: false });
-    assert.deepEqual(engineFeatures('1.45', undefined), { bindOptions: true, recursiveReadOnlyMounts: false });
-    assert.deepEqual(engineFeatures('1.45', '4.19.0'), { bindOptions: true, recursiveReadOnlyMounts: false });
+  it('knows the engine: bind options from API 1.44, recursive read-only where the kernel has mount_setattr (5.12), image mounts from 1.48, CDI where its info names spec dirs', () => {
+    const f = (api: string, kernel: string | undefined, cdi?: string[] | null) => engineFeatures(api, kernel, cdi === undefined ? {} : { CDISpecDirs: cdi });
+    assert.deepEqual(f('1.41', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false, imageMounts: false, imageSubpaths: false, cdi: false });
+    assert.deepEqual(f('1.43', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false, imageMounts: false, imageSubpaths: false, cdi: false });
+    assert.deepEqual(f('1.44', '5.12.0'), { bindOptions: true, recursiveReadOnlyMounts: true, imageMounts: false, imageSubpaths: false, cdi: false });
+    assert.deepEqual(f('1.51', '5.11.9-x', ['/etc/cdi']), { bindOptions: true, recursiveReadOnlyMounts: false, imageMounts: true, imageSubpaths: true, cdi: true });
+    assert.deepEqual(f('1.48', undefined, null), { bindOptions: true, recursiveReadOnlyMounts: false, imageMounts: true, imageSubpaths: false, cdi: false });
+    assert.equal(f('1.45', '4.19.0', []).cdi, false, 'CDI off: no spec dirs');
+  });
+
+  it('mounts an image (kubelet\'s image volumes) read-only where the engine can, a path inside it from API 1.49', () => {
+    const image = (over: Partial<Mount__Output> = {}): Mount__Output => mount({ hostPath: '', containerPath: '/models', image: { image: 'sha256:abc', annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' }, readonly: true, ...over });
+    assert.deepEqual(toDockerMounts('config.mounts', [image(), image({ imageSubPath: 'data/v1' })], host.resolvePath, DOCKER_28).mounts, [
+      { Type: 'image', Source: 'sha256:abc', Target: '/models', ReadOnly: true },
+      { Type: 'image', Source: 'sha256:abc', Target: '/models', ReadOnly: true, ImageOptions: { Subpath: 'data/v1' } },
+    ]);
+    const invalid = (re: RegExp) => (e: unknown) => e instanceof InvalidArgumentError && re.test(e.message);
+    assert.throws(() => toDockerMounts('config.mounts', [image()], host.resolvePath, DOCKER_20), invalid(/cannot mount an image \(it needs API 1.48, Docker 28\)/));
+    assert.throws(() => toDockerMounts('config.mounts', [image({ imageSubPath: 'x' })], host.resolvePath, engineFeatures('1.48', '6.1.0')), invalid(/needs API 1.49/));
+    for (const bad of ['/etc', '../x', 'a/../../b']) {
+      assert.throws(() => toDockerMounts('config.mounts', [image({ imageSubPath: bad })], host.resolvePath, DOCKER_28), invalid(/relative and without '\.\.'/), bad);
+    }
+  });
+
+  it('asks Docker\'s cdi driver for CDI devices where the engine has CDI on, and refuses names that are not CDI\'s', () => {
+    const cdi = (names: string[]) => names.map((name) => ({ name }));
+    assert.deepEqual(toCdiDeviceRequests('config.CDI_devices', cdi(['vendor.com/gpu=0', 'example.com/class=dev-1']), DOCKER_28), [{ Driver: 'cdi', DeviceIDs: ['vendor.com/gpu=0', 'example.com/class=dev-1'] }]);
+    assert.deepEqual(toCdiDeviceRequests('config.CDI_devices', [], DOCKER_20), [], 'none asked, none needed');
+    assert.throws(() => toCdiDeviceRequests('config.CDI_devices', cdi(['vendor.com/gpu=0']), DOCKER_20), (e: unknown) => e instanceof InvalidArgumentError && /CDI is off/.test(e.message));
+    for (const bad of ['gpu0', 'vendor.com/gpu', '/gpu=0', 'vendor.com/gpu=0;rm']) {
+      assert.throws(() => toCdiDeviceRequests('config.CDI_devices', cdi([bad]), DOCKER_28), (e: unknown) => e instanceof InvalidArgumentError && /not a CDI device name/.test(e.message), bad);
+    }
   });
 
   it('refuses empty, relative and unsupported mounts, and the combinations the CRI forbids', () => {

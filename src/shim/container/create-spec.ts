@@ -10,7 +10,7 @@ import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { checkCriLabels, CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, toDockerLabels, TYPE_CONTAINER } from '../../conventions/labels';
 import { containerDockerName } from '../../conventions/naming';
 import { validateId } from '../../conventions/ids';
-import { toDockerDevices, toDockerMounts } from './mounts';
+import { toCdiDeviceRequests, toDockerDevices, toDockerMounts } from './mounts';
 import { toDockerResources } from './resources';
 import type { HostFiles } from '../security-options';
 import { translateSecurityContext } from './security';
@@ -115,7 +115,6 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   if (image === '') throw new InvalidArgumentError('config.image.image is required');
   const pod = sandboxConfig.metadata;
   if (!pod) throw new InvalidArgumentError('sandbox_config.metadata is required');
-  if (config.CDIDevices.length > 0) throw new UnimplementedError('config.CDI_devices: Docker 20.10 cannot inject CDI devices');
   if (config.stdinOnce && !config.stdin) throw new InvalidArgumentError('config.stdin_once needs config.stdin');
   // The shim's own labels come from the shim alone: a request's log path label would otherwise
   // name the file StartContainer writes the container's output to.
@@ -128,6 +127,7 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   const resources = toDockerResources('config.linux.resources', linux?.resources ?? null);
   const mounts = toDockerMounts('config.mounts', config.mounts, (p) => input.host.resolvePath(p), input.engine);
   const devices = toDockerDevices('config.devices', config.devices);
+  const deviceRequests = toCdiDeviceRequests('config.CDI_devices', config.CDIDevices, input.engine);
   const stopSignal = dockerStopSignal(config.stopSignal);
 
   const internal: Record<string, string> = { [CONTAINER_TYPE_LABEL]: TYPE_CONTAINER, [SANDBOX_ID_LABEL]: input.sandboxId };
@@ -153,6 +153,7 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
       ...ns,
       Binds: mounts.binds,
       ...(mounts.mounts.length > 0 ? { Mounts: mounts.mounts } : {}),
+      ...(deviceRequests.length > 0 ? { DeviceRequests: deviceRequests } : {}),
       Devices: devices,
       CgroupParent: cgroupParentFor(input.cgroupDriver, sandboxConfig.linux?.cgroupParent ?? ''),
       ...resources,

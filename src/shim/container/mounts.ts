@@ -4,9 +4,9 @@
 // read-only mount on an engine with bind options (API 1.44): there a read-only bind is made
 // recursively read-only by default, so each one goes in HostConfig.Mounts and says which it is
 // (CRI's readonly alone is not recursive), making its mount point as a bind does.
-import type { Device__Output, Mount__Output, MountPropagation__Output } from '../../cri/types';
-import { BIND_OPTIONS_API_VERSION, type EngineFeatures } from '../../docker/version';
-import type { BindMount } from '../../docker/types';
+import type { CDIDevice__Output, Device__Output, Mount__Output, MountPropagation__Output } from '../../cri/types';
+import { BIND_OPTIONS_API_VERSION, IMAGE_MOUNT_API_VERSION, IMAGE_SUBPATH_API_VERSION, type EngineFeatures } from '../../docker/version';
+import type { DeviceRequest, DockerMount } from '../../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { quote } from '../../util/quote';
 
@@ -32,8 +32,22 @@ function checkPath(field: string, p: string): void {
 export interface DockerMounts {
   /** HostConfig.Binds */
   binds: string[];
-  /** HostConfig.Mounts: the read-only ones, where bind options say whether they are recursive. */
-  mounts: BindMount[];
+  /** HostConfig.Mounts: the read-only binds where bind options say whether they are recursive, and images (kubelet's image volumes). */
+  mounts: DockerMount[];
+}
+
+/** An image volume (CRI Mount.image): the image's files, read-only, where Docker can mount an image. */
+function imageMount(f: string, m: Mount__Output, engine: EngineFeatures): DockerMount {
+  if (!engine.imageMounts) throw new InvalidArgumentError(`${f}.image: this Docker cannot mount an image (it needs API ${IMAGE_MOUNT_API_VERSION}, Docker 28)`);
+  checkPath(`${f}.container_path`, m.containerPath);
+  const sub = m.imageSubPath;
+  if (sub !== '') {
+    if (!engine.imageSubpaths) throw new InvalidArgumentError(`${f}.image_sub_path: this Docker cannot mount a path inside an image (it needs API ${IMAGE_SUBPATH_API_VERSION})`);
+    if (sub.startsWith('/') || sub.includes('\0') || sub.split('/').includes('..')) {
+      throw new InvalidArgumentError(`${f}.image_sub_path: ${quote(sub)} must be a path inside the image, relative and without '..'`);
+    }
+  }
+  return { Type: 'image', Source: m.image!.image, Target: m.containerPath, ReadOnly: true, ...(sub !== '' ? { ImageOptions: { Subpath: sub } } : {}) };
 }
 
 /**
@@ -44,10 +58,13 @@ export function toDockerMounts(field: string, mounts: Mount__Output[], resolveHo
   const out: DockerMounts = { binds: [], mounts: [] };
   mounts.forEach((m, i) => {
     const f = `${field}[${i}]`;
+    if (m.uidMappings.length > 0 || m.gidMappings.length > 0) throw new UnimplementedError(`${f}: Docker cannot make ID-mapped mounts`);
+    if (m.image && m.image.image !== '') {
+      out.mounts.push(imageMount(f, m, engine));
+      return;
+    }
     checkPath(`${f}.container_path`, m.containerPath);
     checkPath(`${f}.host_path`, m.hostPath);
-    if (m.uidMappings.length > 0 || m.gidMappings.length > 0) throw new UnimplementedError(`${f}: Docker cannot make ID-mapped mounts`);
-    if (m.image && m.image.image !== '') throw new UnimplementedError(`${f}.image: Docker 20.10 cannot mount an image as a volume`);
     if (m.recursiveReadOnly) {
       // As the CRI says (and containerd checks): only a read-only, private mount can be one.
       if (!m.readonly) throw new InvalidArgumentError(`${f}.recursive_read_only needs readonly`);
@@ -95,3 +112,17 @@ export function toDockerDevices(field: string, devices: Device__Output[]): Docke
   });
 }
 
+
+/** A CDI device's fully qualified name, as the CDI spec writes it: vendor/class=name. */
+const CDI_NAME = /^[A-Za-z0-9][A-Za-z0-9.-]*\/[A-Za-z0-9][A-Za-z0-9_.-]*=[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+
+/** CRI's CDI devices as one Docker device request for its "cdi" driver, where the engine has CDI on. */
+export function toCdiDeviceRequests(field: string, devices: CDIDevice__Output[], engine: EngineFeatures): DeviceRequest[] {
+  if (devices.length === 0) return [];
+  if (!engine.cdi) throw new InvalidArgumentError(`${field}: this Docker does not inject CDI devices (CDI is off, or it is older than Docker 25)`);
+  const names = devices.map((d, i) => {
+    if (!CDI_NAME.test(d.name)) throw new InvalidArgumentError(`${field}[${i}].name: ${quote(d.name)} is not a CDI device name (vendor/class=name)`);
+    return d.name;
+  });
+  return [{ Driver: 'cdi', DeviceIDs: names }];
+}
