@@ -32,6 +32,12 @@ export interface SandboxCheckpoint {
   portMappings: CheckpointPortMapping[];
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /**
+   * Read from cri-dockerd's checkpoint, ours being absent (./cri-dockerd-format.ts): only name,
+   * namespace, hostNetwork and portMappings are known; uid, attempt, createdAt, runtimeHandler,
+   * labels and annotations are blank and come from the pause container while it exists.
+   */
+  fromCriDockerd?: true;
 }
 
 export type DecodeResult = { ok: true; checkpoint: SandboxCheckpoint } | { ok: false; reason: string };
