@@ -95,8 +95,23 @@ export class CheckpointStore {
       if (isErrno(err, 'ENOENT')) return [];
       throw err;
     }
-    const all = await Promise.all(idsAmong(names).map((id) => this.readOne(id)));
-    return all.filter((c): c is SandboxCheckpoint => c !== undefined);
+    const present = new Set(names);
+    const all = (await Promise.all(idsAmong(names).map((id) => this.readOne(id)))).filter((c): c is SandboxCheckpoint => c !== undefined);
+    // Pods made by a shim that did not yet write cri-dockerd's checkpoint get theirs now (once,
+    // before any call can remove the pod), so the node can still go back to cri-dockerd.
+    await this.writeMissingCriDockerd(all.filter((c) => !c.fromCriDockerd && !present.has(c.id)));
+    return all;
+  }
+
+  private async writeMissingCriDockerd(own: readonly SandboxCheckpoint[]): Promise<void> {
+    if (own.length === 0) return;
+    try {
+      await Promise.all(own.map((c) => this.writeFile(this.criDockerdPathOf(c.id), encodeCriDockerdCheckpoint(c))));
+      await this.syncDirectory();
+      this.log.info({ count: own.length }, "wrote cri-dockerd's checkpoints of pods that had none");
+    } catch (err) {
+      this.log.warn({ error: (err as Error).message }, "could not write cri-dockerd's checkpoints of pods that had none");
+    }
   }
 
   /**

@@ -239,6 +239,14 @@ describe("the store reads cri-dockerd's checkpoint where ours is missing", () =>
     await store.remove(ID);
   });
 
+  it("writes cri-dockerd's file, when it loads them, for a pod that has only ours (made by an older shim)", async () => {
+    fs.writeFileSync(path.join(dir, `${ID}.json`), encodeCheckpoint(ours));
+    assert.deepEqual(await store.readAll(), [ours]);
+    assert.equal(fs.readFileSync(path.join(dir, ID), 'utf8'), encodeCriDockerdCheckpoint(ours));
+    assert.deepEqual(fs.readdirSync(dir).sort(), [ID, `${ID}.json`], 'no temp file left');
+    await store.remove(ID);
+  });
+
   it('logs and skips, never removes, a corrupt file, a symlink, a directory, a FIFO; other names are left alone', async () => {
     const [corrupt, link, directory, fifo] = ['1', '2', '3', '4'].map((c) => c.repeat(64)) as [string, string, string, string];
     fs.writeFileSync(path.join(dir, corrupt), '{"version":"v1","name":"a","namespace":"b","data":{},"checksum":1}');
