@@ -9,7 +9,7 @@
 // deletes any file in that directory whose checksum does not verify, so ours must be exact;
 // test/unit/cri-dockerd-checkpoint.test.ts holds vectors computed by go-spew itself.
 import type { CheckpointPortMapping, PortProtocol, SandboxCheckpoint } from './checkpoint';
-import { CHECKPOINT_VERSION } from './checkpoint';
+import { CHECKPOINT_VERSION, parseVersionedObject } from './checkpoint';
 
 /**
  * A port mapping as cri-dockerd holds it after decoding: each pointer field undefined when the
@@ -137,14 +137,9 @@ function portMappingOf(m: GoPortMapping): CheckpointPortMapping | undefined {
  * written (a null or incomplete port mapping, an unknown protocol) is refused too.
  */
 export function decodeCriDockerdCheckpoint(text: string): CriDockerdDecodeResult {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, reason: `not JSON: ${(err as Error).message}` };
-  }
-  if (!isRecord(raw)) return { ok: false, reason: 'not a JSON object' };
-  if (raw.version !== CHECKPOINT_VERSION) return { ok: false, reason: `unknown version ${JSON.stringify(raw.version)}` };
+  const parsed = parseVersionedObject(text);
+  if (!parsed.ok) return parsed;
+  const { raw } = parsed;
   const { name, namespace, data = {}, checksum } = raw;
   if (typeof name !== 'string' || typeof namespace !== 'string' || !Number.isSafeInteger(checksum) || (checksum as number) < 0) {
     return { ok: false, reason: 'name, namespace or checksum is missing or has the wrong type' };
