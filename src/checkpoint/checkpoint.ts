@@ -32,6 +32,12 @@ export interface SandboxCheckpoint {
   portMappings: CheckpointPortMapping[];
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /**
+   * Read from cri-dockerd's checkpoint, ours being absent (./cri-dockerd-format.ts): only name,
+   * namespace, hostNetwork and portMappings are known; uid, attempt, createdAt, runtimeHandler,
+   * labels and annotations are blank and come from the pause container while it exists.
+   */
+  fromCriDockerd?: true;
 }
 
 export type DecodeResult = { ok: true; checkpoint: SandboxCheckpoint } | { ok: false; reason: string };
@@ -86,8 +92,8 @@ function portMappingOf(v: unknown): CheckpointPortMapping | undefined {
   return { protocol, containerPort, hostPort, hostIp };
 }
 
-/** Parses and checks a checkpoint file's text; never throws. */
-export function decodeCheckpoint(text: string): DecodeResult {
+/** A checkpoint file's text as a JSON object of this version (ours and cri-dockerd's share both); never throws. */
+export function parseVersionedObject(text: string): { ok: true; raw: Record<string, unknown> } | { ok: false; reason: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -96,6 +102,14 @@ export function decodeCheckpoint(text: string): DecodeResult {
   }
   if (!isRecord(raw)) return { ok: false, reason: 'not a JSON object' };
   if (raw.version !== CHECKPOINT_VERSION) return { ok: false, reason: `unknown version ${JSON.stringify(raw.version)}` };
+  return { ok: true, raw };
+}
+
+/** Parses and checks a checkpoint file's text; never throws. */
+export function decodeCheckpoint(text: string): DecodeResult {
+  const parsed = parseVersionedObject(text);
+  if (!parsed.ok) return parsed;
+  const { raw } = parsed;
   const { id, name, namespace, uid, attempt, createdAt, runtimeHandler, hostNetwork, portMappings, labels, annotations, checksum } =
     raw;
   if (

@@ -28,6 +28,14 @@ function checkpointMetadata(c: SandboxCheckpoint): PodMetadata {
   return { name: c.name, namespace: c.namespace, uid: c.uid, attempt: c.attempt };
 }
 
+/**
+ * The checkpoint when it is the shim's own; one read from cri-dockerd's file has blanks where
+ * the pause container's Docker name and labels hold the truth.
+ */
+function ownCheckpoint(c: SandboxCheckpoint | undefined): SandboxCheckpoint | undefined {
+  return c?.fromCriDockerd ? undefined : c;
+}
+
 /** Only a running pause container holds a usable pod; anything else is NOTREADY. */
 export function stateOfDocker(running: boolean): SandboxStateName {
   return running ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
@@ -41,7 +49,7 @@ export function sandboxFromSummary(c: ContainerSummary, checkpoint: SandboxCheck
     state: stateOfDocker(c.State === 'running'),
     // The list API has whole seconds only; the checkpoint keeps Docker's nanoseconds, so that
     // list and status agree and kubelet can order attempts made within one second.
-    createdAt: checkpoint?.createdAt ?? secondsToNanos(c.Created),
+    createdAt: ownCheckpoint(checkpoint)?.createdAt ?? secondsToNanos(c.Created),
     labels,
     annotations,
     runtimeHandler: runtimeHandlerFromDocker(c.Labels),
@@ -122,6 +130,6 @@ export function podRefOf(
   checkpoint: SandboxCheckpoint | undefined,
 ): PodNetworkTarget {
   const meta = sandboxMetadata(dockerName.replace(/^\//, ''), checkpoint);
-  const annotations = checkpoint?.annotations ?? fromDockerLabels(dockerLabels).annotations;
+  const annotations = ownCheckpoint(checkpoint)?.annotations ?? fromDockerLabels(dockerLabels).annotations;
   return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId, annotations };
 }

@@ -188,6 +188,8 @@ describe('pod sandbox lifecycle', () => {
     fs.writeFileSync(file(id), fs.readFileSync(file(id), 'utf8').replace('"hostNetwork": false', '"hostNetwork": true'));
     // not JSON at all: same treatment
     fs.writeFileSync(file(other.podSandboxId), '{"version": "v1", trunc');
+    // Without cri-dockerd's checkpoints, which would stand in for ours (cri-dockerd-adopt.test.ts).
+    for (const gone of [id, other.podSandboxId]) fs.rmSync(path.join(rootDir, 'sandbox', gone));
 
     const { shim: second } = await f.startShim({ rootDir });
     assert.equal((await second.client.runtime.ListPodSandbox({ filter: { id } })).items.length, 0);

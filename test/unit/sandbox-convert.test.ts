@@ -7,6 +7,7 @@ import type { PodSandbox } from '../../src/cri/types';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
 import {
   matchesSandboxFilter,
+  podRefOf,
   sandboxFromCheckpoint,
   sandboxFromSummary,
   statusFromCheckpoint,
@@ -73,6 +74,20 @@ describe('sandbox conversions', () => {
 
   it('takes the nanosecond creation time from the checkpoint when there is one', () => {
     assert.equal(sandboxFromSummary(summary(), checkpoint()).createdAt, '1763776000123456789');
+  });
+
+  it('takes identity, time and annotations from the pause container over the blanks of a checkpoint read from cri-dockerd', () => {
+    const adopted = checkpoint({ uid: '', attempt: 0, createdAt: '0', runtimeHandler: '', labels: {}, annotations: {}, fromCriDockerd: true });
+    assert.deepEqual(sandboxFromSummary(summary(), adopted), sandboxFromSummary(summary(), undefined));
+    assert.deepEqual(podRefOf(ID, '/k8s_POD_web_default_uid-1_3', LABELS, adopted), {
+      podName: 'web',
+      podNamespace: 'default',
+      podUid: 'uid-1',
+      sandboxId: ID,
+      annotations: { note: 'x' },
+    });
+    // The container gone: what cri-dockerd's checkpoint holds, as cri-dockerd lists it.
+    assert.deepEqual(sandboxFromCheckpoint(adopted).metadata, { name: 'web', namespace: 'default', uid: '', attempt: 0 });
   });
 
   it('falls back to the checkpoint’s metadata for a name it cannot parse', () => {
