@@ -27,7 +27,7 @@ import { StreamingServer } from '../../src/streaming/server';
 import { KeyedLock } from '../../src/util/keyed-lock';
 import { SingleFlight } from '../../src/util/single-flight';
 import { silentLogger } from '../../src/util/logger';
-import { FakeDocker } from './fake-docker';
+import { FAKE_DOCKER_VERSION, FakeDocker } from './fake-docker';
 import { tempDir } from './temp';
 
 /** The pause image the fake context's config names (present in a fresh fake Docker). */
@@ -105,6 +105,8 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const networkHost = new DockerNetworkHost(docker, checkpoints);
   const network = new RecordingNetwork(networkHost);
   const dockerFacts = new DockerFacts(docker);
+  // As start-up does: the facts come from its own version and info answers, not from the calls under test.
+  dockerFacts.remember(FAKE_DOCKER_VERSION, docker.daemonInfo);
   const logs = new ContainerLogManager(docker, log, rootDir);
   // Nothing feeds it: these tests do not stream container events.
   const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);

@@ -92,7 +92,8 @@ export interface Hold {
   release(): void;
 }
 
-const VERSION: DockerVersion = { Version: '20.10.24+dfsg1', ApiVersion: '1.41', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64' };
+/** The version the fake daemon answers (Debian's Docker 20.10). */
+export const FAKE_DOCKER_VERSION: DockerVersion = { Version: '20.10.24+dfsg1', ApiVersion: '1.41', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64' };
 
 function newId(): string {
   return randomBytes(32).toString('hex');
@@ -126,7 +127,7 @@ export class FakeDocker implements DockerClient {
   readonly calls: FakeCall[] = [];
   /** How many event streams were opened. */
   subscriptions = 0;
-  daemonInfo: DockerInfo = { ServerVersion: VERSION.Version, CgroupDriver: 'cgroupfs', CgroupVersion: '1', DefaultRuntime: 'runc', Runtimes: { runc: { path: 'runc' } } };
+  daemonInfo: DockerInfo = { ServerVersion: FAKE_DOCKER_VERSION.Version, CgroupDriver: 'cgroupfs', CgroupVersion: '1', DefaultRuntime: 'runc', Runtimes: { runc: { path: 'runc' } } };
 
   private readonly faults: ActiveFault[] = [];
   private readonly holds: Array<{ method: DockerMethod; when: ((...args: unknown[]) => boolean) | undefined; gate: Promise<void> }> = [];
@@ -282,7 +283,7 @@ export class FakeDocker implements DockerClient {
   }
 
   version(opts?: CallOptions): Promise<DockerVersion> {
-    return this.call('version', [], opts, () => ({ ...VERSION }));
+    return this.call('version', [], opts, () => ({ ...FAKE_DOCKER_VERSION }));
   }
 
   info(opts?: CallOptions): Promise<DockerInfo> {
