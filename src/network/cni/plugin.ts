@@ -141,13 +141,15 @@ export class CniNetworkPlugin implements NetworkPlugin {
     // Settled: the choice holds until the conf dir changes. Not while a plugin's VERSION answer
     // is awaited or failed: the next look asks again (a replaced binary is asked again too).
     let settled = true;
+    let probing = false;
     if (network) {
       const list = network;
       const answers = list.plugins.map((p) => ({ type: p.type, answer: this.runtime.supportedVersions(p.type, list.cniVersion) }));
       const asking = answers.filter((a) => a.answer === 'asking').map((a) => a.type);
       const failed = answers.flatMap((a) => (typeof a.answer === 'object' && 'failure' in a.answer ? [`${a.type} (${a.answer.failure})`] : []));
       const unsupported = answers.filter((a) => typeof a.answer === 'object' && 'supported' in a.answer && !a.answer.supported.includes(list.cniVersion)).map((a) => a.type);
-      if (asking.length > 0) problem = `${list.source}: asking ${asking.join(', ')} which CNI versions they support`;
+      probing = asking.length > 0;
+      if (probing) problem = `${list.source}: asking ${asking.join(', ')} which CNI versions they support`;
       else if (failed.length > 0) problem = `${list.source}: no answer to VERSION from ${failed.join(', ')}`;
       else if (unsupported.length > 0) problem = `${list.source}: cniVersion ${list.cniVersion} is not supported by ${unsupported.join(', ')}`;
       if (problem !== undefined) {
@@ -162,7 +164,8 @@ export class CniNetworkPlugin implements NetworkPlugin {
     if (network) {
       this.log.info({ network: network.name, file: network.source, cniVersion: network.cniVersion, plugins: network.plugins.map((p) => p.type), skipped: choice.skipped }, 'CNI network chosen');
       this.warnIfNoForwardAccept(network);
-    } else {
+    } else if (!probing) {
+      // (A probe under way is not a problem yet: its answer makes the next choice.)
       this.log.warn({ confDir: this.options.confDir, problem }, 'no usable CNI network');
     }
     return this.selection;
