@@ -1,9 +1,9 @@
 // Which cgroup directories a container's metrics are read from. The stats RPCs need three v1
-// controllers (../stats/cgroup-paths.ts); the metrics also read cpu (CFS throttling, shares,
+// controllers (../cgroups/paths.ts); the metrics also read cpu (CFS throttling, shares,
 // quota) and blkio, so the v1 case keeps a directory per controller. Pure.
 import * as path from 'node:path';
 import type { CgroupDriver } from '../config/flags';
-import { cgroupPathFor, dirUnder, usesV1, type CgroupMount, type ProcCgroupEntry } from '../stats/cgroup-paths';
+import { cgroupPathFor, dirUnder, usesV1, type CgroupMount, type ProcCgroupEntry } from '../cgroups/paths';
 
 export const V1_METRIC_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids', 'blkio'] as const;
 export type V1MetricController = (typeof V1_METRIC_CONTROLLERS)[number];

@@ -1,7 +1,7 @@
 // A container's cgroup files turned into the figures its metrics report. Pure: the caller
 // reads the files (V1_FILES or V2_FILES) and passes their text keyed by file name; a file
 // that is missing or unreadable is undefined, and every figure it would give is left out.
-import { parseFlatKeyed, parseSingleValue } from '../stats/cgroup-sample';
+import { parseFlatKeyed, parseSingleValue } from '../cgroups/parse';
 
 export interface BlockIoEntry {
   major: number;

@@ -9,7 +9,7 @@
 // The files are read synchronously: they are kernel pseudo-files answered from memory, and
 // fs/promises' open/fstat/read/close round trips through the thread pool cost several times
 // the read itself (measured: ~100 ms against ~25 ms for 20 containers). Cgroup files are kept
-// open between scrapes (../stats/kernel-files.ts); /proc/<pid>/net/dev is not, as an open one
+// open between scrapes (../cgroups/kernel-files.ts); /proc/<pid>/net/dev is not, as an open one
 // keeps the pod's network namespace alive after the pod. The loop yields to other calls every
 // few pods, so no single stretch blocks for long, and stops there once its caller has given up.
 import * as fs from 'node:fs';
@@ -18,15 +18,15 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CgroupSetup } from '../cgroups/driver';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
-import { parseMountInfo, parseProcCgroup, type CgroupMount } from '../stats/cgroup-paths';
+import { parseMountInfo, parseProcCgroup, type CgroupMount } from '../cgroups/paths';
 import type { DockerStorage } from '../storage/docker-storage';
 import type { Logger } from '../util/logger';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
 import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCgroupDirs } from './cgroup-dirs';
-import { KernelFiles } from '../stats/kernel-files';
+import { KernelFiles } from '../cgroups/kernel-files';
 import { figuresFromV1, figuresFromV2, V1_FILES, V1_PRESENCE_FILES, V2_FILES, V2_PRESENCE_FILES, type CgroupFigures } from './cgroup-figures';
-import { parseNetDev } from '../stats/net-dev';
-import { parsePids } from '../stats/cgroup-sample';
+import { parseNetDev } from '../cgroups/net-dev';
+import { parsePids } from '../cgroups/parse';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 export interface ContainerTarget {
@@ -249,7 +249,7 @@ export class PodMetricsCollector {
   private podNetwork(pod: PodTarget): Metric[] {
     const s = pod.sandbox;
     if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
-    // Opened per scrape, never held: an open file in /proc/<pid>/net keeps the namespace alive (../stats/kernel-files.ts).
+    // Opened per scrape, never held: an open file in /proc/<pid>/net keeps the namespace alive (../cgroups/kernel-files.ts).
     const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
     if (text === undefined) return [];
     return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseNetDev(text));

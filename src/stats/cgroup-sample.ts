@@ -1,8 +1,9 @@
 // One reading of a cgroup's cumulative CPU time, memory and process count, straight from its
 // files: no waiting for a second sample as Docker's stats endpoint does. Parsing is pure;
 // `readCgroupSampleSync` does the file reads (through ./kernel-files.ts).
-import type { CgroupDirs } from './cgroup-paths';
-import type { KernelFiles } from './kernel-files';
+import type { CgroupDirs } from '../cgroups/paths';
+import type { KernelFiles } from '../cgroups/kernel-files';
+import { parseFlatKeyed, parseSingleValue, parsePids } from '../cgroups/parse';
 
 export interface CgroupSample {
   /** Cumulative CPU time, nanoseconds. */
@@ -24,42 +25,10 @@ export interface CgroupSample {
 /** v1 reports "no limit" as a huge page-rounded number; anything this large is no limit. */
 const UNLIMITED = 1n << 62n;
 
-const DIGITS = /^\d+$/;
-
-/**
- * "key value" lines (memory.stat, cpu.stat) as a map; with `wanted`, only those keys. A v1
- * memory.stat has some forty lines and is read for every container on every call, so the
- * lines are walked without splitting and only wanted values become BigInts.
- */
-export function parseFlatKeyed(text: string, wanted?: ReadonlySet<string>): Map<string, bigint> {
-  const out = new Map<string, bigint>();
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const space = text.indexOf(' ', start);
-    if (space > start && space < end) {
-      const key = text.slice(start, space);
-      if (wanted === undefined || wanted.has(key)) {
-        const value = text.slice(space + 1, end).trim();
-        if (DIGITS.test(value)) out.set(key, BigInt(value));
-      }
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
 /** The memory.stat and cpu.stat keys a sample uses. */
 const V1_MEMORY_KEYS = new Set(['total_inactive_file', 'inactive_file', 'total_rss', 'rss', 'total_pgfault', 'pgfault', 'total_pgmajfault', 'pgmajfault']);
 const V2_MEMORY_KEYS = new Set(['inactive_file', 'anon', 'pgfault', 'pgmajfault']);
 const V2_CPU_KEYS = new Set(['usage_usec']);
-
-/** A file holding one number; "max" (v2's no-limit) and anything else unparsable are undefined. */
-export function parseSingleValue(text: string | undefined): bigint | undefined {
-  const t = text?.trim();
-  return t !== undefined && /^\d+$/.test(t) ? BigInt(t) : undefined;
-}
 
 function workingSet(usage: bigint | undefined, inactiveFile: bigint | undefined): bigint | undefined {
   if (usage === undefined) return undefined;
@@ -191,9 +160,4 @@ export function firstProcessOf(dirs: CgroupDirs, files: KernelFiles, owner?: str
   const dir = dirs.version === 2 ? dirs.dir : (dirs.pids ?? dirs.memory ?? dirs.cpuacct);
   const text = files.optional(dir, 'cgroup.procs', owner);
   return text === undefined ? undefined : parsePids(text)[0];
-}
-
-/** The PIDs listed in a cgroup.procs file. */
-export function parsePids(text: string): number[] {
-  return text.split('\n').filter((l) => /^\d+$/.test(l.trim())).map((l) => Number(l.trim()));
 }

@@ -22,12 +22,12 @@ import {
   podCgroupDirs,
   type CgroupDirs,
   type CgroupMount,
-} from './cgroup-paths';
+} from '../cgroups/paths';
 import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, type CgroupSample } from './cgroup-sample';
-import { KernelFiles } from './kernel-files';
+import { KernelFiles } from '../cgroups/kernel-files';
 import { containerStatsOf, networkUsage, type ContainerFigures } from './convert';
 import { CpuRateTracker } from './cpu-rate';
-import { parseNetDev } from './net-dev';
+import { parseNetDev } from '../cgroups/net-dev';
 import { msToNanos, nowNanos } from '../util/time';
 
 /** Where a container's figures are read from; fixed for its life. */
@@ -189,7 +189,7 @@ export class StatsCollector {
   /** /proc/<pid>/net/dev of the pod's first process (the pause process, asked each time: a restarted pause has a new PID). */
   private podNetDev(id: string, cgroup: CgroupDirs): string | undefined {
     const pid = firstProcessOf(cgroup, this.files, id);
-    // Opened per call, never held: an open file in /proc/<pid>/net keeps the namespace alive (./kernel-files.ts).
+    // Opened per call, never held: an open file in /proc/<pid>/net keeps the namespace alive (../cgroups/kernel-files.ts).
     return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'));
   }
 

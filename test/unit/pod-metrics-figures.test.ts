@@ -8,10 +8,10 @@ import {
   figuresFromV1, figuresFromV2, parseBlkio, parseIoStat, sharesFromWeight, V1_FILES, V2_FILES, type CgroupFiles,
 } from '../../src/pod-metrics/cgroup-figures';
 import { metricDirsByNaming, metricDirsOf, dirOfFile, procsFileOf } from '../../src/pod-metrics/cgroup-dirs';
-import { parseMountInfo, parseProcCgroup } from '../../src/stats/cgroup-paths';
+import { parseMountInfo, parseProcCgroup } from '../../src/cgroups/paths';
 import { parsePartitions, splitDev } from '../../src/pod-metrics/proc-figures';
-import { parsePids } from '../../src/stats/cgroup-sample';
-import { parseNetDev } from '../../src/stats/net-dev';
+import { parsePids } from '../../src/cgroups/parse';
+import { parseNetDev } from '../../src/cgroups/net-dev';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/pod-metrics');
 

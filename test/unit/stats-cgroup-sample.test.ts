@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
 import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
-import { KernelFiles } from '../../src/stats/kernel-files';
+import { KernelFiles } from '../../src/cgroups/kernel-files';
 import { StatsCollector } from '../../src/stats/collector';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';

@@ -8,7 +8,7 @@ import {
   parseProcCgroup,
   podCgroupDirs,
   slicePath,
-} from '../../src/stats/cgroup-paths';
+} from '../../src/cgroups/paths';
 
 const ID = 'e291a112656c736746464ad543b477ebd31f8e86d60c2cc7326dd75169998de5';
 
