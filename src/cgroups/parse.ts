@@ -1,6 +1,9 @@
 // The shapes the kernel writes its cgroup files in, parsed. Pure; shared by the stats
 // (../stats/cgroup-sample.ts) and the metrics (../pod-metrics/cgroup-figures.ts).
 
+/** Cgroup files' text by file name; undefined: missing, unreadable, or lacking on this host. */
+export type CgroupFiles = Readonly<Record<string, string | undefined>>;
+
 const DIGITS = /^\d+$/;
 
 /**
