@@ -26,7 +26,7 @@ import {
 } from './paths';
 
 /** The files whose absence means the cgroup itself is gone (its container stopped meanwhile). */
-export const PRESENCE_FILES = {
+const PRESENCE_FILES = {
   1: ['cpuacct.usage', 'memory.usage_in_bytes'],
   2: ['cpu.stat', 'memory.current'],
 } as const;

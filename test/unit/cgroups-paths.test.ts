@@ -25,6 +25,17 @@ const HYBRID_MOUNTINFO = [
   '40 31 8:1 / / rw,relatime - ext4 /dev/sda1 rw',
 ].join('\n');
 
+/** A container's directories in that layout, cpu and cpuacct co-mounted. */
+const HYBRID_DIRS = {
+  version: 1,
+  dirs: {
+    cpu: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
+    cpuacct: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
+    memory: `/sys/fs/cgroup/memory/docker/${ID}`,
+    pids: `/sys/fs/cgroup/pids/docker/${ID}`,
+  },
+};
+
 const V2_MOUNTINFO = '35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate\n';
 
 describe('parseMountInfo', () => {
@@ -62,15 +73,7 @@ describe('parseProcCgroup', () => {
 describe('dirsFromProcCgroup', () => {
   it('v1 (hybrid): each figure from its controller hierarchy, not from the empty unified tree', () => {
     const entries = parseProcCgroup(`8:pids:/docker/${ID}\n4:memory:/docker/${ID}\n2:cpu,cpuacct:/docker/${ID}\n0::/docker/${ID}\n`);
-    assert.deepEqual(dirsFromProcCgroup(entries, parseMountInfo(HYBRID_MOUNTINFO)), {
-      version: 1,
-      dirs: {
-        cpu: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
-        cpuacct: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
-        memory: `/sys/fs/cgroup/memory/docker/${ID}`,
-        pids: `/sys/fs/cgroup/pids/docker/${ID}`,
-      },
-    });
+    assert.deepEqual(dirsFromProcCgroup(entries, parseMountInfo(HYBRID_MOUNTINFO)), HYBRID_DIRS);
   });
   it('v2 with the systemd driver: the scope under its slice', () => {
     const entries = parseProcCgroup(`0::/kubepods.slice/kubepods-pod1.slice/docker-${ID}.scope\n`);
@@ -105,15 +108,7 @@ describe('driver naming (for a process we cannot see)', () => {
     );
   });
   it('turns such a path into directories for v1 and v2', () => {
-    assert.deepEqual(dirsFromCgroupPath(`/docker/${ID}`, parseMountInfo(HYBRID_MOUNTINFO)), {
-      version: 1,
-      dirs: {
-        cpu: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
-        cpuacct: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
-        memory: `/sys/fs/cgroup/memory/docker/${ID}`,
-        pids: `/sys/fs/cgroup/pids/docker/${ID}`,
-      },
-    });
+    assert.deepEqual(dirsFromCgroupPath(`/docker/${ID}`, parseMountInfo(HYBRID_MOUNTINFO)), HYBRID_DIRS);
     assert.deepEqual(dirsFromCgroupPath(`/system.slice/docker-${ID}.scope`, parseMountInfo(V2_MOUNTINFO)), {
       version: 2,
       dir: `/sys/fs/cgroup/system.slice/docker-${ID}.scope`,
