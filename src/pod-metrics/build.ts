@@ -3,10 +3,10 @@
 // so the label count always matches the descriptor. A figure that was not read is left out:
 // kubelet would otherwise show a 0 it never measured.
 import type { Metric } from '../cri/types';
-import { u64 } from '../stats/convert';
+import { u64 } from '../cri/u64';
 import { METRICS, type MetricKey } from './descriptors';
 import type { BlockIoEntry, CgroupFigures } from './cgroup-figures';
-import type { InterfaceCounters } from '../stats/net-dev';
+import type { InterfaceCounters } from '../cgroups/net-dev';
 import type { ProcessFigures } from './proc-figures';
 
 export interface BaseLabels {

@@ -1,7 +1,7 @@
 // A container's cgroup files turned into the figures its metrics report. Pure: the caller
 // reads the files (V1_FILES or V2_FILES) and passes their text keyed by file name; a file
 // that is missing or unreadable is undefined, and every figure it would give is left out.
-import { parseFlatKeyed, parseSingleValue } from '../stats/cgroup-sample';
+import { parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
 
 export interface BlockIoEntry {
   major: number;
@@ -47,8 +47,6 @@ export interface CgroupFigures {
   blockIo: BlockIoEntry[];
 }
 
-export type CgroupFiles = Readonly<Record<string, string | undefined>>;
-
 export const V1_FILES = [
   'cpuacct.usage', 'cpuacct.usage_user', 'cpuacct.usage_sys',
   'cpu.stat', 'cpu.cfs_period_us', 'cpu.cfs_quota_us', 'cpu.shares',
@@ -64,10 +62,6 @@ export const V2_FILES = [
   'pids.current', 'pids.max',
   'io.stat',
 ] as const;
-
-/** The files whose absence means the cgroup itself is gone (the container stopped meanwhile). */
-export const V1_PRESENCE_FILES = ['cpuacct.usage', 'memory.usage_in_bytes'] as const;
-export const V2_PRESENCE_FILES = ['cpu.stat', 'memory.current'] as const;
 
 /** v1 writes "no limit" as a huge page-rounded number. */
 const V1_UNLIMITED = 1n << 62n;

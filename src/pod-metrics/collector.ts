@@ -2,31 +2,25 @@
 // cgroup files (v1 or v2, wherever /proc/<pid>/cgroup puts them), its processes' descriptors in
 // /proc, its writable layer's filesystem, and the pod's network counters from the pause
 // process's namespace. Docker is not asked anything here: callers hand in the inspect documents
-// the state cache holds. One per ShimContext; it remembers what is fixed for the life of a
-// container's process (its cgroup files' paths, its layer's filesystem) and which unreadable
-// files it has already logged.
+// the state cache holds. One per ShimContext; it remembers each container's layer filesystem,
+// and its cgroup reader (../cgroups/reader.ts) each container's cgroup directories (while its
+// PID is the same) and files, held open between scrapes.
 //
-// The files are read synchronously: they are kernel pseudo-files answered from memory, and
-// fs/promises' open/fstat/read/close round trips through the thread pool cost several times
-// the read itself (measured: ~100 ms against ~25 ms for 20 containers). Cgroup files are kept
-// open between scrapes (../stats/kernel-files.ts); /proc/<pid>/net/dev is not, as an open one
-// keeps the pod's network namespace alive after the pod. The loop yields to other calls every
-// few pods, so no single stretch blocks for long, and stops there once its caller has given up.
+// The files are read synchronously (why: ../cgroups/reader.ts). The loop yields to other calls
+// every few pods, so no single stretch blocks for long, and stops there once its caller has
+// given up.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CgroupSetup } from '../cgroups/driver';
+import { parseNetDev } from '../cgroups/net-dev';
+import type { CgroupDirs } from '../cgroups/paths';
+import { CgroupReader } from '../cgroups/reader';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
-import { parseMountInfo, parseProcCgroup, type CgroupMount } from '../stats/cgroup-paths';
 import type { DockerStorage } from '../storage/docker-storage';
 import type { Logger } from '../util/logger';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
-import { dirOfFile, metricDirsByNaming, metricDirsOf, procsFileOf, type MetricCgroupDirs } from './cgroup-dirs';
-import { KernelFiles } from '../stats/kernel-files';
-import { figuresFromV1, figuresFromV2, V1_FILES, V1_PRESENCE_FILES, V2_FILES, V2_PRESENCE_FILES, type CgroupFigures } from './cgroup-figures';
-import { parseNetDev } from '../stats/net-dev';
-import { parsePids } from '../stats/cgroup-sample';
+import { figuresFromV1, figuresFromV2, V1_FILES, V2_FILES, type CgroupFigures } from './cgroup-figures';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 export interface ContainerTarget {
@@ -43,49 +37,36 @@ export interface PodTarget {
   containers: readonly ContainerTarget[];
 }
 
-/** What stays the same for a container's process: worked out once, used on every scrape. */
-interface Known {
-  pid: number;
-  dirs: MetricCgroupDirs;
-  /** Each cgroup file the figures need, by name, with its directory (undefined: no such controller). */
-  files: ReadonlyArray<readonly [string, string | undefined]>;
-  procs: string | undefined;
-  /** The writable layer and the device label of its filesystem. */
-  layer: { dir: string; device: string } | undefined;
+/** A container's writable layer and the device label of its filesystem; fixed for its life. */
+interface Layer {
+  dir: string;
+  device: string;
 }
 
 /** What one scrape shares between containers. */
 interface Scrape {
-  mounts: readonly CgroupMount[];
   partitions: ReadonlyMap<string, string>;
   /** statfs of each filesystem, once per scrape: every layer on one disk has the same. */
   filesystems: Map<string, fs.StatsFs | undefined>;
 }
 
-/** Unreadable files are logged once each; past this many the record starts again. */
-const LOGGED_LIMIT = 1000;
 /** Pods read between two yields to the event loop (about 0.1 ms of reads each). */
 const PODS_PER_TURN = 10;
 
 export class PodMetricsCollector {
-  private mounts: CgroupMount[] | undefined;
   private partitions: Map<string, string> | undefined;
-  private readonly known = new Map<string, Known | undefined>();
-  private readonly logged = new Set<string>();
-  /** Unreadable files are logged once each at debug; their metrics are left out. */
-  private readonly files = new KernelFiles((file, err) => {
-    if (this.logged.has(file)) return;
-    if (this.logged.size >= LOGGED_LIMIT) this.logged.clear();
-    this.logged.add(file);
-    this.shim.log.debug({ file, err: err.message }, 'pod metrics: cannot read a file; its metrics are left out');
-  });
+  private readonly layers = new Map<string, Layer | undefined>();
+  /** The containers' cgroups, their files held open between scrapes (owner: the container ID). */
+  private readonly cgroups: CgroupReader;
 
   constructor(
-    private readonly shim: { readonly cgroups: CgroupSetup; readonly log: Logger },
+    shim: { readonly cgroups: CgroupSetup; readonly log: Logger },
     /** The writable layers' figures, measured in the background (shared with the stats RPCs and ImageFsInfo). */
     private readonly storage: Pick<DockerStorage, 'writableLayer'>,
     private readonly procRoot = '/proc',
-  ) {}
+  ) {
+    this.cgroups = new CgroupReader({ driver: shim.cgroups.driver, log: shim.log, reader: 'pod metrics', procRoot });
+  }
 
   /**
    * Metrics of each pod and its running containers; a container gone meanwhile is left out.
@@ -93,7 +74,7 @@ export class PodMetricsCollector {
    */
   async collect(pods: readonly PodTarget[], signal: AbortSignal): Promise<PodSandboxMetrics[]> {
     signal.throwIfAborted();
-    const scrape: Scrape = { mounts: this.cgroupMounts(), partitions: this.devicePartitions(), filesystems: new Map() };
+    const scrape: Scrape = { partitions: this.devicePartitions(), filesystems: new Map() };
     const seen = new Set<string>();
     const pending: Array<Promise<PodSandboxMetrics>> = [];
     for (const pod of pods) {
@@ -118,19 +99,15 @@ export class PodMetricsCollector {
         }
       }
     }
-    for (const id of this.known.keys()) if (!seen.has(id)) this.forget(id);
-    for (const id of this.files.owners()) if (!seen.has(id)) this.files.release(id);
+    // Not running any more (a scrape sees every running container): forgotten, files closed.
+    for (const id of this.layers.keys()) if (!seen.has(id)) this.layers.delete(id);
+    this.cgroups.keepOnly(seen);
     return Promise.all(pending);
-  }
-
-  private cgroupMounts(): CgroupMount[] {
-    this.mounts ??= parseMountInfo(fs.readFileSync(path.join(this.procRoot, 'self', 'mountinfo'), 'utf8'));
-    return this.mounts;
   }
 
   private devicePartitions(): Map<string, string> {
     if (!this.partitions) {
-      const text = this.files.read(path.join(this.procRoot, 'partitions'));
+      const text = this.cgroups.readProc('partitions');
       this.partitions = parsePartitions(text ?? '');
     }
     return this.partitions;
@@ -138,41 +115,23 @@ export class PodMetricsCollector {
 
   /** Closes the files held open. */
   close(): void {
-    this.files.closeAll();
-    this.known.clear();
+    this.cgroups.close();
+    this.layers.clear();
   }
 
   private forget(id: string): void {
-    this.known.delete(id);
-    this.files.release(id);
+    this.layers.delete(id);
+    this.cgroups.forget(id);
   }
 
-  private knownOf(inspect: ContainerInspect, scrape: Scrape): Known | undefined {
-    const pid = inspect.State.Pid;
-    if (this.known.has(inspect.Id)) {
-      const known = this.known.get(inspect.Id);
-      if (known?.pid === pid) return known;
-    }
-    // A new process (a restart): its cgroup may be a new directory at the same path.
-    this.files.release(inspect.Id);
-    const text = this.files.read(path.join(this.procRoot, String(pid), 'cgroup'));
-    const entries = text === undefined ? [] : parseProcCgroup(text);
-    // Both drivers name the cgroup after the container ID; anything else is a reused PID.
-    const dirs = entries.some((e) => e.path.includes(inspect.Id))
-      ? metricDirsOf(entries, scrape.mounts)
-      : metricDirsByNaming(this.shim.cgroups.driver, inspect.HostConfig.CgroupParent ?? '', inspect.Id, scrape.mounts);
-    const known = dirs && {
-      pid,
-      dirs,
-      files: (dirs.version === 1 ? V1_FILES : V2_FILES).map((name) => [name, dirOfFile(dirs, name)] as const),
-      procs: procsFileOf(dirs),
-      layer: this.layerOf(inspect, scrape.partitions),
-    };
-    this.known.set(inspect.Id, known);
-    return known;
+  private layerOf(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
+    if (this.layers.has(inspect.Id)) return this.layers.get(inspect.Id);
+    const layer = this.statLayer(inspect, partitions);
+    this.layers.set(inspect.Id, layer);
+    return layer;
   }
 
-  private layerOf(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Known['layer'] {
+  private statLayer(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
     const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
     if (typeof upper !== 'string' || upper === '') return undefined;
     const st = fs.statSync(upper, { throwIfNoEntry: false });
@@ -182,22 +141,18 @@ export class PodMetricsCollector {
     return { dir: upper, device: partitions.get(key) ?? key };
   }
 
-  private cgroupFigures(id: string, known: Known): CgroupFigures | undefined {
-    const files: Record<string, string | undefined> = {};
-    // A file this host lacks is not looked for again (KernelFiles.hostFile).
-    for (const [name, dir] of known.files) files[name] = this.files.hostFile(dir, name, id);
-    const v1 = known.dirs.version === 1;
-    if ((v1 ? V1_PRESENCE_FILES : V2_PRESENCE_FILES).every((name) => files[name] === undefined)) return undefined;
-    return v1 ? figuresFromV1(files) : figuresFromV2(files);
+  /** Undefined when the cgroup is gone. */
+  private cgroupFigures(id: string, dirs: CgroupDirs): CgroupFigures | undefined {
+    const files = this.cgroups.read(dirs, dirs.version === 1 ? V1_FILES : V2_FILES, id);
+    return files && (dirs.version === 1 ? figuresFromV1(files) : figuresFromV2(files));
   }
 
-  private processFigures(id: string, known: Known): ProcessFigures | undefined {
-    const text = known.procs === undefined ? undefined : this.files.read(known.procs, id);
-    return text === undefined ? undefined : readProcessFigures(this.procRoot, parsePids(text));
+  private processFigures(id: string, dirs: CgroupDirs): ProcessFigures | undefined {
+    const pids = this.cgroups.pids(dirs, id);
+    return pids && readProcessFigures(this.procRoot, pids);
   }
 
-  private layerFigures(id: string, known: Known, scrape: Scrape): LayerFigures | undefined {
-    const layer = known.layer;
+  private layerFigures(id: string, layer: Layer | undefined, scrape: Scrape): LayerFigures | undefined {
     if (!layer) return undefined;
     if (!scrape.filesystems.has(layer.device)) {
       let sfs: fs.StatsFs | undefined;
@@ -222,12 +177,12 @@ export class PodMetricsCollector {
   private async containerMetrics(pod: PodTarget, c: ContainerTarget, scrape: Scrape): Promise<Metric[] | undefined> {
     const inspect = c.inspect;
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
-    const known = this.knownOf(inspect, scrape);
-    if (!known) return undefined;
+    const dirs = this.cgroups.dirsOf({ id: inspect.Id, pid: inspect.State.Pid, cgroupParent: inspect.HostConfig.CgroupParent ?? '' });
+    if (!dirs) return undefined;
     // The kernel files are read here and now; the layer's figure is the background's last.
-    const cgroup = this.cgroupFigures(inspect.Id, known);
-    const processes = cgroup && this.processFigures(inspect.Id, known);
-    const layer = cgroup && this.layerFigures(inspect.Id, known, scrape);
+    const cgroup = this.cgroupFigures(inspect.Id, dirs);
+    const processes = cgroup && this.processFigures(inspect.Id, dirs);
+    const layer = cgroup && this.layerFigures(inspect.Id, this.layerOf(inspect, scrape.partitions), scrape);
     if (!cgroup) {
       // The cgroup went away between the list and the read: the container stopped.
       this.forget(inspect.Id);
@@ -249,8 +204,7 @@ export class PodMetricsCollector {
   private podNetwork(pod: PodTarget): Metric[] {
     const s = pod.sandbox;
     if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
-    // Opened per scrape, never held: an open file in /proc/<pid>/net keeps the namespace alive (../stats/kernel-files.ts).
-    const text = this.files.read(path.join(this.procRoot, String(s.State.Pid), 'net', 'dev'));
+    const text = this.cgroups.netDev(s.State.Pid);
     if (text === undefined) return [];
     return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseNetDev(text));
   }

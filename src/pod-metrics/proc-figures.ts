@@ -1,5 +1,5 @@
 // What /proc says about a container's processes and the disks. Parsing is pure; the reads are
-// in `readProcessFigures`. The pod's network counters are parsed by ../stats/net-dev.ts.
+// in `readProcessFigures`. The pod's network counters are parsed by ../cgroups/net-dev.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 

@@ -1,8 +1,9 @@
 // One reading of a cgroup's cumulative CPU time, memory and process count, straight from its
 // files: no waiting for a second sample as Docker's stats endpoint does. Parsing is pure;
-// `readCgroupSampleSync` does the file reads (through ./kernel-files.ts).
-import type { CgroupDirs } from './cgroup-paths';
-import type { KernelFiles } from './kernel-files';
+// `readCgroupSample` reads the files through the cgroup reader (../cgroups/reader.ts).
+import { parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
+import type { CgroupDirs } from '../cgroups/paths';
+import type { CgroupReader } from '../cgroups/reader';
 
 export interface CgroupSample {
   /** Cumulative CPU time, nanoseconds. */
@@ -24,42 +25,10 @@ export interface CgroupSample {
 /** v1 reports "no limit" as a huge page-rounded number; anything this large is no limit. */
 const UNLIMITED = 1n << 62n;
 
-const DIGITS = /^\d+$/;
-
-/**
- * "key value" lines (memory.stat, cpu.stat) as a map; with `wanted`, only those keys. A v1
- * memory.stat has some forty lines and is read for every container on every call, so the
- * lines are walked without splitting and only wanted values become BigInts.
- */
-export function parseFlatKeyed(text: string, wanted?: ReadonlySet<string>): Map<string, bigint> {
-  const out = new Map<string, bigint>();
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const space = text.indexOf(' ', start);
-    if (space > start && space < end) {
-      const key = text.slice(start, space);
-      if (wanted === undefined || wanted.has(key)) {
-        const value = text.slice(space + 1, end).trim();
-        if (DIGITS.test(value)) out.set(key, BigInt(value));
-      }
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
 /** The memory.stat and cpu.stat keys a sample uses. */
 const V1_MEMORY_KEYS = new Set(['total_inactive_file', 'inactive_file', 'total_rss', 'rss', 'total_pgfault', 'pgfault', 'total_pgmajfault', 'pgmajfault']);
 const V2_MEMORY_KEYS = new Set(['inactive_file', 'anon', 'pgfault', 'pgmajfault']);
 const V2_CPU_KEYS = new Set(['usage_usec']);
-
-/** A file holding one number; "max" (v2's no-limit) and anything else unparsable are undefined. */
-export function parseSingleValue(text: string | undefined): bigint | undefined {
-  const t = text?.trim();
-  return t !== undefined && /^\d+$/.test(t) ? BigInt(t) : undefined;
-}
 
 function workingSet(usage: bigint | undefined, inactiveFile: bigint | undefined): bigint | undefined {
   if (usage === undefined) return undefined;
@@ -72,33 +41,28 @@ function available(limit: bigint | undefined, ws: bigint | undefined): bigint | 
   return limit > ws ? limit - ws : 0n;
 }
 
-/** The raw file contents a v1 sample is made from (undefined: file missing). */
-export interface V1Files {
-  cpuacctUsage?: string;
-  memoryUsage?: string;
-  memoryLimit?: string;
-  memoryStat?: string;
-  pidsCurrent?: string;
-  /** memory.memsw.usage_in_bytes: memory plus swap (absent when swap accounting is off). */
-  memswUsage?: string;
-  memswLimit?: string;
-}
+/** The files a sample is made from; a missing one leaves its figures out. */
+export const SAMPLE_FILES = {
+  1: ['cpuacct.usage', 'memory.usage_in_bytes', 'memory.limit_in_bytes', 'memory.stat', 'pids.current', 'memory.memsw.usage_in_bytes', 'memory.memsw.limit_in_bytes'],
+  2: ['cpu.stat', 'memory.current', 'memory.max', 'memory.stat', 'pids.current', 'memory.swap.current', 'memory.swap.max'],
+} as const;
 
-export function sampleFromV1(f: V1Files): CgroupSample {
-  const stat = parseFlatKeyed(f.memoryStat ?? '', V1_MEMORY_KEYS);
-  const usage = parseSingleValue(f.memoryUsage);
+export function sampleFromV1(f: CgroupFiles): CgroupSample {
+  const stat = parseFlatKeyed(f['memory.stat'] ?? '', V1_MEMORY_KEYS);
+  const usage = parseSingleValue(f['memory.usage_in_bytes']);
+  const limit = parseSingleValue(f['memory.limit_in_bytes']);
   // total_* include child cgroups, which a pod-level cgroup has.
   const ws = workingSet(usage, stat.get('total_inactive_file') ?? stat.get('inactive_file'));
   return prune({
-    cpuUsageNs: parseSingleValue(f.cpuacctUsage),
+    cpuUsageNs: parseSingleValue(f['cpuacct.usage']),
     memoryUsageBytes: usage,
     workingSetBytes: ws,
     rssBytes: stat.get('total_rss') ?? stat.get('rss'),
     pageFaults: stat.get('total_pgfault') ?? stat.get('pgfault'),
     majorPageFaults: stat.get('total_pgmajfault') ?? stat.get('pgmajfault'),
-    availableBytes: available(parseSingleValue(f.memoryLimit), ws),
-    processCount: parseSingleValue(f.pidsCurrent),
-    ...v1Swap(usage, parseSingleValue(f.memoryLimit), parseSingleValue(f.memswUsage), parseSingleValue(f.memswLimit)),
+    availableBytes: available(limit, ws),
+    processCount: parseSingleValue(f['pids.current']),
+    ...v1Swap(usage, limit, parseSingleValue(f['memory.memsw.usage_in_bytes']), parseSingleValue(f['memory.memsw.limit_in_bytes'])),
   });
 }
 
@@ -111,20 +75,11 @@ function v1Swap(usage: bigint | undefined, limit: bigint | undefined, memsw: big
   return { swapUsageBytes: swap, swapAvailableBytes: swapLimit > swap ? swapLimit - swap : 0n };
 }
 
-export interface V2Files {
-  cpuStat?: string;
-  memoryCurrent?: string;
-  memoryMax?: string;
-  memoryStat?: string;
-  pidsCurrent?: string;
-  swapCurrent?: string;
-  swapMax?: string;
-}
-
-export function sampleFromV2(f: V2Files): CgroupSample {
-  const cpu = parseFlatKeyed(f.cpuStat ?? '', V2_CPU_KEYS);
-  const stat = parseFlatKeyed(f.memoryStat ?? '', V2_MEMORY_KEYS);
-  const usage = parseSingleValue(f.memoryCurrent);
+export function sampleFromV2(f: CgroupFiles): CgroupSample {
+  const cpu = parseFlatKeyed(f['cpu.stat'] ?? '', V2_CPU_KEYS);
+  const stat = parseFlatKeyed(f['memory.stat'] ?? '', V2_MEMORY_KEYS);
+  const usage = parseSingleValue(f['memory.current']);
+  const swap = parseSingleValue(f['memory.swap.current']);
   const ws = workingSet(usage, stat.get('inactive_file'));
   const usec = cpu.get('usage_usec');
   return prune({
@@ -134,10 +89,10 @@ export function sampleFromV2(f: V2Files): CgroupSample {
     rssBytes: stat.get('anon'),
     pageFaults: stat.get('pgfault'),
     majorPageFaults: stat.get('pgmajfault'),
-    availableBytes: available(parseSingleValue(f.memoryMax), ws),
-    processCount: parseSingleValue(f.pidsCurrent),
-    swapUsageBytes: parseSingleValue(f.swapCurrent),
-    swapAvailableBytes: available(parseSingleValue(f.swapMax), parseSingleValue(f.swapCurrent)),
+    availableBytes: available(parseSingleValue(f['memory.max']), ws),
+    processCount: parseSingleValue(f['pids.current']),
+    swapUsageBytes: swap,
+    swapAvailableBytes: available(parseSingleValue(f['memory.swap.max']), swap),
   });
 }
 
@@ -147,53 +102,11 @@ function prune(s: CgroupSample): CgroupSample {
   return out;
 }
 
-/** Thrown when the cgroup is gone (the container stopped between listing and reading). */
-export class CgroupGoneError extends Error {}
-
-/** The files that may be missing on a host: read once in a live cgroup, then skipped if absent. */
-const V1_OPTIONAL = ['pidsCurrent', 'memswUsage', 'memswLimit'] as const;
-const V2_OPTIONAL = ['pidsCurrent', 'swapCurrent', 'swapMax'] as const;
-
 /**
- * Reads one sample, through `files` and held open for `owner` (the container). A cgroup whose
- * directory is gone is CgroupGoneError; a file that cannot be read leaves its figures out.
+ * One sample of the cgroup `dirs`, its files kept open for `owner` (the container); undefined
+ * when the cgroup is gone (the container stopped between the list and the read).
  */
-export function readCgroupSampleSync(dirs: CgroupDirs, files: KernelFiles, owner?: string): CgroupSample {
-  if (dirs.version === 2) {
-    const d = dirs.dir;
-    const f: V2Files = { cpuStat: files.optional(d, 'cpu.stat', owner), memoryCurrent: files.optional(d, 'memory.current', owner) };
-    if (f.cpuStat === undefined && f.memoryCurrent === undefined) throw new CgroupGoneError(`cgroup ${d} is gone`);
-    f.memoryMax = files.optional(d, 'memory.max', owner);
-    f.memoryStat = files.optional(d, 'memory.stat', owner);
-    const names = { pidsCurrent: 'pids.current', swapCurrent: 'memory.swap.current', swapMax: 'memory.swap.max' };
-    for (const key of V2_OPTIONAL) {
-      f[key] = files.hostFile(d, names[key], owner);
-    }
-    return sampleFromV2(f);
-  }
-  const f: V1Files = {
-    cpuacctUsage: files.optional(dirs.cpuacct, 'cpuacct.usage', owner),
-    memoryUsage: files.optional(dirs.memory, 'memory.usage_in_bytes', owner),
-  };
-  if (f.cpuacctUsage === undefined && f.memoryUsage === undefined) throw new CgroupGoneError(`cgroup ${dirs.cpuacct ?? dirs.memory} is gone`);
-  f.memoryLimit = files.optional(dirs.memory, 'memory.limit_in_bytes', owner);
-  f.memoryStat = files.optional(dirs.memory, 'memory.stat', owner);
-  const where = { pidsCurrent: [dirs.pids, 'pids.current'], memswUsage: [dirs.memory, 'memory.memsw.usage_in_bytes'], memswLimit: [dirs.memory, 'memory.memsw.limit_in_bytes'] } as const;
-  for (const key of V1_OPTIONAL) {
-    const [dir, name] = where[key];
-    f[key] = files.hostFile(dir, name, owner);
-  }
-  return sampleFromV1(f);
-}
-
-/** The first process in the cgroup (for a pod: the pause process, whose network namespace is the pod's). */
-export function firstProcessOf(dirs: CgroupDirs, files: KernelFiles, owner?: string): number | undefined {
-  const dir = dirs.version === 2 ? dirs.dir : (dirs.pids ?? dirs.memory ?? dirs.cpuacct);
-  const text = files.optional(dir, 'cgroup.procs', owner);
-  return text === undefined ? undefined : parsePids(text)[0];
-}
-
-/** The PIDs listed in a cgroup.procs file. */
-export function parsePids(text: string): number[] {
-  return text.split('\n').filter((l) => /^\d+$/.test(l.trim())).map((l) => Number(l.trim()));
+export function readCgroupSample(reader: CgroupReader, dirs: CgroupDirs, owner: string): CgroupSample | undefined {
+  const files = reader.read(dirs, SAMPLE_FILES[dirs.version], owner);
+  return files && (dirs.version === 1 ? sampleFromV1(files) : sampleFromV2(files));
 }

@@ -1,9 +1,9 @@
-// Gathers the figures behind the stats RPCs. The first time a container is seen it is
-// inspected once to find its cgroup directories (from /proc/<pid>/cgroup of its init process)
-// and its writable layer; both stay the same for the container's life, so later calls read
-// the cgroup files without asking Docker anything but the one list call. The CPU rate tracker
-// lives here too; the writable layers' figures come from ../storage, measured in the background.
-import * as fs from 'node:fs/promises';
+// Gathers the figures behind the stats RPCs. The first time a container is seen running it is
+// inspected once to find its cgroup directories (through ../cgroups/reader.ts, from its init
+// process) and its writable layer; later calls read the cgroup files without asking Docker
+// anything but the one list call. Seen stopped, it is looked up afresh when it runs again (a
+// new process). The CPU rate tracker lives here too; the writable layers' figures come from
+// ../storage, measured in the background.
 import * as path from 'node:path';
 import type { ContainerStats, NetworkUsage } from '../cri/types';
 import type { ContainerInspect, ContainerSummary } from '../docker/types';
@@ -13,26 +13,17 @@ import type { DockerClient } from '../docker/client';
 import type { Logger } from '../util/logger';
 import { containerFromSummary } from '../status/container-convert';
 import type { DockerStorage } from '../storage/docker-storage';
-import {
-  cgroupPathFor,
-  dirsFromCgroupPath,
-  dirsFromProcCgroup,
-  parseMountInfo,
-  parseProcCgroup,
-  podCgroupDirs,
-  type CgroupDirs,
-  type CgroupMount,
-} from './cgroup-paths';
-import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, type CgroupSample } from './cgroup-sample';
-import { KernelFiles } from './kernel-files';
+import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
+import { CgroupReader } from '../cgroups/reader';
+import { readCgroupSample, type CgroupSample } from './cgroup-sample';
 import { containerStatsOf, networkUsage, type ContainerFigures } from './convert';
 import { CpuRateTracker } from './cpu-rate';
-import { parseNetDev } from './net-dev';
+import { parseNetDev } from '../cgroups/net-dev';
 import { msToNanos, nowNanos } from '../util/time';
 
 /** Where a container's figures are read from; fixed for its life. */
 interface Target {
-  /** Undefined until the container has run (a created container has no cgroup yet). */
+  /** Undefined while the container is not running (a created one has no cgroup yet). */
   cgroup: CgroupDirs | undefined;
   upperDir: string | undefined;
   /** For a pause container: its pod's cgroup, when the pod has one of its own. */
@@ -49,46 +40,16 @@ export interface MemberSample {
 }
 
 export class StatsCollector {
-  private mounts: CgroupMount[] | undefined;
   private readonly targets = new Map<string, Target>();
   readonly rates = new CpuRateTracker();
-  /** The cgroup files each container's samples are read from, held open between calls. */
-  private readonly files: KernelFiles;
-  /** File names whose read error was logged already: a broken file would otherwise log on every scrape. */
-  private readonly loggedFiles = new Set<string>();
+  /** The containers' cgroups, their files held open between calls (owners: the ID, and "<ID>/pod" for a pod's cgroup). */
+  private readonly cgroups: CgroupReader;
 
   constructor(
     private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger; readonly storage: Pick<DockerStorage, 'writableLayer'> },
-    private readonly procRoot = '/proc',
+    procRoot = '/proc',
   ) {
-    this.files = new KernelFiles((file, err) => {
-      const key = `${path.basename(file)} ${err.code ?? ''}`;
-      if (this.loggedFiles.has(key)) return;
-      this.loggedFiles.add(key);
-      this.shim.log.debug({ file, err: err.message }, 'stats: cannot read a cgroup file; its figures are left out');
-    });
-  }
-
-  private async cgroupMounts(): Promise<CgroupMount[]> {
-    this.mounts ??= parseMountInfo(await fs.readFile(path.join(this.procRoot, 'self', 'mountinfo'), 'utf8'));
-    return this.mounts;
-  }
-
-  private async cgroupOf(inspect: ContainerInspect): Promise<CgroupDirs | undefined> {
-    if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
-    const mounts = await this.cgroupMounts();
-    try {
-      const entries = parseProcCgroup(await fs.readFile(path.join(this.procRoot, String(inspect.State.Pid), 'cgroup'), 'utf8'));
-      // Both drivers name the container's cgroup after its ID; anything else means the PID
-      // was reused by another process after the container's own exited.
-      const dirs = entries.some((e) => e.path.includes(inspect.Id)) ? dirsFromProcCgroup(entries, mounts) : undefined;
-      if (dirs) return dirs;
-    } catch (err) {
-      this.shim.log.debug({ id: inspect.Id, err: (err as Error).message }, 'stats: cannot read the container process cgroup; using the driver naming');
-    }
-    // The process is not visible here (another PID namespace): Docker's naming tells the path.
-    const guess = cgroupPathFor(this.shim.cgroups.driver, inspect.HostConfig.CgroupParent ?? '', inspect.Id);
-    return dirsFromCgroupPath(guess, mounts);
+    this.cgroups = new CgroupReader({ driver: shim.cgroups.driver, log: shim.log, reader: 'stats', procRoot });
   }
 
   /** The container's target, inspecting it when not known yet. Undefined: it was removed meanwhile. */
@@ -96,6 +57,11 @@ export class StatsCollector {
     signal.throwIfAborted();
     const known = this.targets.get(c.Id);
     const running = c.State === 'running';
+    if (known && !running && known.cgroup !== undefined) {
+      // Its cgroup went with its process; a restart is a new process, looked up afresh.
+      known.cgroup = known.podCgroup = undefined;
+      this.forgetCgroup(c.Id);
+    }
     if (known && (known.cgroup !== undefined || !running)) {
       known.lastSeen = Date.now();
       return known;
@@ -108,7 +74,9 @@ export class StatsCollector {
       throw err;
     }
     const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
-    const cgroup = await this.cgroupOf(inspect);
+    // The list's word decides, as for a known target: one it shows stopped gets no cgroup.
+    const pid = running && inspect.State.Running ? inspect.State.Pid : 0;
+    const cgroup = this.cgroups.dirsOf({ id: inspect.Id, pid, cgroupParent: inspect.HostConfig.CgroupParent ?? '' });
     const target: Target = {
       cgroup,
       upperDir: typeof upper === 'string' && upper !== '' ? upper : undefined,
@@ -119,21 +87,13 @@ export class StatsCollector {
     return target;
   }
 
-  private async sampleOf(id: string, target: Target | undefined, running: boolean, which: 'cgroup' | 'podCgroup' = 'cgroup'): Promise<CgroupSample | undefined> {
-    const dirs = target?.[which];
-    const owner = which === 'cgroup' ? id : `${id}/pod`;
-    if (!running) this.files.release(owner); // its cgroup went with its process
-    if (!running || !dirs) return undefined;
-    try {
-      return readCgroupSampleSync(dirs, this.files, owner);
-    } catch (err) {
-      if (err instanceof CgroupGoneError) {
-        // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
-        this.forget(id);
-        return undefined;
-      }
-      throw err;
-    }
+  private sampleOf(id: string, target: Target, which: 'cgroup' | 'podCgroup' = 'cgroup'): CgroupSample | undefined {
+    const dirs = target[which];
+    if (!dirs) return undefined;
+    const sample = readCgroupSample(this.cgroups, dirs, which === 'cgroup' ? id : `${id}/pod`);
+    // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
+    if (!sample) this.forget(id);
+    return sample;
   }
 
   /** The writable layer's last figure from the background's measurements (none before the first). */
@@ -155,8 +115,7 @@ export class StatsCollector {
     // The files are read only for a caller still waiting (the inspect above may have taken a while).
     signal.throwIfAborted();
     if (!target) return undefined;
-    const running = c.State === 'running';
-    const sample = await this.sampleOf(c.Id, target, running);
+    const sample = this.sampleOf(c.Id, target);
     const layer = this.layerOf(c.Id, target);
     const timestamp = nowNanos();
     const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.Id, sample.cpuUsageNs, process.hrtime.bigint());
@@ -176,8 +135,8 @@ export class StatsCollector {
   ): Promise<{ sample: CgroupSample | undefined; podSample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
     const target = await this.target(pause, signal);
     signal.throwIfAborted();
-    const running = pause.State === 'running';
-    const [sample, podSample] = await Promise.all([this.sampleOf(pause.Id, target, running), this.sampleOf(pause.Id, target, running, 'podCgroup')]);
+    const sample = target && this.sampleOf(pause.Id, target);
+    const podSample = target && sample && this.sampleOf(pause.Id, target, 'podCgroup');
     let network: NetworkUsage | undefined;
     if (sample && target?.cgroup) {
       const text = this.podNetDev(pause.Id, target.cgroup);
@@ -188,22 +147,25 @@ export class StatsCollector {
 
   /** /proc/<pid>/net/dev of the pod's first process (the pause process, asked each time: a restarted pause has a new PID). */
   private podNetDev(id: string, cgroup: CgroupDirs): string | undefined {
-    const pid = firstProcessOf(cgroup, this.files, id);
-    // Opened per call, never held: an open file in /proc/<pid>/net keeps the namespace alive (./kernel-files.ts).
-    return pid === undefined ? undefined : this.files.read(path.join(this.procRoot, String(pid), 'net', 'dev'));
+    const pid = this.cgroups.pids(cgroup, id)?.[0];
+    return pid === undefined ? undefined : this.cgroups.netDev(pid);
   }
 
   /** Forgets a container's cgroup lookup and closes the files held for it. */
+  private forgetCgroup(id: string): void {
+    this.cgroups.forget(id);
+    this.cgroups.release(`${id}/pod`);
+  }
+
   private forget(id: string): void {
     this.targets.delete(id);
-    this.files.release(id);
-    this.files.release(`${id}/pod`);
+    this.forgetCgroup(id);
   }
 
   /** Closes every file held open (at shutdown). */
   close(): void {
     this.targets.clear();
-    this.files.closeAll();
+    this.cgroups.close();
   }
 
   /** Drops what is kept for containers not asked about for a long while. */

@@ -10,23 +10,11 @@ import type {
   NetworkInterfaceUsage,
   NetworkUsage,
   SwapUsage,
-  UInt64Value,
 } from '../cri/types';
 import type { DiskUsage } from '../util/disk-usage';
+import { u64 } from '../cri/u64';
+import { DEFAULT_INTERFACE, type InterfaceCounters } from '../cgroups/net-dev';
 import type { CgroupSample } from './cgroup-sample';
-import { DEFAULT_INTERFACE, type InterfaceCounters } from './net-dev';
-
-const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
-
-/**
- * A figure as the encoder takes it cheapest: a number when exact as one (any real byte count
- * or counter), else a decimal string, which the encoder parses into a 64-bit value each time.
- */
-export function u64(v: bigint | number | undefined): UInt64Value | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v === 'number') return { value: Number.isSafeInteger(v) ? v : String(v) };
-  return { value: v <= MAX_EXACT && v >= 0n ? Number(v) : v.toString() };
-}
 
 function defined<T extends object>(o: T): T {
   for (const k of Object.keys(o) as Array<keyof T>) if (o[k] === undefined) delete o[k];

@@ -8,7 +8,8 @@ import { sandboxFromSummary } from '../status/sandbox-convert';
 import { nowNanos } from '../util/time';
 import type { CgroupSample } from './cgroup-sample';
 import type { StatsCollector } from './collector';
-import { cpuUsage, memoryUsage, sumSamples, u64 } from './convert';
+import { u64 } from '../cri/u64';
+import { cpuUsage, memoryUsage, sumSamples } from './convert';
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,

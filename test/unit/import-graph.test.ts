@@ -103,6 +103,14 @@ describe('the import graph of src/', () => {
     assert.ok(importsOf('kubenet').some((i) => i.to === 'libcni') && importsOf('cni').some((i) => i.to === 'libcni'), 'both plugins use libcni');
   });
 
+  it('keeps the stats and the metrics apart: both read cgroups through src/cgroups, neither imports the other', () => {
+    for (const [from, to] of [['pod-metrics', 'stats'], ['stats', 'pod-metrics']] as const) {
+      const bad = graph.get(from)?.get(to);
+      assert.equal(bad, undefined, `src/${from} must not import src/${to}: ${bad}`);
+    }
+    assert.ok(graph.get('stats')?.has('cgroups') && graph.get('pod-metrics')?.has('cgroups'), 'both use src/cgroups');
+  });
+
   it('sees the imports it checks (the handler tree uses the features)', () => {
     for (const folder of ['stats', 'streaming', 'logs', 'status', 'conventions']) {
       assert.ok(graph.get('shim')?.has(folder), `src/shim imports src/${folder}`);

@@ -5,13 +5,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
-  figuresFromV1, figuresFromV2, parseBlkio, parseIoStat, sharesFromWeight, V1_FILES, V2_FILES, type CgroupFiles,
+  figuresFromV1, figuresFromV2, parseBlkio, parseIoStat, sharesFromWeight, V1_FILES, V2_FILES,
 } from '../../src/pod-metrics/cgroup-figures';
-import { metricDirsByNaming, metricDirsOf, dirOfFile, procsFileOf } from '../../src/pod-metrics/cgroup-dirs';
-import { parseMountInfo, parseProcCgroup } from '../../src/stats/cgroup-paths';
 import { parsePartitions, splitDev } from '../../src/pod-metrics/proc-figures';
-import { parsePids } from '../../src/stats/cgroup-sample';
-import { parseNetDev } from '../../src/stats/net-dev';
+import { parsePids, type CgroupFiles } from '../../src/cgroups/parse';
+import { parseNetDev } from '../../src/cgroups/net-dev';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/pod-metrics');
 
@@ -102,32 +100,6 @@ describe('figuresFromV2', () => {
   it('reads io.stat per device', () => {
     assert.deepEqual(f.blockIo, [{ major: 254, minor: 0, readBytes: 8192n, writeBytes: 2097152n, reads: 2n, writes: 32n }]);
     assert.deepEqual(parseIoStat(''), []);
-  });
-});
-
-describe('cgroup directories for metrics', () => {
-  const v1Mounts = parseMountInfo([
-    '30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu',
-    '31 25 0:27 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct',
-    '32 25 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory',
-    '33 25 0:29 / /sys/fs/cgroup/blkio rw - cgroup cgroup rw,blkio',
-    '34 25 0:30 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw',
-  ].join('\n'));
-  const v2Mounts = parseMountInfo('29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate');
-
-  it('v1: one directory per controller, including cpu and blkio; a missing controller is left out', () => {
-    const entries = parseProcCgroup('4:memory:/docker/abc\n3:blkio:/docker/abc\n2:cpuacct:/docker/abc\n1:cpu:/docker/abc\n0::/docker/abc\n');
-    const dirs = metricDirsOf(entries, v1Mounts)!;
-    assert.deepEqual(dirs, { version: 1, dirs: { cpu: '/sys/fs/cgroup/cpu/docker/abc', cpuacct: '/sys/fs/cgroup/cpuacct/docker/abc', memory: '/sys/fs/cgroup/memory/docker/abc', blkio: '/sys/fs/cgroup/blkio/docker/abc' } });
-    assert.equal(dirOfFile(dirs, 'cpu.stat'), '/sys/fs/cgroup/cpu/docker/abc');
-    assert.equal(dirOfFile(dirs, 'pids.current'), undefined);
-    assert.equal(procsFileOf(dirs), '/sys/fs/cgroup/memory/docker/abc/cgroup.procs');
-  });
-
-  it('v2 and the driver naming fallback', () => {
-    assert.deepEqual(metricDirsOf(parseProcCgroup('0::/system.slice/docker-abc.scope\n'), v2Mounts), { version: 2, dir: '/sys/fs/cgroup/system.slice/docker-abc.scope' });
-    assert.deepEqual(metricDirsByNaming('systemd', '', 'abc', v2Mounts), { version: 2, dir: '/sys/fs/cgroup/system.slice/docker-abc.scope' });
-    assert.equal((metricDirsByNaming('cgroupfs', '/kubepods/pod1', 'abc', v1Mounts) as { dirs: Record<string, string> }).dirs.cpu, '/sys/fs/cgroup/cpu/kubepods/pod1/abc');
   });
 });
 

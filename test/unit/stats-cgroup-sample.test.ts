@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
-import { CgroupGoneError, firstProcessOf, readCgroupSampleSync, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
-import { KernelFiles } from '../../src/stats/kernel-files';
+import { CgroupReader } from '../../src/cgroups/reader';
+import { readCgroupSample, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
 import { StatsCollector } from '../../src/stats/collector';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
@@ -26,11 +26,11 @@ function writeTree(root: string, files: Record<string, string>): void {
 describe('cgroup v1 files', () => {
   it('working set is usage less total_inactive_file; available is limit less working set', () => {
     const s = sampleFromV1({
-      cpuacctUsage: '24185907\n',
-      memoryUsage: String(30n * MiB),
-      memoryLimit: String(64n * MiB),
-      memoryStat: `cache 100\ninactive_file 5\ntotal_inactive_file ${10n * MiB}\ntotal_rss ${19n * MiB}\ntotal_pgfault 1063\ntotal_pgmajfault 4\n`,
-      pidsCurrent: '3\n',
+      'cpuacct.usage': '24185907\n',
+      'memory.usage_in_bytes': String(30n * MiB),
+      'memory.limit_in_bytes': String(64n * MiB),
+      'memory.stat': `cache 100\ninactive_file 5\ntotal_inactive_file ${10n * MiB}\ntotal_rss ${19n * MiB}\ntotal_pgfault 1063\ntotal_pgmajfault 4\n`,
+      'pids.current': '3\n',
     });
     assert.deepEqual(s, {
       cpuUsageNs: 24185907n,
@@ -44,7 +44,7 @@ describe('cgroup v1 files', () => {
     });
   });
   it('no limit (the huge page-rounded number) means no available_bytes; working set never negative', () => {
-    const s = sampleFromV1({ memoryUsage: '100', memoryLimit: '9223372036854771712', memoryStat: 'total_inactive_file 400\n' });
+    const s = sampleFromV1({ 'memory.usage_in_bytes': '100', 'memory.limit_in_bytes': '9223372036854771712', 'memory.stat': 'total_inactive_file 400\n' });
     assert.equal(s.availableBytes, undefined);
     assert.equal(s.workingSetBytes, 0n);
   });
@@ -52,27 +52,27 @@ describe('cgroup v1 files', () => {
 
 describe('swap', () => {
   it('v1: memsw less memory, and the memsw limit less the memory limit less swap used', () => {
-    const s = sampleFromV1({ memoryUsage: String(10n * MiB), memoryLimit: String(64n * MiB), memswUsage: String(12n * MiB), memswLimit: String(128n * MiB) });
+    const s = sampleFromV1({ 'memory.usage_in_bytes': String(10n * MiB), 'memory.limit_in_bytes': String(64n * MiB), 'memory.memsw.usage_in_bytes': String(12n * MiB), 'memory.memsw.limit_in_bytes': String(128n * MiB) });
     assert.equal(s.swapUsageBytes, 2n * MiB);
     assert.equal(s.swapAvailableBytes, 62n * MiB);
-    assert.equal(sampleFromV1({ memoryUsage: '10', memswUsage: '10', memswLimit: '9223372036854771712' }).swapAvailableBytes, undefined);
-    assert.equal(sampleFromV1({ memoryUsage: '10' }).swapUsageBytes, undefined, 'no swap accounting');
+    assert.equal(sampleFromV1({ 'memory.usage_in_bytes': '10', 'memory.memsw.usage_in_bytes': '10', 'memory.memsw.limit_in_bytes': '9223372036854771712' }).swapAvailableBytes, undefined);
+    assert.equal(sampleFromV1({ 'memory.usage_in_bytes': '10' }).swapUsageBytes, undefined, 'no swap accounting');
   });
   it('v2: memory.swap.current and memory.swap.max', () => {
-    const s = sampleFromV2({ memoryCurrent: '1', swapCurrent: '100', swapMax: '1000' });
+    const s = sampleFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': '1000' });
     assert.deepEqual([s.swapUsageBytes, s.swapAvailableBytes], [100n, 900n]);
-    assert.equal(sampleFromV2({ memoryCurrent: '1', swapCurrent: '100', swapMax: 'max' }).swapAvailableBytes, undefined);
+    assert.equal(sampleFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': 'max' }).swapAvailableBytes, undefined);
   });
 });
 
 describe('cgroup v2 files', () => {
   it('cpu.stat usage_usec in nanoseconds, memory.current less inactive_file, "max" is no limit', () => {
     const s = sampleFromV2({
-      cpuStat: 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n',
-      memoryCurrent: String(8n * MiB),
-      memoryMax: 'max\n',
-      memoryStat: `anon ${3n * MiB}\nfile ${5n * MiB}\ninactive_file ${2n * MiB}\npgfault 70\npgmajfault 1\n`,
-      pidsCurrent: '2',
+      'cpu.stat': 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n',
+      'memory.current': String(8n * MiB),
+      'memory.max': 'max\n',
+      'memory.stat': `anon ${3n * MiB}\nfile ${5n * MiB}\ninactive_file ${2n * MiB}\npgfault 70\npgmajfault 1\n`,
+      'pids.current': '2',
     });
     assert.deepEqual(s, {
       cpuUsageNs: 1_500_000n,
@@ -96,17 +96,20 @@ describe('readCgroupSample on fixture trees', () => {
       [`pids/docker/${ID}/pids.current`]: '2\n',
       [`pids/docker/${ID}/cgroup.procs`]: '4242\n4250\n',
     });
-    const dirs = { version: 1 as const, cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` };
-    const files = new KernelFiles();
-    assert.deepEqual(readCgroupSampleSync(dirs, files), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
-    assert.equal(firstProcessOf(dirs, files), 4242);
+    const dirs = { version: 1 as const, dirs: { cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` } };
+    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'stats' });
+    assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
+    assert.equal(reader.pids(dirs, 'c1')?.[0], 4242);
     // Read for an owner, the files stay open; the figures are the same.
-    assert.deepEqual(readCgroupSampleSync(dirs, files, 'c1'), readCgroupSampleSync(dirs, files, 'c1'));
-    assert.ok(files.count >= 4);
-    files.closeAll();
+    assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), readCgroupSample(reader, dirs, 'c1'));
+    assert.ok(reader.heldFiles >= 4);
+    reader.close();
+    assert.equal(reader.heldFiles, 0);
   });
-  it('a cgroup that is gone is CgroupGoneError', () => {
-    assert.throws(() => readCgroupSampleSync({ version: 2, dir: path.join(tmp, 'nowhere') }, new KernelFiles()), CgroupGoneError);
+  it('a cgroup that is gone gives no sample', () => {
+    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'stats' });
+    assert.equal(readCgroupSample(reader, { version: 2, dir: path.join(tmp, 'nowhere') }, 'c1'), undefined);
+    assert.equal(reader.heldFiles, 0);
   });
 });
 
@@ -136,7 +139,7 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     // The writable layer's figure is the background's (../storage); a fixed one here.
     const storage = { writableLayer: (id: string) => (id === ID ? { bytes: 12_288, inodes: 2, atMs: 1_700_000_000_000 } : undefined) };
     const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger(), storage }, path.join(root, 'proc'));
-    return { collector, scope, inspects: () => docker.argsOf('inspectContainer').length };
+    return { collector, scope, root, docker, inspects: () => docker.argsOf('inspectContainer').length };
   }
 
   it('finds the scope from /proc/<pid>/cgroup, inspects once, and gives attributes, CPU, memory and the writable layer', async () => {
@@ -155,6 +158,20 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     assert.equal(first!.writableLayer!.timestamp, '1700000000000000000', 'the time it was measured, not the time of the call');
     await collector.containerStats(summary, signal);
     assert.equal(inspects(), 1, 'the target is remembered');
+  });
+
+  it('a container seen stopped is looked up afresh when it runs again (a new process, here in another cgroup)', async () => {
+    const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
+    const { collector, inspects, root, docker } = setUp('v2-restart', `0::${rel}\n`);
+    const signal = new AbortController().signal;
+    assert.equal((await collector.containerStats(summary, signal))!.memory!.usageBytes!.value, 8192);
+    assert.equal((await collector.containerStats({ ...summary, State: 'exited' } as ContainerSummary, signal))!.memory!.usageBytes!.value, 0);
+    writeTree(path.join(root, 'sys', 'fs', 'cgroup', 'moved.slice', `docker-${ID}.scope`), { 'cpu.stat': 'usage_usec 1\n', 'memory.current': '512\n' });
+    writeTree(root, { 'proc/78/cgroup': `0::/moved.slice/docker-${ID}.scope\n` });
+    docker.containers.set(ID, inspectOf(78));
+    assert.equal((await collector.containerStats(summary, signal))!.memory!.usageBytes!.value, 512);
+    assert.equal(inspects(), 2);
+    collector.close();
   });
 
   it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {

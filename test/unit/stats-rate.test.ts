@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { containerStatsOf, networkUsage, sumSamples, u64 } from '../../src/stats/convert';
+import { containerStatsOf, networkUsage, sumSamples } from '../../src/stats/convert';
+import { u64 } from '../../src/cri/u64';
 import { CpuRateTracker, MIN_RATE_INTERVAL_NS } from '../../src/stats/cpu-rate';
-import { parseNetDev } from '../../src/stats/net-dev';
+import { parseNetDev } from '../../src/cgroups/net-dev';
 
 const SECOND = 1_000_000_000n;
 

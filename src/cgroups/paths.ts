@@ -24,9 +24,13 @@ export interface ProcCgroupEntry {
   path: string;
 }
 
-/** The directories stats are read from. */
+/** The v1 controllers whose directories are kept: the stats read three, the metrics cpu and blkio too. */
+export const READ_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids', 'blkio'] as const;
+export type ReadController = (typeof READ_CONTROLLERS)[number];
+
+/** The directories a container's (or pod's) figures are read from. */
 export type CgroupDirs =
-  | { version: 1; cpuacct: string | undefined; memory: string | undefined; pids: string | undefined }
+  | { version: 1; dirs: Partial<Record<ReadController, string>> }
   | { version: 2; dir: string };
 
 const V1_CONTROLLERS = new Set([
@@ -90,16 +94,20 @@ export function usesV1(mounts: readonly CgroupMount[]): boolean {
   return v1Mount(mounts, 'memory') !== undefined || v1Mount(mounts, 'cpuacct') !== undefined;
 }
 
-/** The stats directories of a process, from its /proc/<pid>/cgroup entries. */
+/**
+ * The directories of a process, from its /proc/<pid>/cgroup entries; undefined when none of
+ * the controllers the figures come from (cpuacct, memory, pids) is visible.
+ */
 export function dirsFromProcCgroup(entries: readonly ProcCgroupEntry[], mounts: readonly CgroupMount[]): CgroupDirs | undefined {
   if (usesV1(mounts)) {
-    const dirFor = (controller: string): string | undefined => {
+    const dirs: Partial<Record<ReadController, string>> = {};
+    for (const controller of READ_CONTROLLERS) {
       const mount = v1Mount(mounts, controller);
       const entry = entries.find((e) => e.controllers.includes(controller));
-      return mount && entry ? dirUnder(mount, entry.path) : undefined;
-    };
-    const dirs = { version: 1 as const, cpuacct: dirFor('cpuacct'), memory: dirFor('memory'), pids: dirFor('pids') };
-    return dirs.cpuacct || dirs.memory || dirs.pids ? dirs : undefined;
+      const dir = mount && entry ? dirUnder(mount, entry.path) : undefined;
+      if (dir !== undefined) dirs[controller] = dir;
+    }
+    return dirs.cpuacct || dirs.memory || dirs.pids ? { version: 1, dirs } : undefined;
   }
   const unified = mounts.find((m) => m.version === 2);
   const entry = entries.find((e) => e.controllers.length === 0);
@@ -110,9 +118,20 @@ export function dirsFromProcCgroup(entries: readonly ProcCgroupEntry[], mounts: 
 /** The same directories for a cgroup path known without a process (see cgroupPathFor). */
 export function dirsFromCgroupPath(cgroupPath: string, mounts: readonly CgroupMount[]): CgroupDirs | undefined {
   const entries: ProcCgroupEntry[] = usesV1(mounts)
-    ? ['cpuacct', 'memory', 'pids'].map((c) => ({ controllers: [c], path: cgroupPath }))
+    ? READ_CONTROLLERS.map((c) => ({ controllers: [c], path: cgroupPath }))
     : [{ controllers: [], path: cgroupPath }];
   return dirsFromProcCgroup(entries, mounts);
+}
+
+/** The directory holding a cgroup file: under v1, that of the controller its name starts with. */
+export function dirOfFile(dirs: CgroupDirs, file: string): string | undefined {
+  if (dirs.version === 2) return dirs.dir;
+  return dirs.dirs[file.slice(0, file.indexOf('.')) as ReadController];
+}
+
+/** A directory listing the cgroup's processes: any controller's lists the same ones. */
+export function procsDirOf(dirs: CgroupDirs): string | undefined {
+  return dirs.version === 2 ? dirs.dir : (dirs.dirs.pids ?? dirs.dirs.memory ?? dirs.dirs.cpuacct);
 }
 
 /**
@@ -161,6 +180,10 @@ export function podCgroupDirs(pauseDirs: CgroupDirs, cgroupParent: string, pause
     const dir = up(pauseDirs.dir);
     return dir ? { version: 2, dir } : undefined;
   }
-  const dirs = { version: 1 as const, cpuacct: up(pauseDirs.cpuacct), memory: up(pauseDirs.memory), pids: up(pauseDirs.pids) };
-  return dirs.cpuacct && dirs.memory ? dirs : undefined;
+  const dirs: Partial<Record<ReadController, string>> = {};
+  for (const controller of READ_CONTROLLERS) {
+    const dir = up(pauseDirs.dirs[controller]);
+    if (dir !== undefined) dirs[controller] = dir;
+  }
+  return dirs.cpuacct && dirs.memory ? { version: 1, dirs } : undefined;
 }

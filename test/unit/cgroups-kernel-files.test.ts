@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { KernelFiles } from '../../src/stats/kernel-files';
+import { KernelFiles } from '../../src/cgroups/kernel-files';
 import { tempDir } from '../support/temp';
 
 describe('KernelFiles', () => {

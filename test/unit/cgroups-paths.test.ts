@@ -4,11 +4,13 @@ import {
   cgroupPathFor,
   dirsFromCgroupPath,
   dirsFromProcCgroup,
+  dirOfFile,
   parseMountInfo,
   parseProcCgroup,
   podCgroupDirs,
+  procsDirOf,
   slicePath,
-} from '../../src/stats/cgroup-paths';
+} from '../../src/cgroups/paths';
 
 const ID = 'e291a112656c736746464ad543b477ebd31f8e86d60c2cc7326dd75169998de5';
 
@@ -22,6 +24,17 @@ const HYBRID_MOUNTINFO = [
   '32 25 0:29 / /sys/fs/cgroup/pids rw,nosuid shared:16 - cgroup cgroup rw,pids',
   '40 31 8:1 / / rw,relatime - ext4 /dev/sda1 rw',
 ].join('\n');
+
+/** A container's directories in that layout, cpu and cpuacct co-mounted. */
+const HYBRID_DIRS = {
+  version: 1,
+  dirs: {
+    cpu: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
+    cpuacct: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
+    memory: `/sys/fs/cgroup/memory/docker/${ID}`,
+    pids: `/sys/fs/cgroup/pids/docker/${ID}`,
+  },
+};
 
 const V2_MOUNTINFO = '35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate\n';
 
@@ -60,12 +73,7 @@ describe('parseProcCgroup', () => {
 describe('dirsFromProcCgroup', () => {
   it('v1 (hybrid): each figure from its controller hierarchy, not from the empty unified tree', () => {
     const entries = parseProcCgroup(`8:pids:/docker/${ID}\n4:memory:/docker/${ID}\n2:cpu,cpuacct:/docker/${ID}\n0::/docker/${ID}\n`);
-    assert.deepEqual(dirsFromProcCgroup(entries, parseMountInfo(HYBRID_MOUNTINFO)), {
-      version: 1,
-      cpuacct: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
-      memory: `/sys/fs/cgroup/memory/docker/${ID}`,
-      pids: `/sys/fs/cgroup/pids/docker/${ID}`,
-    });
+    assert.deepEqual(dirsFromProcCgroup(entries, parseMountInfo(HYBRID_MOUNTINFO)), HYBRID_DIRS);
   });
   it('v2 with the systemd driver: the scope under its slice', () => {
     const entries = parseProcCgroup(`0::/kubepods.slice/kubepods-pod1.slice/docker-${ID}.scope\n`);
@@ -100,12 +108,7 @@ describe('driver naming (for a process we cannot see)', () => {
     );
   });
   it('turns such a path into directories for v1 and v2', () => {
-    assert.deepEqual(dirsFromCgroupPath(`/docker/${ID}`, parseMountInfo(HYBRID_MOUNTINFO)), {
-      version: 1,
-      cpuacct: `/sys/fs/cgroup/cpu,cpuacct/docker/${ID}`,
-      memory: `/sys/fs/cgroup/memory/docker/${ID}`,
-      pids: `/sys/fs/cgroup/pids/docker/${ID}`,
-    });
+    assert.deepEqual(dirsFromCgroupPath(`/docker/${ID}`, parseMountInfo(HYBRID_MOUNTINFO)), HYBRID_DIRS);
     assert.deepEqual(dirsFromCgroupPath(`/system.slice/docker-${ID}.scope`, parseMountInfo(V2_MOUNTINFO)), {
       version: 2,
       dir: `/sys/fs/cgroup/system.slice/docker-${ID}.scope`,
@@ -113,14 +116,42 @@ describe('driver naming (for a process we cannot see)', () => {
   });
 });
 
+describe('directories for every controller read (the metrics read cpu and blkio too)', () => {
+  const v1Mounts = parseMountInfo([
+    '30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu',
+    '31 25 0:27 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct',
+    '32 25 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory',
+    '33 25 0:29 / /sys/fs/cgroup/blkio rw - cgroup cgroup rw,blkio',
+    '34 25 0:30 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw',
+  ].join('\n'));
+  const v2Mounts = parseMountInfo('29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate');
+
+  it('v1: one directory per controller, including cpu and blkio; a missing controller is left out', () => {
+    const entries = parseProcCgroup('4:memory:/docker/abc\n3:blkio:/docker/abc\n2:cpuacct:/docker/abc\n1:cpu:/docker/abc\n0::/docker/abc\n');
+    const dirs = dirsFromProcCgroup(entries, v1Mounts)!;
+    assert.deepEqual(dirs, { version: 1, dirs: { cpu: '/sys/fs/cgroup/cpu/docker/abc', cpuacct: '/sys/fs/cgroup/cpuacct/docker/abc', memory: '/sys/fs/cgroup/memory/docker/abc', blkio: '/sys/fs/cgroup/blkio/docker/abc' } });
+    assert.equal(dirOfFile(dirs, 'cpu.stat'), '/sys/fs/cgroup/cpu/docker/abc');
+    assert.equal(dirOfFile(dirs, 'pids.current'), undefined);
+    assert.equal(procsDirOf(dirs), '/sys/fs/cgroup/memory/docker/abc');
+  });
+
+  it('v2 and the driver naming fallback', () => {
+    assert.deepEqual(dirsFromProcCgroup(parseProcCgroup('0::/system.slice/docker-abc.scope\n'), v2Mounts), { version: 2, dir: '/sys/fs/cgroup/system.slice/docker-abc.scope' });
+    assert.deepEqual(dirsFromCgroupPath(cgroupPathFor('systemd', '', 'abc'), v2Mounts), { version: 2, dir: '/sys/fs/cgroup/system.slice/docker-abc.scope' });
+    assert.equal((dirsFromCgroupPath(cgroupPathFor('cgroupfs', '/kubepods/pod1', 'abc'), v1Mounts) as { dirs: Record<string, string> }).dirs.cpu, '/sys/fs/cgroup/cpu/kubepods/pod1/abc');
+  });
+});
+
 describe('podCgroupDirs', () => {
   it('cgroupfs v1: one level up, into the named parent', () => {
-    const dirs = { version: 1 as const, cpuacct: `/cg/cpu,cpuacct/kubepods/pod1/${ID}`, memory: `/cg/memory/kubepods/pod1/${ID}`, pids: `/cg/pids/kubepods/pod1/${ID}` };
+    const dirs = { version: 1 as const, dirs: { cpuacct: `/cg/cpu,cpuacct/kubepods/pod1/${ID}`, memory: `/cg/memory/kubepods/pod1/${ID}`, pids: `/cg/pids/kubepods/pod1/${ID}` } };
     assert.deepEqual(podCgroupDirs(dirs, '/kubepods/pod1', ID), {
       version: 1,
-      cpuacct: '/cg/cpu,cpuacct/kubepods/pod1',
-      memory: '/cg/memory/kubepods/pod1',
-      pids: '/cg/pids/kubepods/pod1',
+      dirs: {
+        cpuacct: '/cg/cpu,cpuacct/kubepods/pod1',
+        memory: '/cg/memory/kubepods/pod1',
+        pids: '/cg/pids/kubepods/pod1',
+      },
     });
   });
   it('systemd v2: the slice holding the scope', () => {

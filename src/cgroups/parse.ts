@@ -1,0 +1,42 @@
+// The shapes the kernel writes its cgroup files in, parsed. Pure; shared by the stats
+// (../stats/cgroup-sample.ts) and the metrics (../pod-metrics/cgroup-figures.ts).
+
+/** Cgroup files' text by file name; undefined: missing, unreadable, or lacking on this host. */
+export type CgroupFiles = Readonly<Record<string, string | undefined>>;
+
+const DIGITS = /^\d+$/;
+
+/**
+ * "key value" lines (memory.stat, cpu.stat) as a map; with `wanted`, only those keys. A v1
+ * memory.stat has some forty lines and is read for every container on every call, so the
+ * lines are walked without splitting and only wanted values become BigInts.
+ */
+export function parseFlatKeyed(text: string, wanted?: ReadonlySet<string>): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const space = text.indexOf(' ', start);
+    if (space > start && space < end) {
+      const key = text.slice(start, space);
+      if (wanted === undefined || wanted.has(key)) {
+        const value = text.slice(space + 1, end).trim();
+        if (DIGITS.test(value)) out.set(key, BigInt(value));
+      }
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+/** A file holding one number; "max" (v2's no-limit) and anything else unparsable are undefined. */
+export function parseSingleValue(text: string | undefined): bigint | undefined {
+  const t = text?.trim();
+  return t !== undefined && DIGITS.test(t) ? BigInt(t) : undefined;
+}
+
+/** The PIDs listed in a cgroup.procs file. */
+export function parsePids(text: string): number[] {
+  return text.split('\n').filter((l) => DIGITS.test(l.trim())).map((l) => Number(l.trim()));
+}
