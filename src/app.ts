@@ -166,7 +166,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const storage = new DockerStorage({ docker, log }, info.DockerRootDir ?? '', info.Driver ?? '');
     const stats = new StatsCollector({ docker, cgroups, log, storage });
     const podMetrics = new PodMetricsCollector({ cgroups, log }, storage);
-    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
+    // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
+    // network namespace, and that answer must be Docker's own.
+    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
     const buildEvent = containerEventBuilder({ docker, logs: followers, network, log, checkpoints }, state.containers);
     const containerEvents = new EventHub(state, buildEvent, log);
