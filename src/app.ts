@@ -169,7 +169,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const storage = new DockerStorage({ docker, log }, info.DockerRootDir ?? '', info.Driver ?? '');
     const stats = new StatsCollector({ docker, cgroups, log, storage });
     const podMetrics = new PodMetricsCollector({ cgroups, log }, storage);
-    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log, recorder: metrics?.streaming });
+    // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
+    // network namespace, and that answer must be Docker's own.
+    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
     // OOM kills as Docker's events told them, else as the kernel logged them (Docker can miss one).
     const kernelOoms = new KernelOomLog(kmsgSource(log));

@@ -1,24 +1,18 @@
 // Port forward over SPDY (portforward.k8s.io): for each connection the client opens a pair of
 // streams sharing a requestID, an error stream and a data stream, both naming the port. The
 // data stream is joined to 127.0.0.1:<port> as the pod sees it: for pods with their own
-// network namespace through a small relay run inside it with nsenter (so ports the pod binds
-// to its loopback work); for host-network pods directly.
-import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
+// network namespace through the pod's relay (pod-relay.ts, so ports the pod binds to its
+// loopback work); for host-network pods directly.
+//
+// Bounds: a half of a pair waits at most the stream creation timeout for the other (then both
+// are reset); a pod has at most so many connections at once, all sessions together (past it the
+// pair's error stream says so); the session's stream count bounds the rest.
 import * as net from 'node:net';
-import * as path from 'node:path';
-import { Duplex, type Readable } from 'node:stream';
-import type { DockerClient } from '../docker/client';
+import type { Duplex } from 'node:stream';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { checkPort } from './requests';
 import type { SpdyServerSession, SpdyStream } from './spdy/session';
-
-/**
- * port-relay.js beside this module, or under streaming/ when this code runs from the one-file
- * bundle in dist/src (scripts/bundle.mjs), whose __dirname is that of the bundle.
- */
-const RELAY_SCRIPT = [path.join(__dirname, 'port-relay.js'), path.join(__dirname, 'streaming', 'port-relay.js')].find((f) => fs.existsSync(f)) ?? path.join(__dirname, 'port-relay.js');
 
 export interface PortForwardTarget {
   sandboxId: string;
@@ -26,15 +20,17 @@ export interface PortForwardTarget {
   ports: number[];
 }
 
-export async function podDialer(docker: DockerClient, sandboxId: string): Promise<(port: number) => Promise<Duplex>> {
-  const inspect = await docker.inspectContainer(sandboxId);
-  if (!inspect.State.Running || !inspect.State.Pid) throw new Error(`pod sandbox ${sandboxId} is not running`);
-  if (inspect.HostConfig.NetworkMode === 'host') return (port) => dialDirect(port);
-  const pid = inspect.State.Pid;
-  return (port) => dialInNamespace(pid, port);
+export interface PortForwardOptions {
+  target: PortForwardTarget;
+  dial: (port: number) => Promise<Duplex>;
+  /** A place for one more connection to the pod (its release), or why there is none. */
+  connectionSlot: () => (() => void) | string;
+  /** How long the first stream of a pair waits for the second. */
+  pairTimeoutMs: number;
+  log: Logger;
 }
 
-function dialDirect(port: number): Promise<Duplex> {
+export function dialDirect(port: number): Promise<Duplex> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
     socket.once('connect', () => resolve(socket));
@@ -42,50 +38,47 @@ function dialDirect(port: number): Promise<Duplex> {
   });
 }
 
-/**
- * Runs the relay in the network namespace of `pid` and resolves once it has connected (it
- * says so on fd 3); when it cannot connect, rejects with the relay's own message.
- */
-function dialInNamespace(pid: number, port: number): Promise<Duplex> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('nsenter', [`--target=${pid}`, '--net', '--', process.execPath, RELAY_SCRIPT, String(port)], {
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const ready = child.stdio[3] as Readable;
-    let connected = false;
-    ready.once('data', () => {
-      connected = true;
-      const joined = Duplex.from({ readable: child.stdout!, writable: child.stdin! });
-      // The client gone or the stream broken: the relay has nothing left to do.
-      joined.once('close', () => {
-        if (child.exitCode === null) child.kill();
-      });
-      resolve(joined);
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (!connected) reject(new Error(stderr.trim() || `port relay exited with code ${code}`));
-    });
-  });
+interface Pair {
+  error?: SpdyStream;
+  data?: SpdyStream;
+  timer: NodeJS.Timeout;
 }
 
-export function servePortForward(session: SpdyServerSession, target: PortForwardTarget, dial: (port: number) => Promise<Duplex>, log: Logger): void {
-  const pending = new Map<string, { error?: SpdyStream; data?: SpdyStream }>();
+export function servePortForward(session: SpdyServerSession, opts: PortForwardOptions): void {
+  const pending = new Map<string, Pair>();
+  const abandon = (requestId: string): void => {
+    const pair = pending.get(requestId);
+    if (!pair) return;
+    pending.delete(requestId);
+    clearTimeout(pair.timer);
+    pair.error?.destroy();
+    pair.data?.destroy();
+  };
   session.on('stream', (stream) => {
     const type = stream.header('streamType');
+    if (type !== 'error' && type !== 'data') return void stream.refuse();
     const requestId = stream.header('requestID') ?? legacyRequestId(stream.id, type);
-    if (type !== 'error' && type !== 'data') return void stream.destroy();
-    stream.on('error', () => undefined);
-    const pair = pending.get(requestId) ?? {};
-    if (pair[type]) return void stream.destroy();
+    let pair = pending.get(requestId);
+    if (pair?.[type]) return void stream.refuse();
+    if (!pair) {
+      pair = { timer: setTimeout(() => abandon(requestId), opts.pairTimeoutMs) };
+      pair.timer.unref();
+      pending.set(requestId, pair);
+    }
     pair[type] = stream;
-    pending.set(requestId, pair);
+    // A half reset or gone before its pair came: the pair is given up.
+    stream.once('close', () => {
+      if (pending.get(requestId)?.[type] === stream) abandon(requestId);
+    });
     if (pair.error && pair.data) {
       pending.delete(requestId);
-      void forward(pair.error, pair.data, target, dial, log);
+      clearTimeout(pair.timer);
+      void connect(session, pair.error, pair.data, opts);
     }
+  });
+  session.on('close', () => {
+    for (const pair of pending.values()) clearTimeout(pair.timer);
+    pending.clear();
   });
 }
 
@@ -97,10 +90,14 @@ export function legacyRequestId(streamId: number, streamType: string | undefined
   return String(streamType === 'data' ? streamId - 2 : streamId);
 }
 
-async function forward(errorStream: SpdyStream, data: SpdyStream, target: PortForwardTarget, dial: (port: number) => Promise<Duplex>, log: Logger): Promise<void> {
+async function connect(session: SpdyServerSession, errorStream: SpdyStream, data: SpdyStream, opts: PortForwardOptions): Promise<void> {
+  const { target, log } = opts;
+  // Clients send nothing on the error stream; whatever comes is dropped.
+  errorStream.resume();
   const fail = (message: string): void => {
     errorStream.end(message);
     data.end();
+    data.resume();
   };
   let port: number;
   try {
@@ -109,12 +106,25 @@ async function forward(errorStream: SpdyStream, data: SpdyStream, target: PortFo
     return fail(errorMessage(err));
   }
   if (target.ports.length > 0 && !target.ports.includes(port)) return fail(`port ${port} was not requested for pod ${target.sandboxId}`);
+  const release = opts.connectionSlot();
+  if (typeof release === 'string') {
+    log.info({ sandboxId: target.sandboxId, port }, `port forward: ${release}`);
+    return fail(release);
+  }
+  // Held while the pair stands (the client may still send on it), given back at once if the dial fails.
+  data.once('close', release);
   let upstream: Duplex;
   try {
-    upstream = await dial(port);
+    upstream = await opts.dial(port);
   } catch (err) {
+    release();
     log.debug({ sandboxId: target.sandboxId, port, error: errorMessage(err) }, 'port forward: connection failed');
     return fail(errorMessage(err));
+  }
+  // The client went, or reset the pair, while we connected.
+  if (data.destroyed || session.isClosed) {
+    upstream.destroy();
+    return;
   }
   upstream.on('error', (err: Error) => {
     if (!errorStream.writableEnded) errorStream.end(err.message);

@@ -7,6 +7,7 @@ import type { DockerClient } from '../docker/client';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import type { StdioChannels } from './channels';
+import { DockerOutput } from './docker-output';
 import type { Outcome, TerminalSize } from './protocol';
 import type { StreamRequest } from './requests';
 
@@ -27,7 +28,7 @@ export async function runExec(docker: DockerClient, req: ExecRequest, channels: 
       Tty: req.tty,
     });
     const connection = await docker.startExec(execId, { tty: req.tty, stdin: req.stdin });
-    await relay(docker, connection, req.tty, channels, (size) => docker.resizeExec(execId, size), log);
+    await relay(connection, req.tty, channels, (size) => docker.resizeExec(execId, size), log);
     const code = await exitCodeOf(docker, execId);
     outcome = code === 0 ? { kind: 'success' } : { kind: 'exit', code };
   } catch (err) {
@@ -44,7 +45,7 @@ export async function runAttach(docker: DockerClient, req: AttachRequest, channe
     const inspect = await docker.inspectContainer(req.containerId);
     const tty = inspect.Config.Tty === true;
     const connection = await docker.attachContainer(req.containerId, { stdin: req.stdin, stdout: req.stdout, stderr: req.stderr });
-    await relay(docker, connection, tty, channels, (size) => docker.resizeContainer(req.containerId, size), log);
+    await relay(connection, tty, channels, (size) => docker.resizeContainer(req.containerId, size), log);
   } catch (err) {
     log.warn({ containerId: req.containerId, error: errorMessage(err) }, 'streaming attach failed');
     outcome = { kind: 'error', message: errorMessage(err) };
@@ -52,19 +53,20 @@ export async function runAttach(docker: DockerClient, req: AttachRequest, channe
   await channels.finish(outcome);
 }
 
-/** Copies between Docker's connection and the client until the output ends or the client goes. */
+/**
+ * Copies between Docker's connection and the client until the output ends or the client goes,
+ * with backpressure both ways: stdin is piped into Docker's connection, and Docker's output is
+ * read only as fast as the client takes it (DockerOutput).
+ */
 function relay(
-  docker: DockerClient,
   connection: Duplex,
   tty: boolean,
   channels: StdioChannels,
   resize: (size: TerminalSize) => Promise<void>,
   log: Logger,
 ): Promise<void> {
-  const stdout = channels.stdout ?? discard();
-  const stderr = channels.stderr ?? discard();
-  if (tty) connection.pipe(stdout, { end: false });
-  else docker.demux(connection, stdout, stderr);
+  const output = new DockerOutput(channels.stdout ?? discard(), channels.stderr ?? discard(), tty);
+  connection.pipe(output);
   if (channels.stdin) {
     // Closing our write side closes the process's stdin; its output keeps coming.
     channels.stdin.pipe(connection, { end: true });
@@ -73,13 +75,18 @@ function relay(
     resize(size).catch((err: unknown) => log.debug({ error: errorMessage(err) }, 'terminal resize failed'));
   });
   return new Promise<void>((resolve) => {
-    const done = (): void => resolve();
-    connection.once('end', done);
-    connection.once('close', done);
+    // Done once all the output went to the client's channels; a connection that broke before
+    // its end will send nothing more.
+    output.once('finish', () => resolve());
+    const broken = (): void => {
+      if (!connection.readableEnded) resolve();
+    };
+    connection.once('close', broken);
     // Any number of errors may follow one another on a dying connection; each is handled.
-    connection.on('error', done);
+    connection.on('error', broken);
     void channels.clientGone.then(() => {
       connection.destroy();
+      output.destroy();
       resolve();
     });
   });

@@ -38,7 +38,7 @@ export function waitForStdioStreams(
     function onStream(stream: SpdyStream): void {
       const type = stream.header('streamType') as StreamType | undefined;
       if (!type || !expected.includes(type) || got.has(type)) {
-        stream.destroy();
+        stream.refuse();
         return;
       }
       got.set(type, stream);
@@ -59,8 +59,9 @@ function spdyChannels(session: SpdyServerSession, protocol: string, streams: Map
   const stderr = streams.get('stderr');
   const resize = streams.get('resize');
   // Streams the client only writes to (stdin, resize) and the error stream it only reads: we
-  // end our side of them at the end, so the client sees each one finish.
-  for (const s of streams.values()) s.on('error', () => undefined);
+  // end our side of them at the end, so the client sees each one finish. What a client sends on
+  // the streams it only reads (error, stdout, stderr) is dropped as it comes.
+  for (const s of [error, stdout, stderr]) s?.resume();
   const clientGone = new Promise<void>((resolve) => session.on('close', resolve));
   return {
     protocol,

@@ -4,6 +4,9 @@ import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import transport, { type SpdyClientStream, type SpdyConnection } from 'spdy-transport';
 import WebSocket from 'ws';
+import { RawSpdyClient } from '../support/raw-spdy';
+
+export { RawSpdyClient };
 
 export interface UpgradeRefusal {
   status: number;
@@ -134,4 +137,27 @@ export interface StatusDoc {
 
 export function parseStatus(raw: Buffer): StatusDoc {
   return JSON.parse(raw.toString()) as StatusDoc;
+}
+
+/** A RawSpdyClient on `url`, upgraded to SPDY/3.1 offering `protocol`. */
+export async function rawSpdyConnect(url: string, protocol: string): Promise<RawSpdyClient> {
+  return new RawSpdyClient(await rawUpgrade(url, protocol));
+}
+
+/** An HTTP upgrade to SPDY/3.1 offering `protocol`; hands back the raw socket. */
+export function rawUpgrade(url: string, protocol: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocol } });
+    req.once('upgrade', (_res, socket: Socket, head: Buffer) => {
+      if (head.length > 0) socket.unshift(head);
+      resolve(socket);
+    });
+    req.once('response', (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+    });
+    req.once('error', reject);
+    req.end();
+  });
 }

@@ -11,11 +11,18 @@ import {
   encodeData,
   encodeHeaderBlock,
   FLAG_FIN,
+  FrameError,
+  FrameReader,
   HeaderBlockError,
   HeaderCodec,
   MAX_HEADER_BLOCK_BYTES,
+  MAX_CONTROL_FRAME_PAYLOAD,
   MAX_HEADER_ENTRIES,
+  parseSettings,
   parseSynStream,
+  parseWindowUpdate,
+  SETTINGS_INITIAL_WINDOW_SIZE,
+  windowUpdatePayload,
 } from '../../src/streaming/spdy/framing';
 
 describe('SPDY/3 framing', () => {
@@ -93,5 +100,50 @@ describe('SPDY/3 framing', () => {
     const payload = Buffer.concat([Buffer.from([0, 0, 0, 3, 0, 0, 0, 0, 0, 0]), Buffer.from('hdr')]);
     assert.deepEqual(parseSynStream(payload), { streamId: 3, compressedHeaders: Buffer.from('hdr') });
     assert.throws(() => parseSynStream(Buffer.alloc(4)), /too short/);
+  });
+
+  it('reads frames as bytes come, handing on a data frame in pieces and never holding it whole', () => {
+    const reader = new FrameReader();
+    const big = encodeData(3, FLAG_FIN, Buffer.alloc(100_000, 0x61));
+    const ping = encodeControl(ControlType.Ping, 0, Buffer.from([0, 0, 0, 1]));
+    const bytes = Buffer.concat([big, ping, encodeData(5, FLAG_FIN, Buffer.alloc(0))]);
+    const events = [];
+    // In uneven pieces, splitting headers too.
+    for (let off = 0; off < bytes.length; off += 7_001) events.push(...reader.push(bytes.subarray(off, off + 7_001)));
+    const data = events.filter((e) => e.kind === 'data' && e.streamId === 3);
+    assert.ok(data.length > 10, 'the data frame comes in pieces');
+    assert.ok(data.every((e) => e.kind === 'data' && e.data.length <= 7_001));
+    assert.equal(data.reduce((n, e) => n + (e.kind === 'data' ? e.data.length : 0), 0), 100_000);
+    assert.deepEqual(data.map((e) => e.kind === 'data' && e.fin), [...Array(data.length - 1).fill(false), true]);
+    const rest = events.filter((e) => !(e.kind === 'data' && e.streamId === 3));
+    assert.deepEqual(rest.map((e) => (e.kind === 'control' ? [e.type, [...e.payload]] : [e.streamId, e.data.length, e.fin])), [
+      [ControlType.Ping, [0, 0, 0, 1]],
+      [5, 0, true],
+    ]);
+  });
+
+  it('refuses a control frame over its bound from its header alone, and other SPDY versions', () => {
+    const head = encodeControl(ControlType.SynStream, 0, Buffer.alloc(0));
+    head.writeUIntBE(MAX_CONTROL_FRAME_PAYLOAD + 1, 5, 3);
+    assert.throws(() => new FrameReader().push(head), FrameError);
+    const ok = encodeControl(ControlType.Headers, 0, Buffer.alloc(MAX_CONTROL_FRAME_PAYLOAD));
+    assert.equal(new FrameReader().push(ok).length, 1);
+    const v2 = encodeControl(ControlType.Ping, 0, Buffer.alloc(4));
+    v2.writeUInt16BE(0x8002, 0);
+    assert.throws(() => new FrameReader().push(v2), /version 2/);
+  });
+
+  it('reads SETTINGS entries and WINDOW_UPDATE', () => {
+    const settings = Buffer.alloc(4 + 16);
+    settings.writeUInt32BE(2, 0);
+    settings.writeUInt32BE(0x01000004, 4); // flags 1, ID 4
+    settings.writeUInt32BE(100, 8);
+    settings.writeUInt32BE(SETTINGS_INITIAL_WINDOW_SIZE, 12);
+    settings.writeUInt32BE(1 << 20, 16);
+    assert.deepEqual([...parseSettings(settings)], [
+      [4, 100],
+      [SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20],
+    ]);
+    assert.deepEqual(parseWindowUpdate(windowUpdatePayload(7, 65_536)), { streamId: 7, delta: 65_536 });
   });
 });

@@ -25,6 +25,13 @@ export const RST_REFUSED_STREAM = 3;
 export const RST_CANCEL = 5;
 export const GOAWAY_PROTOCOL_ERROR = 1;
 
+/** SETTINGS entry ID of the initial stream window (SPDY/3 section 2.6.4). */
+export const SETTINGS_INITIAL_WINDOW_SIZE = 7;
+/** Each stream's window, and (SPDY/3.1) the session's, until WINDOW_UPDATE or SETTINGS say otherwise. */
+export const DEFAULT_INITIAL_WINDOW = 64 * 1024;
+/** A window never exceeds 2^31 - 1. */
+export const MAX_WINDOW = 0x7fffffff;
+
 export type Frame =
   | { kind: 'data'; streamId: number; flags: number; data: Buffer }
   | { kind: 'control'; type: number; flags: number; payload: Buffer };
@@ -52,6 +59,106 @@ export function decodeFrames(buf: Buffer): { frames: Frame[]; rest: Buffer } {
     offset += 8 + length;
   }
   return { frames, rest: buf.subarray(offset) };
+}
+
+/** A control frame longer than this ends the session; only header blocks are long, and they are bounded too. */
+export const MAX_CONTROL_FRAME_PAYLOAD = 128 * 1024;
+
+export class FrameError extends Error {}
+
+/**
+ * What FrameReader hands on: whole control frames, and data frames in the pieces they arrived in
+ * (`fin` only on a frame's last piece, which may be empty).
+ */
+export type FrameEvent =
+  | { kind: 'control'; type: number; flags: number; payload: Buffer }
+  | { kind: 'data'; streamId: number; data: Buffer; fin: boolean };
+
+/**
+ * Reads frames from a byte stream as it arrives, holding at most one frame header and one
+ * control frame (at most MAX_CONTROL_FRAME_PAYLOAD): a data frame's payload is handed on piece by
+ * piece, however long the frame says it is, so a peer cannot make us buffer 16 MiB for one frame.
+ */
+export class FrameReader {
+  private head: Buffer = Buffer.alloc(0);
+  private control: { type: number; flags: number; length: number; parts: Buffer[]; have: number } | undefined;
+  private data: { streamId: number; flags: number; left: number } | undefined;
+
+  /** The events `chunk` completes; throws FrameError on a frame the session cannot take. */
+  push(chunk: Buffer): FrameEvent[] {
+    const events: FrameEvent[] = [];
+    let off = 0;
+    while (off < chunk.length) {
+      if (this.data) {
+        const take = Math.min(this.data.left, chunk.length - off);
+        this.data.left -= take;
+        const fin = this.data.left === 0 && (this.data.flags & FLAG_FIN) !== 0;
+        events.push({ kind: 'data', streamId: this.data.streamId, data: chunk.subarray(off, off + take), fin });
+        off += take;
+        if (this.data.left === 0) this.data = undefined;
+        continue;
+      }
+      if (this.control) {
+        const take = Math.min(this.control.length - this.control.have, chunk.length - off);
+        this.control.parts.push(chunk.subarray(off, off + take));
+        this.control.have += take;
+        off += take;
+        if (this.control.have === this.control.length) {
+          const { type, flags, parts } = this.control;
+          this.control = undefined;
+          events.push({ kind: 'control', type, flags, payload: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
+        }
+        continue;
+      }
+      const need = 8 - this.head.length;
+      const piece = chunk.subarray(off, off + need);
+      this.head = this.head.length === 0 ? piece : Buffer.concat([this.head, piece]);
+      off += piece.length;
+      if (this.head.length < 8) break;
+      const head = this.head;
+      this.head = Buffer.alloc(0);
+      const first = head.readUInt32BE(0);
+      const flags = head.readUInt8(4);
+      const length = head.readUIntBE(5, 3);
+      if ((first & 0x80000000) !== 0) {
+        const version = (first >>> 16) & 0x7fff;
+        if (version !== SPDY_VERSION) throw new FrameError(`SPDY version ${version} is not supported`);
+        if (length > MAX_CONTROL_FRAME_PAYLOAD) throw new FrameError(`SPDY control frame of ${length} bytes (at most ${MAX_CONTROL_FRAME_PAYLOAD})`);
+        const type = first & 0xffff;
+        if (length === 0) events.push({ kind: 'control', type, flags, payload: Buffer.alloc(0) });
+        else this.control = { type, flags, length, parts: [], have: 0 };
+      } else {
+        const streamId = first & 0x7fffffff;
+        if (length === 0) events.push({ kind: 'data', streamId, data: Buffer.alloc(0), fin: (flags & FLAG_FIN) !== 0 });
+        else this.data = { streamId, flags, left: length };
+      }
+    }
+    return events;
+  }
+}
+
+/** The entries of a SETTINGS payload: ID → value (flags dropped). */
+export function parseSettings(payload: Buffer): Map<number, number> {
+  const settings = new Map<number, number>();
+  if (payload.length < 4) return settings;
+  const count = payload.readUInt32BE(0);
+  for (let i = 0, off = 4; i < count && off + 8 <= payload.length; i++, off += 8) {
+    settings.set(payload.readUInt32BE(off) & 0xffffff, payload.readUInt32BE(off + 4));
+  }
+  return settings;
+}
+
+export function windowUpdatePayload(streamId: number, delta: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeUInt32BE(streamId & 0x7fffffff, 0);
+  b.writeUInt32BE(delta & 0x7fffffff, 4);
+  return b;
+}
+
+/** Stream ID and delta of WINDOW_UPDATE. */
+export function parseWindowUpdate(payload: Buffer): { streamId: number; delta: number } {
+  if (payload.length < 8) throw new FrameError('WINDOW_UPDATE is too short');
+  return { streamId: payload.readUInt32BE(0) & 0x7fffffff, delta: payload.readUInt32BE(4) & 0x7fffffff };
 }
 
 export function encodeControl(type: ControlType, flags: number, payload: Buffer): Buffer {

@@ -1,39 +1,103 @@
 // The server side of one SPDY/3 connection after the HTTP upgrade: the client opens streams
 // (each SYN_STREAM carries headers such as streamType), we reply and hand each stream on as
-// a Duplex. Go's spdystream, which kubelet and kubectl use, neither sends nor honours
-// WINDOW_UPDATE, so this side never waits for send window; it still grants window for what it
-// receives so that clients which do count windows (spdy-transport) keep sending.
+// a Duplex.
+//
+// Flow control, both ways, against a client that may ignore it:
+// - Receiving: each stream holds at most STREAM_BUFFER_BYTES its reader has not taken. Window is
+//   granted back (stream and session) only as the reader takes data, so a client that counts
+//   windows never sends more. Go's spdystream (kubectl, client-go) counts no windows: for it, the
+//   connection is not read while any stream holds more than its bound, so TCP holds the client.
+// - Sending: spdystream never grants window, so we wait for window only once the client has
+//   shown it keeps windows (SETTINGS with a window size, or WINDOW_UPDATE). Either way a stream's
+//   writes complete only while the socket holds less than SEND_BUFFER_BYTES unsent, so a client
+//   that stops reading stops the writers (and, through pipes, the command's output).
+// The connection is not read either while frames wait to be handled (a header block inflating)
+// or while our own output piles up unsent (a client that pings and never reads). While it is not
+// read, a PING now and then notices a client that has gone. A stream count per session, a bound
+// on control frames and an idle timeout complete the bounds.
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
+import { IdleTimer, MAX_UNSENT_BYTES, PAUSED_PROBE_MS, SEND_BUFFER_BYTES, STREAM_BUFFER_BYTES } from '../limits';
 import {
   ControlType,
-  decodeFrames,
+  DEFAULT_INITIAL_WINDOW,
   encodeControl,
   encodeData,
   FLAG_FIN,
+  FrameReader,
   goAwayPayload,
-  HeaderCodec,
-  parseSynStream,
-  rstStreamPayload,
-  RST_PROTOCOL_ERROR,
   GOAWAY_PROTOCOL_ERROR,
+  HeaderCodec,
+  MAX_WINDOW,
+  parseSettings,
+  parseSynStream,
+  parseWindowUpdate,
+  RST_CANCEL,
+  RST_PROTOCOL_ERROR,
+  RST_REFUSED_STREAM,
+  rstStreamPayload,
+  SETTINGS_INITIAL_WINDOW_SIZE,
   streamIdOf,
   synReplyPayload,
-  type Frame,
+  windowUpdatePayload,
+  type FrameEvent,
   type HeaderBlock,
 } from './framing';
 
 /** Data frames we send are cut to this size so one stream cannot hog the connection. */
 const MAX_DATA_CHUNK = 32 * 1024;
+/** Frames received and not handled yet (they wait only while a header block inflates). */
+const MAX_QUEUED_BYTES = 256 * 1024;
+/** After we said goodbye, how long the client has to close its side before the socket is destroyed. */
+const CLOSE_GRACE_MS = 10_000;
+/** Window is granted back in steps of at least this (half the initial window). */
+const MIN_WINDOW_GRANT = DEFAULT_INITIAL_WINDOW / 2;
+
+export interface SpdySessionOptions {
+  /** Streams the client may have open at once; a SYN_STREAM past it is answered RST_STREAM REFUSED_STREAM. */
+  maxStreams: number;
+  /** The session closes (GOAWAY) after this long without a frame either way; 0 never. */
+  idleTimeoutMs: number;
+  /** While the connection is not read, a PING this often; for tests. */
+  pausedProbeMs?: number;
+}
+
+interface Outgoing {
+  data: Buffer;
+  off: number;
+  fin: boolean;
+  done: (err?: Error | null) => void;
+}
 
 export class SpdyStream extends Duplex {
+  /** Bytes received, and how many of them were granted back as window. */
+  received = 0;
+  granted = 0;
+  /** How much more we may send before the client grants window (counted only if it keeps windows). */
+  sendWindow: number;
+  remoteEnded = false;
+  localEnded = false;
+  /** Reset (by either side) or torn down: nothing more goes out for it. */
+  reset = false;
+  outgoing: Outgoing | undefined;
+  /** Data received that the Readable's own buffer has not taken yet. */
+  private inbox: Buffer[] = [];
+  private inboxBytes = 0;
+  private wantsData = false;
+  private endPending = false;
+  private checkScheduled = false;
+
   constructor(
     readonly id: number,
     readonly headers: HeaderBlock,
     private readonly session: SpdyServerSession,
+    sendWindow: number,
   ) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, writableHighWaterMark: MAX_DATA_CHUNK * 2 });
+    this.sendWindow = sendWindow;
+    // Failures show up as 'close' to whoever holds the stream; an unhandled 'error' would end the shim.
+    this.on('error', () => undefined);
   }
 
   /** The first value of a request header (names are case-insensitive). */
@@ -41,21 +105,78 @@ export class SpdyStream extends Duplex {
     return this.headers[name.toLowerCase()]?.[0];
   }
 
+  /** Bytes received that the reader has not taken. */
+  get unread(): number {
+    return this.inboxBytes + this.readableLength;
+  }
+
+  /** Refuses the stream (RST_STREAM REFUSED_STREAM) and destroys it. */
+  refuse(): void {
+    this.session.resetStream(this, RST_REFUSED_STREAM);
+    this.destroy();
+  }
+
+  /** Data from the client, for the reader. */
+  deliver(data: Buffer): void {
+    this.received += data.length;
+    if (this.wantsData && this.inbox.length === 0) this.wantsData = this.push(data);
+    else {
+      this.inbox.push(data);
+      this.inboxBytes += data.length;
+    }
+  }
+
+  /** The client's FIN: the reader gets end once it has taken everything before it. */
+  remoteEnd(): void {
+    this.remoteEnded = true;
+    if (this.inbox.length === 0 && this.wantsData) this.push(null);
+    else this.endPending = true;
+  }
+
   override _read(): void {
-    // Data is pushed as frames arrive.
+    while (this.inbox.length > 0) {
+      const next = this.inbox.shift()!;
+      this.inboxBytes -= next.length;
+      if (!this.push(next)) {
+        this.wantsData = false;
+        this.scheduleCheck();
+        return;
+      }
+    }
+    if (this.endPending) {
+      this.endPending = false;
+      this.push(null);
+    }
+    this.wantsData = true;
+    this.scheduleCheck();
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.session.sendData(this.id, chunk, false, done);
+    this.session.sendData(this, chunk, false, done);
   }
 
   override _final(done: (err?: Error | null) => void): void {
-    this.session.sendData(this.id, Buffer.alloc(0), true, done);
+    this.session.sendData(this, Buffer.alloc(0), true, done);
   }
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
-    this.session.forget(this.id);
+    this.inbox = [];
+    this.inboxBytes = 0;
+    this.session.streamDestroyed(this);
     done(err);
+  }
+
+  /**
+   * _read runs before the read that called it takes its chunk: what was taken is counted once
+   * the reads of this turn are done.
+   */
+  private scheduleCheck(): void {
+    if (this.checkScheduled) return;
+    this.checkScheduled = true;
+    process.nextTick(() => {
+      this.checkScheduled = false;
+      this.session.consumed(this);
+    });
   }
 }
 
@@ -66,19 +187,53 @@ export interface SpdyServerSession {
 
 export class SpdyServerSession extends EventEmitter {
   private readonly codec = new HeaderCodec();
+  private readonly reader = new FrameReader();
   private readonly streams = new Map<number, SpdyStream>();
-  private buffered: Buffer = Buffer.alloc(0);
-  private chain: Promise<void> = Promise.resolve();
+  /** Frames received, not handled yet; `head` is the next one. */
+  private queue: FrameEvent[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+  private handling = false;
   private lastStreamId = 0;
   private closed = false;
+  /** Streams holding more than STREAM_BUFFER_BYTES unread. */
+  private readonly full = new Set<SpdyStream>();
+  private readingPaused = false;
+  private probe: NodeJS.Timeout | undefined;
+  private pingId = 0;
+  /** Whether the client keeps windows; until it shows it does, we never wait for window. */
+  private peerCountsWindows = false;
+  private initialSendWindow = DEFAULT_INITIAL_WINDOW;
+  private sessionSendWindow = DEFAULT_INITIAL_WINDOW;
+  private readonly waitingForWindow = new Set<SpdyStream>();
+  /** Writes waiting for the socket to drain (see SEND_BUFFER_BYTES). */
+  private sendWaiters: Array<(err?: Error | null) => void> = [];
+  private readonly idle: IdleTimer;
 
-  constructor(private readonly socket: Socket) {
+  constructor(
+    private readonly socket: Socket,
+    private readonly options: SpdySessionOptions,
+  ) {
     super();
+    this.idle = new IdleTimer(options.idleTimeoutMs, () => this.close());
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('drain', () => {
+      for (const done of this.sendWaiters.splice(0)) done();
+      this.updateReading();
+    });
     socket.on('error', () => this.teardown());
     socket.on('close', () => this.teardown());
     socket.on('end', () => this.teardown());
+  }
+
+  /** Streams open now (for tests and logs). */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /**
@@ -88,119 +243,303 @@ export class SpdyServerSession extends EventEmitter {
   close(status = 0): void {
     if (this.closed) return;
     this.write(encodeControl(ControlType.GoAway, 0, goAwayPayload(this.lastStreamId, status)));
-    this.socket.end();
     this.teardown();
   }
 
-  sendData(streamId: number, data: Buffer, fin: boolean, done: (err?: Error | null) => void): void {
-    if (this.closed) return done(new Error('SPDY connection is closed'));
-    for (let off = 0; off < data.length; off += MAX_DATA_CHUNK) {
-      const piece = data.subarray(off, off + MAX_DATA_CHUNK);
-      const last = off + MAX_DATA_CHUNK >= data.length;
-      if (!last) this.write(encodeData(streamId, 0, piece));
-      else return void this.write(encodeData(streamId, fin ? FLAG_FIN : 0, piece), done);
+  sendData(stream: SpdyStream, data: Buffer, fin: boolean, done: (err?: Error | null) => void): void {
+    if (this.closed || stream.reset) return done(new Error('SPDY stream is closed'));
+    stream.outgoing = { data, off: 0, fin, done };
+    this.flush(stream);
+  }
+
+  /** Sends RST_STREAM for a stream still open; nothing more goes out for it. */
+  resetStream(stream: SpdyStream, status: number): void {
+    if (stream.reset) return;
+    stream.reset = true;
+    this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(stream.id, status)));
+  }
+
+  streamDestroyed(stream: SpdyStream): void {
+    // Destroyed before both sides ended: the client is told (CANCEL) it need not send more.
+    if (!this.closed && !(stream.localEnded && stream.remoteEnded)) this.resetStream(stream, RST_CANCEL);
+    stream.reset = true;
+    stream.outgoing = undefined;
+    this.forget(stream);
+  }
+
+  /** A stream's reader took data: grant the window back and read the connection again if it can be. */
+  consumed(stream: SpdyStream): void {
+    if (this.closed) return;
+    const taken = stream.received - stream.unread;
+    const delta = taken - stream.granted;
+    // In steps of half the window: the client always has the other half to send with.
+    if (delta >= MIN_WINDOW_GRANT) {
+      stream.granted = taken;
+      if (!stream.remoteEnded && !stream.reset) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(stream.id, delta)));
+      this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, delta)));
     }
-    this.write(encodeData(streamId, fin ? FLAG_FIN : 0, Buffer.alloc(0)), done);
+    if (stream.unread <= STREAM_BUFFER_BYTES && this.full.delete(stream)) this.updateReading();
   }
 
-  forget(streamId: number): void {
-    this.streams.delete(streamId);
+  private forget(stream: SpdyStream): void {
+    if (this.streams.get(stream.id) === stream) this.streams.delete(stream.id);
+    this.waitingForWindow.delete(stream);
+    if (this.full.delete(stream)) this.updateReading();
   }
 
-  private write(frame: Buffer, done?: (err?: Error | null) => void): void {
-    if (this.socket.writable) this.socket.write(frame, done);
-    else done?.(new Error('SPDY connection is closed'));
+  /** Sends what the stream has to send, as far as the client's windows allow when it keeps them. */
+  private flush(stream: SpdyStream): void {
+    const out = stream.outgoing;
+    if (!out) return;
+    for (;;) {
+      const left = out.data.length - out.off;
+      let n = Math.min(left, MAX_DATA_CHUNK);
+      if (this.peerCountsWindows) n = Math.min(n, stream.sendWindow, this.sessionSendWindow);
+      if (left > 0 && n <= 0) {
+        this.waitingForWindow.add(stream);
+        return;
+      }
+      const piece = out.data.subarray(out.off, out.off + n);
+      out.off += n;
+      stream.sendWindow -= n;
+      this.sessionSendWindow -= n;
+      if (out.off < out.data.length) {
+        this.write(encodeData(stream.id, 0, piece));
+        continue;
+      }
+      stream.outgoing = undefined;
+      this.waitingForWindow.delete(stream);
+      this.write(encodeData(stream.id, out.fin ? FLAG_FIN : 0, piece));
+      this.whenSent(out.done);
+      if (out.fin) {
+        stream.localEnded = true;
+        if (stream.remoteEnded) this.forget(stream);
+      }
+      return;
+    }
+  }
+
+  /** Calls `done` now if the socket has room, else once it drains (or fails). */
+  private whenSent(done: (err?: Error | null) => void): void {
+    if (!this.socket.writable) return done(new Error('SPDY connection is closed'));
+    if (this.socket.writableLength < SEND_BUFFER_BYTES) return done();
+    this.sendWaiters.push(done);
+  }
+
+  private write(frame: Buffer, done?: (err?: Error | null) => void, activity = true): void {
+    if (activity) this.idle.touch();
+    if (!this.socket.writable) {
+      done?.(new Error('SPDY connection is closed'));
+      return;
+    }
+    this.socket.write(frame, done);
+    if (this.socket.writableLength > MAX_UNSENT_BYTES) this.updateReading();
   }
 
   private receive(chunk: Buffer): void {
-    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-    let frames: Frame[];
+    if (this.closed) return;
+    this.idle.touch();
+    let events: FrameEvent[];
     try {
-      ({ frames, rest: this.buffered } = decodeFrames(this.buffered));
+      events = this.reader.push(chunk);
     } catch {
-      this.socket.destroy();
+      this.close(GOAWAY_PROTOCOL_ERROR);
       return;
     }
-    for (const frame of frames) {
-      // Frames are handled strictly in order: a stream's data must not overtake its SYN_STREAM,
-      // whose headers inflate asynchronously.
-      // A frame that cannot be handled (a header block over its bounds, one that does not
-      // inflate) ends the session: the header compression state cannot be resynchronised.
-      this.chain = this.chain.then(() => this.handle(frame)).catch(() => this.close(GOAWAY_PROTOCOL_ERROR));
+    for (const e of events) {
+      this.queue.push(e);
+      this.queuedBytes += sizeOf(e);
+    }
+    this.handleQueued();
+    this.updateReading();
+  }
+
+  /**
+   * Frames are handled strictly in order: a stream's data must not overtake its SYN_STREAM,
+   * whose headers inflate asynchronously. Data frames are handled at once, synchronously.
+   * A frame that cannot be handled (a header block over its bounds, one that does not inflate)
+   * ends the session: the header compression state cannot be resynchronised.
+   */
+  private handleQueued(): void {
+    if (this.handling) return;
+    this.handling = true;
+    void (async () => {
+      try {
+        while (this.head < this.queue.length && !this.closed) {
+          const e = this.queue[this.head]!;
+          this.queue[this.head++] = undefined as unknown as FrameEvent;
+          this.queuedBytes -= sizeOf(e);
+          if (e.kind === 'data') this.onData(e);
+          else await this.onControl(e);
+        }
+      } catch {
+        this.close(GOAWAY_PROTOCOL_ERROR);
+      } finally {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+        this.handling = false;
+        this.updateReading();
+      }
+    })();
+  }
+
+  private onData(e: Extract<FrameEvent, { kind: 'data' }>): void {
+    const stream = this.streams.get(e.streamId);
+    if (!stream || stream.remoteEnded || stream.reset) {
+      // Data for a stream that is gone or refused: dropped, its session window given back.
+      if (e.data.length > 0) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, e.data.length)));
+      return;
+    }
+    if (e.data.length > 0) {
+      stream.deliver(e.data);
+      if (stream.unread > STREAM_BUFFER_BYTES) this.full.add(stream);
+    }
+    if (e.fin) {
+      stream.remoteEnd();
+      // Nothing more can come for it: what it holds no longer stops the others.
+      if (this.full.delete(stream)) this.updateReading();
+      if (stream.localEnded) this.forget(stream);
     }
   }
 
-  private async handle(frame: Frame): Promise<void> {
-    if (this.closed) return;
-    if (frame.kind === 'data') {
-      const stream = this.streams.get(frame.streamId);
-      if (!stream) return;
-      if (frame.data.length > 0) {
-        stream.push(frame.data);
-        this.grantWindow(frame.streamId, frame.data.length);
-      }
-      if ((frame.flags & FLAG_FIN) !== 0) stream.push(null);
-      return;
-    }
-    switch (frame.type) {
+  private async onControl(e: Extract<FrameEvent, { kind: 'control' }>): Promise<void> {
+    switch (e.type) {
       case ControlType.SynStream:
-        return this.openStream(frame.payload, frame.flags);
-      case ControlType.RstStream:
-        this.streams.get(streamIdOf(frame.payload))?.destroy();
+        return this.openStream(e.payload, e.flags);
+      case ControlType.RstStream: {
+        const stream = this.streams.get(streamIdOf(e.payload));
+        if (stream) {
+          stream.reset = true;
+          stream.destroy();
+        }
         return;
+      }
       case ControlType.Ping:
-        this.write(encodeControl(ControlType.Ping, 0, frame.payload));
+        if (e.payload.length < 4) throw new Error('PING is too short');
+        // The client's pings (odd IDs) are answered; ours (even) come back and are done.
+        if ((e.payload.readUInt32BE(0) & 1) === 1) this.write(encodeControl(ControlType.Ping, 0, e.payload));
         return;
       case ControlType.GoAway:
-        this.socket.end();
         this.teardown();
         return;
       case ControlType.Headers:
         // Later headers carry nothing the streaming protocols use, but the block must still go
         // through the decompressor to keep its state in step.
-        await this.codec.inflate(frame.payload.subarray(4));
+        await this.codec.inflate(e.payload.subarray(4));
         return;
+      case ControlType.Settings: {
+        const size = parseSettings(e.payload).get(SETTINGS_INITIAL_WINDOW_SIZE);
+        if (size === undefined) return;
+        const delta = Math.min(size, MAX_WINDOW) - this.initialSendWindow;
+        this.initialSendWindow += delta;
+        for (const stream of this.streams.values()) stream.sendWindow += delta;
+        this.peerCountsWindows = true;
+        this.flushWaiting();
+        return;
+      }
+      case ControlType.WindowUpdate: {
+        const { streamId, delta } = parseWindowUpdate(e.payload);
+        this.peerCountsWindows = true;
+        if (streamId === 0) this.sessionSendWindow = Math.min(this.sessionSendWindow + delta, MAX_WINDOW);
+        else {
+          const stream = this.streams.get(streamId);
+          if (stream) stream.sendWindow = Math.min(stream.sendWindow + delta, MAX_WINDOW);
+        }
+        this.flushWaiting();
+        return;
+      }
       default:
-        // SETTINGS, WINDOW_UPDATE, SYN_REPLY (we open no streams): nothing to do.
+        // SYN_REPLY (we open no streams), NOOP, unknown types: nothing to do.
         return;
     }
   }
 
+  private flushWaiting(): void {
+    for (const stream of [...this.waitingForWindow]) this.flush(stream);
+  }
+
   private async openStream(payload: Buffer, flags: number): Promise<void> {
     const { streamId, compressedHeaders } = parseSynStream(payload);
+    // Inflated whatever becomes of the stream, to keep the decompressor in step.
     const headers = await this.codec.inflate(compressedHeaders);
+    if (this.closed) return;
     if (streamId % 2 !== 1 || streamId <= this.lastStreamId) {
       this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(streamId, RST_PROTOCOL_ERROR)));
       return;
     }
     this.lastStreamId = streamId;
-    const stream = new SpdyStream(streamId, headers, this);
+    // Past the bound, or nobody is taking streams any more (exec has all it asked for).
+    if (this.streams.size >= this.options.maxStreams || this.listenerCount('stream') === 0) {
+      this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(streamId, RST_REFUSED_STREAM)));
+      return;
+    }
+    const stream = new SpdyStream(streamId, headers, this, this.initialSendWindow);
     this.streams.set(streamId, stream);
     // spdystream ignores the reply's headers; HTTP-minded clients (spdy-transport) want a status.
     const reply = await this.codec.deflate({ ':status': ['200'], ':version': ['HTTP/1.1'] });
+    if (this.closed) return;
     this.write(encodeControl(ControlType.SynReply, 0, synReplyPayload(streamId, reply)));
-    if ((flags & FLAG_FIN) !== 0) stream.push(null);
+    if ((flags & FLAG_FIN) !== 0) stream.remoteEnd();
     this.emit('stream', stream);
   }
 
-  private grantWindow(streamId: number, bytes: number): void {
-    for (const id of [streamId, 0]) {
-      const b = Buffer.alloc(8);
-      b.writeUInt32BE(id, 0);
-      b.writeUInt32BE(bytes, 4);
-      this.write(encodeControl(ControlType.WindowUpdate, 0, b));
+  /** Reads the connection unless a stream, the queue or our unsent output is over its bound. */
+  private updateReading(): void {
+    const pause =
+      !this.closed && (this.full.size > 0 || this.queuedBytes > MAX_QUEUED_BYTES || this.socket.writableLength > MAX_UNSENT_BYTES);
+    if (pause === this.readingPaused) return;
+    this.readingPaused = pause;
+    if (pause) {
+      this.socket.pause();
+      this.probe = setInterval(() => this.ping(), this.options.pausedProbeMs ?? PAUSED_PROBE_MS);
+      this.probe.unref();
+    } else {
+      clearInterval(this.probe);
+      this.probe = undefined;
+      this.socket.resume();
     }
+  }
+
+  /**
+   * A PING of ours (even ID): unanswered while we do not read, but writing it makes the socket
+   * fail once the client has gone. It is not activity for the idle timeout.
+   */
+  private ping(): void {
+    this.pingId = (this.pingId + 2) & 0x7ffffffe;
+    const id = Buffer.alloc(4);
+    id.writeUInt32BE(this.pingId, 0);
+    this.write(encodeControl(ControlType.Ping, 0, id), undefined, false);
   }
 
   private teardown(): void {
     if (this.closed) return;
     this.closed = true;
+    this.idle.stop();
+    clearInterval(this.probe);
+    this.probe = undefined;
     for (const stream of this.streams.values()) {
-      stream.push(null);
+      stream.reset = true;
       stream.destroy();
     }
     this.streams.clear();
+    this.full.clear();
+    this.waitingForWindow.clear();
+    this.queue = [];
+    this.head = 0;
+    this.queuedBytes = 0;
+    for (const done of this.sendWaiters.splice(0)) done(new Error('SPDY connection is closed'));
     this.codec.close();
+    // What we queued goes out, then our FIN; what the client still sends is read and dropped so
+    // that its FIN is seen; a client that never closes its side is cut off after a grace period.
+    if (!this.socket.destroyed) {
+      this.socket.end();
+      this.socket.resume();
+      setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
+    }
     this.emit('close');
   }
+}
+
+function sizeOf(e: FrameEvent): number {
+  return 8 + (e.kind === 'data' ? e.data.length : e.payload.length);
 }

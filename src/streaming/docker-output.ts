@@ -1,0 +1,91 @@
+// Docker's output of an exec or attach, written to the client's stdout and stderr with
+// backpressure: each piece is written only once the channel it goes to took the one before, and
+// this Writable completes a chunk only then, so a pipe from Docker's connection stops reading
+// (and the command blocks on its output) while the client does not read. docker-modem's
+// demuxStream writes whatever arrives and ignores write()'s answer: a client that stopped
+// reading `cat /dev/zero` grew the shim without bound.
+//
+// Without a TTY the stream is multiplexed: frames of an 8-byte header (stream 0 stdin, 1
+// stdout, 2 stderr; 3 bytes of zero; a 32-bit big-endian length) and the payload. A payload is
+// passed on as it arrives, whatever length the header claims. As docker-modem does, a header
+// naming no known stream means the stream was not multiplexed after all: it and everything after
+// it goes to stdout as is. With a TTY (`raw`) everything goes to stdout.
+import { Writable } from 'node:stream';
+
+export class DockerOutput extends Writable {
+  private head: Buffer = Buffer.alloc(0);
+  private target: Writable | undefined;
+  private left = 0;
+
+  constructor(
+    private readonly stdout: Writable,
+    private readonly stderr: Writable,
+    private raw: boolean,
+  ) {
+    // Two of Docker's reads (64 KiB each) may wait here, so that its connection is not paused
+    // and resumed for every chunk.
+    super({ highWaterMark: 128 * 1024 });
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    writeInOrder(this.split(chunk), done);
+  }
+
+  /** The pieces of `chunk` and the channel each goes to. */
+  private split(chunk: Buffer): Array<[Writable, Buffer]> {
+    if (this.raw) return [[this.stdout, chunk]];
+    const pieces: Array<[Writable, Buffer]> = [];
+    let off = 0;
+    while (off < chunk.length) {
+      if (this.left > 0) {
+        const take = Math.min(this.left, chunk.length - off);
+        pieces.push([this.target!, chunk.subarray(off, off + take)]);
+        this.left -= take;
+        off += take;
+        continue;
+      }
+      const need = 8 - this.head.length;
+      const part = chunk.subarray(off, off + need);
+      this.head = this.head.length === 0 ? part : Buffer.concat([this.head, part]);
+      off += part.length;
+      if (this.head.length < 8) break;
+      const head = this.head;
+      this.head = Buffer.alloc(0);
+      const type = head[0]!;
+      if (type > 2) {
+        this.raw = true;
+        pieces.push([this.stdout, Buffer.concat([head, chunk.subarray(off)])]);
+        break;
+      }
+      this.target = type === 2 ? this.stderr : this.stdout;
+      this.left = head.readUInt32BE(4);
+    }
+    return pieces;
+  }
+}
+
+/** Writes each piece once its channel has room; `done` once all are written (a channel that is gone drops its pieces). */
+function writeInOrder(pieces: Array<[Writable, Buffer]>, done: () => void): void {
+  let i = 0;
+  const next = (): void => {
+    while (i < pieces.length) {
+      const [target, data] = pieces[i++]!;
+      if (target.destroyed || target.writableEnded) continue;
+      if (!target.write(data)) return roomIn(target, next);
+    }
+    done();
+  };
+  next();
+}
+
+function roomIn(target: Writable, then: () => void): void {
+  const go = (): void => {
+    target.off('drain', go);
+    target.off('close', go);
+    target.off('error', go);
+    then();
+  };
+  target.on('drain', go);
+  target.on('close', go);
+  target.on('error', go);
+}

@@ -1,0 +1,119 @@
+// The bounds on what a streaming client can make the shim hold or run. kubelet passes the bytes
+// of anyone allowed pods/exec, pods/attach or pods/portforward through unchanged, so each bound
+// holds against a client that ignores the protocol's own (README, "Security", lists them all).
+
+export interface StreamingLimits {
+  /** Sessions open at once on one container (exec, attach) or pod (port forward). */
+  sessionsPerContainer: number;
+  /** Sessions open at once, all containers together. */
+  sessions: number;
+  /** Port-forward connections open at once to one pod, all its sessions together. */
+  portForwardConnectionsPerPod: number;
+  /** Streams one port-forward session may have open at once (two per connection, halves waiting for their pair included). */
+  portForwardStreamsPerSession: number;
+  /** A session that sends and receives nothing for this long is closed; 0 never. */
+  idleTimeoutMs: number;
+  /** The largest WebSocket message a client may send. */
+  webSocketMaxMessageBytes: number;
+}
+
+export const DEFAULT_STREAMING_LIMITS: Readonly<StreamingLimits> = {
+  sessionsPerContainer: 32,
+  sessions: 256,
+  portForwardConnectionsPerPod: 128,
+  portForwardStreamsPerSession: 128,
+  // kubelet's own default (--streaming-connection-idle-timeout), and cri-dockerd's.
+  idleTimeoutMs: 4 * 60 * 60 * 1000,
+  webSocketMaxMessageBytes: 1024 * 1024,
+};
+
+/** Exec and attach use at most five streams: error, stdin, stdout, stderr, resize. */
+export const MAX_STDIO_STREAMS = 5;
+
+/** Bytes a stream may hold that its reader has not taken yet: SPDY's initial window. */
+export const STREAM_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * A write of output completes at once while the connection holds less than this unsent (so the
+ * next chunk is read while this one goes out), and once it drains otherwise.
+ */
+export const SEND_BUFFER_BYTES = 256 * 1024;
+
+/** Output queued on a connection and not yet sent; past it the connection is not read (a client that pings and never reads). */
+export const MAX_UNSENT_BYTES = 1024 * 1024;
+
+/** While a connection is not read, a ping this often finds out whether its client is still there. */
+export const PAUSED_PROBE_MS = 30_000;
+
+/**
+ * Places for sessions or connections, counted per key (a container or pod ID) and in all.
+ * `take` answers a release function, or why there is no place.
+ */
+export class Slots {
+  private readonly byKey = new Map<string, number>();
+  private total = 0;
+
+  constructor(
+    private readonly perKey: number,
+    private readonly overall: number,
+    /** What is counted, for the refusal: "streaming sessions", "port-forward connections". */
+    private readonly what: string,
+  ) {}
+
+  take(key: string, keyName: string): (() => void) | string {
+    const held = this.byKey.get(key) ?? 0;
+    if (held >= this.perKey) return `too many ${this.what} to ${keyName} ${key} (at most ${this.perKey} at once)`;
+    if (this.total >= this.overall) return `too many ${this.what} (at most ${this.overall} at once)`;
+    this.byKey.set(key, held + 1);
+    this.total++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.total--;
+      const left = (this.byKey.get(key) ?? 1) - 1;
+      if (left > 0) this.byKey.set(key, left);
+      else this.byKey.delete(key);
+    };
+  }
+
+  held(key: string): number {
+    return this.byKey.get(key) ?? 0;
+  }
+}
+
+/**
+ * Calls `onIdle` once nothing was `touch`ed for `ms` (0: never). Touching only records the time:
+ * the timer is re-armed when it fires, not on every frame.
+ */
+export class IdleTimer {
+  private last = Date.now();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ms: number,
+    private readonly onIdle: () => void,
+  ) {
+    if (ms > 0) this.arm(ms);
+  }
+
+  touch(): void {
+    this.last = Date.now();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(delay: number): void {
+    this.timer = setTimeout(() => {
+      const idle = Date.now() - this.last;
+      if (idle >= this.ms) {
+        this.timer = undefined;
+        this.onIdle();
+      } else this.arm(this.ms - idle);
+    }, delay);
+    this.timer.unref();
+  }
+}
