@@ -68,7 +68,7 @@ interface BenchPlan {
 
 const REPO = path.resolve(__dirname, '../..');
 /** kubelet's usual setting; the tests' debug logging would be a cost no node pays. */
-const SHIM_LOG_LEVEL = 'info';
+export const SHIM_LOG_LEVEL = 'info';
 
 export function planFrom(argv: readonly string[]): BenchPlan {
   const quick = argv.includes('--quick');
@@ -206,14 +206,12 @@ async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[
   }
 }
 
-async function meta(plan: BenchPlan, run: string, started: number): Promise<BenchResult['meta']> {
+/** Node, Docker and the machine, as every result records them. */
+export async function environmentMeta(): Promise<Pick<BenchResult['meta'], 'node' | 'docker' | 'machine'>> {
   const docker = dockerApi();
   const [version, info] = await Promise.all([docker.version(), docker.info() as Promise<{ Driver?: string; CgroupDriver?: string }>]);
   const cpus = os.cpus();
   return {
-    date: new Date().toISOString(),
-    mode: plan.mode,
-    run,
     node: process.version,
     docker: {
       version: version.Version,
@@ -223,6 +221,15 @@ async function meta(plan: BenchPlan, run: string, started: number): Promise<Benc
       cgroupDriver: info.CgroupDriver ?? 'unknown',
     },
     machine: { cpuModel: cpus[0]?.model.trim() ?? 'unknown', cores: cpus.length, memoryBytes: os.totalmem(), os: `${os.type()} ${os.release()}` },
+  };
+}
+
+async function meta(plan: BenchPlan, run: string, started: number): Promise<BenchResult['meta']> {
+  return {
+    date: new Date().toISOString(),
+    mode: plan.mode,
+    run,
+    ...(await environmentMeta()),
     shimLogLevel: SHIM_LOG_LEVEL,
     lifecycleRounds: plan.lifecycleRounds,
     readIterations: plan.readIterations,
