@@ -7,7 +7,8 @@ import type { CriClient } from '../test/support/client';
 import { TEST_LABEL } from '../test/support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../test/support/images';
 import { statsReadCalls } from './stats';
-import { type BenchRun, mapLimit, POPULATION_COMMAND, type ShimPod, startShimPod, timed } from './workload';
+import { mapLimit } from '../test/support/map-limit';
+import { type BenchRun, POPULATION_COMMAND, type ShimPod, startShimPod, timed } from './workload';
 
 /** One pod of the population: its pause container and one busybox container, both running. */
 export interface PopulatedPod {

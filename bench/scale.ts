@@ -187,9 +187,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     cleanedUp = true;
     log('cleaning up');
     await shim?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
-    const removed = await removeTestContainers({ run: bench.run });
-    removePaths(bench.logRoot, rootDir);
-    log(`removed ${removed} container(s)`);
+    try {
+      log(`removed ${await removeTestContainers({ run: bench.run })} container(s)`);
+    } finally {
+      removePaths(bench.logRoot, rootDir);
+    }
   };
   const onSignal = (signal: NodeJS.Signals): void => {
     log(`${signal}: stopping`);
