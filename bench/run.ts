@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Dockerode from 'dockerode';
-import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
+import { newTestRun, removePaths } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
@@ -36,7 +36,7 @@ import {
 } from './report';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
-import type { BenchRun } from './workload';
+import { type BenchRun, withCleanUp } from './workload';
 
 interface BenchPlan {
   mode: 'full' | 'quick';
@@ -253,24 +253,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // The timed shim's state directory (checkpoints, log positions) outlives it for the start-up part.
   const rootDir = tempDir('bench-root');
   let shim: ShimProcess | undefined;
-  let cleanedUp = false;
-  const cleanUp = async (): Promise<void> => {
-    if (cleanedUp) return;
-    cleanedUp = true;
-    log('cleaning up');
-    await shim?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
-    const removed = await removeTestContainers({ run: bench.run });
-    removePaths(bench.logRoot, rootDir);
-    log(`removed ${removed} container(s)`);
-  };
-  // An interrupted run still removes what it made.
-  const onSignal = (signal: NodeJS.Signals): void => {
-    log(`${signal}: stopping`);
-    void cleanUp().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-
-  try {
+  return withCleanUp(bench, [rootDir], () => shim, log, async () => {
     await ensureTestImages();
     log(`run ${bench.run}: starting the shim`);
     shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir });
@@ -285,10 +268,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const file = writeResults(plan, result);
     process.stdout.write(`${renderHeader(result)}\n\n${renderTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);
     return 0;
-  } finally {
-    await cleanUp();
-    process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
-  }
+  });
 }
 
 if (require.main === module) {

@@ -3,7 +3,7 @@
 // Pure.
 import type { KubeletLoopResult } from './kubelet-loop';
 import type { OpenFiles } from './procfs';
-import type { CpuPerCallRow, TargetCheck } from './report';
+import type { BenchResult, CpuPerCallRow, TargetCheck } from './report';
 import type { LatencySummary } from './stats';
 
 export interface ScaleReadRow {
@@ -45,16 +45,7 @@ export interface ScaleStep {
 }
 
 export interface ScaleResult {
-  meta: {
-    date: string;
-    run: string;
-    node: string;
-    docker: { version: string; apiVersion: string; kernel: string; storageDriver: string; cgroupDriver: string };
-    machine: { cpuModel: string; cores: number; memoryBytes: number; os: string };
-    shimLogLevel: string;
-    readIterations: number;
-    durationSeconds: number;
-  };
+  meta: Pick<BenchResult['meta'], 'date' | 'run' | 'node' | 'docker' | 'machine' | 'shimLogLevel' | 'readIterations' | 'durationSeconds'>;
   /** Containers asked for (--containers). */
   requested: number;
   /** Why the run stopped below `requested`, when it did (memory, tasks, an error). */

@@ -9,7 +9,7 @@
 //     [--iterations=20] [--loop-seconds=30] [--idle-seconds=20] [--startup-runs=5] [--out=DIR]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
+import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import type { CriClient } from '../test/support/client';
@@ -22,7 +22,7 @@ import { environmentMeta, SHIM_LOG_LEVEL } from './run';
 import { checkScaleTargets, type DockerdIdle, type Headroom, podsThatFit, renderScaleHeader, renderScaleTable, type ScaleResult, type ScaleStep, scaleSteps } from './scale-report';
 import { measureStartup, startupBuilds } from './startup';
 import { summarize } from './stats';
-import type { BenchRun } from './workload';
+import { type BenchRun, withCleanUp } from './workload';
 
 interface ScalePlan {
   containers: number;
@@ -181,25 +181,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // Outlives each shim: the next step's shim and the start-up execs resume from it.
   const rootDir = tempDir('scale-root');
   let shim: ShimProcess | undefined;
-  let cleanedUp = false;
-  const cleanUp = async (): Promise<void> => {
-    if (cleanedUp) return;
-    cleanedUp = true;
-    log('cleaning up');
-    await shim?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
-    try {
-      log(`removed ${await removeTestContainers({ run: bench.run })} container(s)`);
-    } finally {
-      removePaths(bench.logRoot, rootDir);
-    }
-  };
-  const onSignal = (signal: NodeJS.Signals): void => {
-    log(`${signal}: stopping`);
-    void cleanUp().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-
-  try {
+  return withCleanUp(bench, [rootDir], () => shim, log, async () => {
     await ensureTestImages();
     const cost = new PodCost();
     const pods: PopulatedPod[] = [];
@@ -231,10 +213,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(`${renderScaleHeader(result)}\n\n${renderScaleTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);
     return 0;
-  } finally {
-    await cleanUp();
-    process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
-  }
+  });
 }
 
 if (require.main === module) {

@@ -24,10 +24,10 @@ export function testLabels(run: string): Record<string, string> {
 
 /**
  * Force-removes every container labelled with this test run, or with this whole session, at
- * most `concurrency` at a time: a thousand kills at once outrun dockerd ("tried to kill
+ * most `concurrency` at a time: a thousand kills at once outran dockerd ("tried to kill
  * container, but did not receive an exit event").
  */
-export async function removeTestContainers(scope: { run: string } | { session: string }, concurrency = 16): Promise<number> {
+export async function removeTestContainers(scope: { run: string } | { session: string }, concurrency = 4): Promise<number> {
   const docker = dockerApi();
   const filter = 'run' in scope ? `${TEST_LABEL}=${scope.run}` : `${TEST_SESSION_LABEL}=${scope.session}`;
   const found = await docker.listContainers({ all: true, filters: { label: [filter] } });
