@@ -71,3 +71,89 @@ export function dockerdPid(): number {
   }
   throw new Error('cannot find dockerd (no /var/run/docker.pid, and pidof dockerd found nothing): the CPU figures need it');
 }
+
+/** MemAvailable from the text of /proc/meminfo, in bytes: what the kernel can give without swapping. */
+export function memAvailableFromMeminfo(meminfo: string): number {
+  const m = /^MemAvailable:\s+(\d+)\s+kB$/m.exec(meminfo);
+  if (!m) throw new Error('no MemAvailable in /proc/meminfo');
+  return Number(m[1]) * 1024;
+}
+
+export function memAvailableBytes(): number {
+  return memAvailableFromMeminfo(fs.readFileSync('/proc/meminfo', 'utf8'));
+}
+
+/**
+ * Inode → bound path of every unix socket in the text of /proc/net/unix ('' for one with no
+ * path: a client's end of a connection). A server's accepted connections show its path too.
+ */
+export function unixSocketPaths(netUnix: string): Map<number, string> {
+  const out = new Map<number, string>();
+  // Num RefCount Protocol Flags Type St Inode [Path]
+  for (const line of netUnix.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 7) continue;
+    const inode = Number(fields[6]);
+    if (Number.isSafeInteger(inode)) out.set(inode, fields.slice(7).join(' '));
+  }
+  return out;
+}
+
+/** What a process holds open, by kind of file. */
+export interface OpenFiles {
+  fds: number;
+  sockets: number;
+  /** Unix sockets bound to no path: a process's own client connections (for the shim: to Docker). */
+  unixUnbound: number;
+  /** inotify instances (each a watcher: dockerd's log followers use one each while the user's limit lasts). */
+  inotify: number;
+}
+
+/** Counts `pid`'s open files from its /proc/<pid>/fd link targets and /proc/net/unix. Pure. */
+export function classifyOpenFiles(linkTargets: readonly string[], unixPaths: ReadonlyMap<number, string>): OpenFiles {
+  const out: OpenFiles = { fds: linkTargets.length, sockets: 0, unixUnbound: 0, inotify: 0 };
+  for (const target of linkTargets) {
+    const socket = /^socket:\[(\d+)\]$/.exec(target);
+    if (socket) {
+      out.sockets++;
+      if (unixPaths.get(Number(socket[1])) === '') out.unixUnbound++;
+    } else if (target === 'anon_inode:inotify') {
+      out.inotify++;
+    }
+  }
+  return out;
+}
+
+export function openFiles(pid: number): OpenFiles {
+  const dir = `/proc/${pid}/fd`;
+  const targets: string[] = [];
+  for (const fd of fs.readdirSync(dir)) {
+    try {
+      targets.push(fs.readlinkSync(`${dir}/${fd}`));
+    } catch {
+      // Closed between the listing and the read.
+    }
+  }
+  return classifyOpenFiles(targets, unixSocketPaths(fs.readFileSync('/proc/net/unix', 'utf8')));
+}
+
+/** Threads of a process (its /proc/<pid>/task entries). */
+export function threadCount(pid: number): number {
+  return fs.readdirSync(`/proc/${pid}/task`).length;
+}
+
+/** Threads on the whole machine, from the text of /proc/loadavg ("0.1 0.2 0.3 2/345 678"). */
+export function tasksFromLoadavg(loadavg: string): number {
+  const m = /^\S+ \S+ \S+ \d+\/(\d+) /.exec(loadavg);
+  if (!m) throw new Error('not a /proc/loadavg line');
+  return Number(m[1]);
+}
+
+/** Threads running on the machine and the most there may be (kernel.pid_max bounds both PIDs and threads). */
+export function taskHeadroom(): { tasks: number; max: number } {
+  const max = Math.min(
+    Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8')),
+    Number(fs.readFileSync('/proc/sys/kernel/threads-max', 'utf8')),
+  );
+  return { tasks: tasksFromLoadavg(fs.readFileSync('/proc/loadavg', 'utf8')), max };
+}

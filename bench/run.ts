@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Dockerode from 'dockerode';
-import { newTestRun, removePaths, removeTestContainers } from '../test/support/cleanup';
+import { newTestRun, removePaths } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
@@ -36,7 +36,7 @@ import {
 } from './report';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
-import type { BenchRun } from './workload';
+import { type BenchRun, withCleanUp } from './workload';
 
 interface BenchPlan {
   mode: 'full' | 'quick';
@@ -68,7 +68,7 @@ interface BenchPlan {
 
 const REPO = path.resolve(__dirname, '../..');
 /** kubelet's usual setting; the tests' debug logging would be a cost no node pays. */
-const SHIM_LOG_LEVEL = 'info';
+export const SHIM_LOG_LEVEL = 'info';
 
 export function planFrom(argv: readonly string[]): BenchPlan {
   const quick = argv.includes('--quick');
@@ -206,14 +206,12 @@ async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[
   }
 }
 
-async function meta(plan: BenchPlan, run: string, started: number): Promise<BenchResult['meta']> {
+/** Node, Docker and the machine, as every result records them. */
+export async function environmentMeta(): Promise<Pick<BenchResult['meta'], 'node' | 'docker' | 'machine'>> {
   const docker = dockerApi();
   const [version, info] = await Promise.all([docker.version(), docker.info() as Promise<{ Driver?: string; CgroupDriver?: string }>]);
   const cpus = os.cpus();
   return {
-    date: new Date().toISOString(),
-    mode: plan.mode,
-    run,
     node: process.version,
     docker: {
       version: version.Version,
@@ -223,6 +221,15 @@ async function meta(plan: BenchPlan, run: string, started: number): Promise<Benc
       cgroupDriver: info.CgroupDriver ?? 'unknown',
     },
     machine: { cpuModel: cpus[0]?.model.trim() ?? 'unknown', cores: cpus.length, memoryBytes: os.totalmem(), os: `${os.type()} ${os.release()}` },
+  };
+}
+
+async function meta(plan: BenchPlan, run: string, started: number): Promise<BenchResult['meta']> {
+  return {
+    date: new Date().toISOString(),
+    mode: plan.mode,
+    run,
+    ...(await environmentMeta()),
     shimLogLevel: SHIM_LOG_LEVEL,
     lifecycleRounds: plan.lifecycleRounds,
     readIterations: plan.readIterations,
@@ -246,24 +253,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // The timed shim's state directory (checkpoints, log positions) outlives it for the start-up part.
   const rootDir = tempDir('bench-root');
   let shim: ShimProcess | undefined;
-  let cleanedUp = false;
-  const cleanUp = async (): Promise<void> => {
-    if (cleanedUp) return;
-    cleanedUp = true;
-    log('cleaning up');
-    await shim?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
-    const removed = await removeTestContainers({ run: bench.run });
-    removePaths(bench.logRoot, rootDir);
-    log(`removed ${removed} container(s)`);
-  };
-  // An interrupted run still removes what it made.
-  const onSignal = (signal: NodeJS.Signals): void => {
-    log(`${signal}: stopping`);
-    void cleanUp().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-
-  try {
+  return withCleanUp(bench, [rootDir], () => shim, log, async () => {
     await ensureTestImages();
     log(`run ${bench.run}: starting the shim`);
     shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir });
@@ -278,10 +268,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const file = writeResults(plan, result);
     process.stdout.write(`${renderHeader(result)}\n\n${renderTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);
     return 0;
-  } finally {
-    await cleanUp();
-    process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
-  }
+  });
 }
 
 if (require.main === module) {

@@ -6,8 +6,9 @@ import * as path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { ContainerConfig, PodSandboxConfig } from '../src/cri/types';
 import type { CriClient } from '../test/support/client';
-import { testLabels } from '../test/support/cleanup';
+import { removePaths, removeTestContainers, testLabels } from '../test/support/cleanup';
 import { TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../test/support/images';
+import type { ShimProcess } from '../test/support/shim';
 
 export const BENCH_NAMESPACE = 'cds-bench';
 /** Seconds a stop waits for SIGTERM before SIGKILL, on both sides. */
@@ -120,16 +121,33 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
   return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
 }
 
-/** Runs `fn` over `items` with at most `limit` calls in flight; rejects on the first failure. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!, i);
+/**
+ * Runs `body`, then removes what the run made: the shim `shim()` gives at that moment, every
+ * container with the run's label, the pod logs and `dirs`. An interrupted run (SIGINT,
+ * SIGTERM) removes them too, and exits 130.
+ */
+export async function withCleanUp<T>(bench: BenchRun, dirs: readonly string[], shim: () => ShimProcess | undefined, log: (message: string) => void, body: () => Promise<T>): Promise<T> {
+  let cleanedUp = false;
+  const cleanUp = async (): Promise<void> => {
+    if (cleanedUp) return;
+    cleanedUp = true;
+    log('cleaning up');
+    await shim()?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
+    try {
+      log(`removed ${await removeTestContainers({ run: bench.run })} container(s)`);
+    } finally {
+      removePaths(bench.logRoot, ...dirs);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    log(`${signal}: stopping`);
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  try {
+    return await body();
+  } finally {
+    await cleanUp();
+    process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
+  }
 }

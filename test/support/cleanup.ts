@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dockerApi } from './images';
+import { mapLimit } from './map-limit';
 
 export const TEST_LABEL = 'cri-docker-shim.test/run';
 /** Set by test/run.mjs for one whole run of the suite, so its sweep touches nothing else. */
@@ -21,20 +22,22 @@ export function testLabels(run: string): Record<string, string> {
   return { [TEST_LABEL]: run, [TEST_SESSION_LABEL]: TEST_SESSION };
 }
 
-/** Force-removes every container labelled with this test run, or with this whole session. */
-export async function removeTestContainers(scope: { run: string } | { session: string }): Promise<number> {
+/**
+ * Force-removes every container labelled with this test run, or with this whole session, at
+ * most `concurrency` at a time: a thousand kills at once outran dockerd ("tried to kill
+ * container, but did not receive an exit event").
+ */
+export async function removeTestContainers(scope: { run: string } | { session: string }, concurrency = 4): Promise<number> {
   const docker = dockerApi();
   const filter = 'run' in scope ? `${TEST_LABEL}=${scope.run}` : `${TEST_SESSION_LABEL}=${scope.session}`;
   const found = await docker.listContainers({ all: true, filters: { label: [filter] } });
-  await Promise.all(
-    found.map((c) =>
-      docker
-        .getContainer(c.Id)
-        .remove({ force: true, v: true })
-        .catch((err: { statusCode?: number }) => {
-          if (err.statusCode !== 404 && err.statusCode !== 409) throw err;
-        }),
-    ),
+  await mapLimit(found, concurrency, (c) =>
+    docker
+      .getContainer(c.Id)
+      .remove({ force: true, v: true })
+      .catch((err: { statusCode?: number }) => {
+        if (err.statusCode !== 404 && err.statusCode !== 409) throw err;
+      }),
   );
   return found.length;
 }
