@@ -32,6 +32,11 @@ import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
 import { chainIds, readImageLayer, type ImageLayer } from './image-layers';
 
 export const REFRESH_MS = 10_000;
+/**
+ * How long a pass's requests to Docker may take: a request that does not come back (a container
+ * whose lock a stuck removal holds, a dead connection) must not hold every later pass.
+ */
+export const RECONCILE_TIMEOUT_MS = 10_000;
 export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
 /** The share of one core the walks may take. */
 export const WALK_SHARE = 0.25;
@@ -66,6 +71,7 @@ interface ImageLayerState {
 export interface DockerStorageOptions {
   refreshMs?: number;
   runningLayerMaxAgeMs?: number;
+  reconcileTimeoutMs?: number;
   walkShare?: number;
   walk?: (roots: readonly string[], opts: WalkOptions) => Promise<DiskUsage>;
   now?: () => number;
@@ -104,6 +110,7 @@ export class DockerStorage {
     this.opts = {
       refreshMs: opts.refreshMs ?? REFRESH_MS,
       runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
+      reconcileTimeoutMs: opts.reconcileTimeoutMs ?? RECONCILE_TIMEOUT_MS,
       walkShare: opts.walkShare ?? WALK_SHARE,
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
@@ -174,19 +181,30 @@ export class DockerStorage {
 
   private async pass(): Promise<void> {
     const signal = this.stopped.signal;
+    const started = this.opts.now();
+    const trees = this.walked.trees;
+    const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
     try {
-      await this.reconcileImages(signal);
-      await this.reconcileContainers(signal);
+      await this.reconcileImages(asking);
+      await this.reconcileContainers(asking);
+    } catch (err) {
+      if (!signal.aborted && asking.aborted) throw new Error(`Docker did not answer the pass's requests within ${this.opts.reconcileTimeoutMs} ms`);
+      throw err;
     } finally {
       // A failed first reconcile must not hold ImageFsInfo: it answers with what is known.
       this.markReconciled();
     }
+    const reconciled = this.opts.now();
     this.walkImageLayers();
     await this.measureDueContainers(signal);
     if (this.metadataStale) {
       this.metadataStale = false;
       this.metadata = await this.measure([path.join(this.root, 'image'), path.join(this.mountpoint, 'l')], signal);
     }
+    this.deps.log.debug(
+      { images: this.images.size, containers: this.containers.size, reconcileMs: reconciled - started, passMs: this.opts.now() - started, walks: this.walked.trees - trees },
+      'storage figures: a pass',
+    );
   }
 
   /** Starts the walker over the image layers not measured yet, unless it runs. */

@@ -58,12 +58,18 @@ export async function diskUsage(roots: readonly string[], opts: WalkOptions = {}
 
 /**
  * A pace for walks that keeps their share of one core near `share`: after each `sliceMs` of
- * work it rests for as long as that share asks (a quarter: three times the work).
+ * work it rests for as long as that share asks (a quarter: three times the work). A gap of more
+ * than a slice between two calls was idle, not work (the pace outlives its walks: one serves
+ * every walk of src/storage), so a slice starts afresh after it.
  */
 export function dutyCyclePace(share: number, sliceMs = 20, now: () => number = () => performance.now()): () => Promise<void> | void {
   let sliceStart = now();
+  let lastCall = sliceStart;
   return () => {
-    const worked = now() - sliceStart;
+    const at = now();
+    if (at - lastCall > sliceMs) sliceStart = at;
+    lastCall = at;
+    const worked = at - sliceStart;
     if (worked < sliceMs) return;
     const rest = (worked * (1 - share)) / share;
     return new Promise<void>((resolve) =>

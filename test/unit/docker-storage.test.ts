@@ -265,4 +265,19 @@ describe('dutyCyclePace', () => {
     assert.ok(rest instanceof Promise, 'a slice worked: it rests');
     await rest;
   });
+
+  it('counts an idle spell between walks as idle, not work: the next walk starts with no rest', () => {
+    let t = 0;
+    const pace = dutyCyclePace(0.25, 20, () => t);
+    t = 15;
+    assert.equal(pace(), undefined);
+    // The walk ended; the next starts 10 s later (one pace serves every walk). Before, it rested
+    // three times those 10 s before its first entry.
+    t = 10_015;
+    assert.equal(pace(), undefined, 'a fresh slice');
+    t = 10_030;
+    assert.equal(pace(), undefined, 'still within that slice');
+    t = 10_036;
+    assert.ok(pace() instanceof Promise, 'a slice of work: it rests, for three times about 20 ms');
+  });
 });
