@@ -11,6 +11,7 @@ import { dockerApi } from '../support/images';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer } from '../support/pods';
 import { waitFor } from '../support/poll';
+import { storageLog } from '../support/shim';
 import { importUniqueImage } from '../support/registry';
 
 const MiB = 1024 * 1024;
@@ -75,13 +76,13 @@ describe('ImageFsInfo', () => {
         const now = bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems');
         return now >= before + size * 0.9 ? now : undefined;
       },
-      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250 },
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
     await docker.getImage(id).remove({ force: true });
     await waitFor(
       'the removed image to leave the figure',
       async () => bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems') <= grown - size * 0.9,
-      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250 },
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
   });
 
@@ -91,7 +92,7 @@ describe('ImageFsInfo', () => {
     await waitFor(
       'the 8 MiB the container wrote to be counted',
       async () => bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems') >= before + 8 * MiB,
-      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250 },
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
   });
 });

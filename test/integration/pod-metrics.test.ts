@@ -9,6 +9,7 @@ import { before, describe, it } from 'node:test';
 import type { Metric__Output, MetricDescriptor__Output, PodSandboxMetrics__Output } from '../../src/cri/types';
 import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
+import { storageLog } from '../support/shim';
 import { useShim } from '../support/fixture';
 import { busybox, removePodCgroups, runContainer, sh, SLEEP_FOREVER, type TestPod } from '../support/pods';
 
@@ -145,7 +146,7 @@ describe('pod metrics RPCs', () => {
     const after = await waitFor('layer usage to grow', async () => {
       const v = valueOf(containerMetric(await scrape(), ids.loader, 'container_fs_usage_bytes'));
       return v >= before + 6 * MiB ? v : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 500 });
+    }, { timeoutMs: 30_000, intervalMs: 500, explain: () => storageLog(f.shim) });
     const s = await scrape();
     const limit = containerMetric(s, ids.loader, 'container_fs_limit_bytes')!;
     assert.ok(valueOf(limit) > after, 'the filesystem is larger than the layer');

@@ -160,3 +160,13 @@ export async function startShimBehindProxy(args: string[] = []): Promise<Proxied
     },
   };
 }
+
+/** The shim's last log lines about its storage figures: what a test that waits for them says when it times out. */
+export function storageLog(shim: Pick<ShimProcess, 'output'>, lines = 12): string {
+  return shim
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('storage figures'))
+    .slice(-lines)
+    .join('\n');
+}
