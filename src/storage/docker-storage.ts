@@ -20,7 +20,8 @@
 //   holds until it starts again. (`docker cp` into a stopped container is the exception this
 //   misses until the container next runs.)
 // - Docker's image metadata (<root>/image) and the layers' short links (<storage>/l) when the
-//   set of images changed.
+//   set of images or of containers changed (each container has its entry in the layer database
+//   and a link for each of its two layers there).
 // Until an image layer is measured its bytes are Docker's count and its inodes unknown (0).
 import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
@@ -294,9 +295,14 @@ export class DockerStorage {
         known.changedAtMs = changedAtMs;
       } else {
         this.containers.set(c.Id, { dirs: [dir, `${dir}-init`], running, changedAtMs, measured: undefined });
+        this.metadataStale = true;
       }
     }
-    for (const id of this.containers.keys()) if (!seen.has(id)) this.containers.delete(id);
+    for (const id of this.containers.keys()) {
+      if (seen.has(id)) continue;
+      this.containers.delete(id);
+      this.metadataStale = true;
+    }
   }
 
   private async measure(roots: readonly string[], signal: AbortSignal): Promise<Measured> {
