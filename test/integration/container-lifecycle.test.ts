@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { BIND_OPTIONS_API_VERSION, isApiVersionAtLeast } from '../../src/docker/version';
+import { BIND_OPTIONS_API_VERSION, IMAGE_MOUNT_API_VERSION, isApiVersionAtLeast } from '../../src/docker/version';
 import { tempDir } from '../support/temp';
 import { status as Code } from '@grpc/grpc-js';
 import { describe, it } from 'node:test';
@@ -114,6 +114,50 @@ describe('container lifecycle', () => {
     const killed = await waitExited(f.client, killedId);
     assert.deepEqual([killed.exitCode, killed.reason], [137, 'Error']);
     for (const id of [...oomIds, killedId]) await f.client.runtime.RemoveContainer({ containerId: id });
+  });
+
+  it('mounts an image read-only (kubelet\'s image volumes) where the engine can (API 1.48), and refuses it where it cannot', async () => {
+    const c = f.client.runtime;
+    const imageMounts = isApiVersionAtLeast((await dockerApi().version()).ApiVersion, IMAGE_MOUNT_API_VERSION);
+    const volume = { containerPath: '/img', image: { image: TEST_BUSYBOX_IMAGE }, readonly: true };
+    const config = busybox(run, 'imgvol', { ...SLEEP_FOREVER, mounts: [volume] });
+    if (!imageMounts) {
+      await assert.rejects(c.CreateContainer({ podSandboxId: f.pod.id, config, sandboxConfig: f.pod.config }), rejectsWith(Code.INVALID_ARGUMENT, /cannot mount an image \(it needs API 1.48/));
+      return;
+    }
+    const id = await runContainer(f.client, f.pod, config);
+    try {
+      const sh = async (script: string): Promise<number> => (await c.ExecSync({ containerId: id, cmd: ['sh', '-c', script], timeout: 10 })).exitCode;
+      assert.equal(await sh('test -x /img/bin/busybox'), 0, 'the image\'s files are there');
+      assert.notEqual(await sh('touch /img/new'), 0, 'read-only');
+    } finally {
+      await c.RemoveContainer({ containerId: id });
+    }
+  });
+
+  it('injects CDI devices where the engine has CDI on, and refuses them where it has not', async () => {
+    const c = f.client.runtime;
+    const cdi = ((await dockerApi().info()) as { CDISpecDirs?: string[] | null }).CDISpecDirs ?? [];
+    const kind = 'cri-docker-shim.test/device';
+    const config = busybox(run, 'cdi', { ...SLEEP_FOREVER, CDIDevices: [{ name: `${kind}=${run}` }] });
+    if (cdi.length === 0) {
+      await assert.rejects(c.CreateContainer({ podSandboxId: f.pod.id, config, sandboxConfig: f.pod.config }), rejectsWith(Code.INVALID_ARGUMENT, /CDI is off/));
+      return;
+    }
+    // A CDI spec of the test's own: its one device adds an environment variable.
+    const spec = path.join(cdi[0]!, `cds-test-${run}.json`);
+    fs.mkdirSync(cdi[0]!, { recursive: true });
+    fs.writeFileSync(spec, JSON.stringify({ cdiVersion: '0.6.0', kind, devices: [{ name: run, containerEdits: { env: [`CDS_CDI_DEVICE=${run}`] } }] }));
+    let id: string | undefined;
+    try {
+      id = await runContainer(f.client, f.pod, config);
+      // CDI edits the container's own process (an exec gets Docker's configured env, not these).
+      const out = (await c.ExecSync({ containerId: id, cmd: ['sh', '-c', "tr '\\0' '\\n' < /proc/1/environ | grep '^CDS_CDI_DEVICE='"], timeout: 10 })).stdout.toString().trim();
+      assert.equal(out, `CDS_CDI_DEVICE=${run}`, 'the device\'s edits were applied');
+    } finally {
+      if (id) await c.RemoveContainer({ containerId: id });
+      fs.rmSync(spec, { force: true });
+    }
   });
 
   it('makes a read-only mount non-recursive, and recursive only when asked where the engine can (refused where it cannot)', async () => {
