@@ -27,12 +27,7 @@ export function spdyConnect(url: string, protocols: string[]): Promise<{ conn: S
       conn.start(3.1);
       resolve({ conn, protocol: String(res.headers['x-stream-protocol-version']), socket });
     });
-    req.once('response', (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
-    });
-    req.once('error', reject);
+    rejectOnRefusal(req, reject);
     req.end();
   });
 }
@@ -152,12 +147,17 @@ export function rawUpgrade(url: string, protocol: string): Promise<Socket> {
       if (head.length > 0) socket.unshift(head);
       resolve(socket);
     });
-    req.once('response', (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
-    });
-    req.once('error', reject);
+    rejectOnRefusal(req, reject);
     req.end();
   });
+}
+
+/** An upgrade the server refused with an HTTP answer (or a failed request) rejects, with the answer's status and body. */
+function rejectOnRefusal(req: http.ClientRequest, reject: (err: Error) => void): void {
+  req.once('response', (res) => {
+    let body = '';
+    res.on('data', (d: Buffer) => (body += d.toString()));
+    res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+  });
+  req.once('error', reject);
 }
