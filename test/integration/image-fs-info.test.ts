@@ -87,11 +87,20 @@ describe('ImageFsInfo', () => {
   });
 
   it('counts what a container writes to its writable layer', async () => {
+    // The figure sums every container on the node, and other test files remove containers that
+    // wrote up to ~13 MiB meanwhile (pod-metrics, stats): the write is large enough to stand out,
+    // and the container's own figure (ContainerStats, from the same measurements) is exact.
+    const written = 64 * MiB;
     const before = bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems');
-    await runContainer(f.client, f.pod, busybox(run, 'writer', { command: ['sh', '-c', 'head -c 8388608 /dev/urandom > /blob && sleep 3600'] }));
+    const id = await runContainer(f.client, f.pod, busybox(run, 'writer', { command: ['sh', '-c', `head -c ${written} /dev/zero > /blob && sleep 3600`] }));
     await waitFor(
-      'the 8 MiB the container wrote to be counted',
-      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems') >= before + 8 * MiB,
+      'the container\'s own writable layer to count what it wrote',
+      async () => Number((await f.client.runtime.ContainerStats({ containerId: id })).stats?.writableLayer?.usedBytes?.value ?? 0) >= written,
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
+    );
+    await waitFor(
+      'the 64 MiB the container wrote to be counted in the node\'s figure',
+      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems') >= before + written - 24 * MiB,
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
   });
