@@ -10,7 +10,7 @@ import type {
   ContainerStatus,
   ContainerUser,
 } from '../cri/types';
-import type { BindMount, ContainerInspect, ContainerSummary } from '../docker/types';
+import type { ContainerInspect, ContainerSummary, DockerMount, ImageMount } from '../docker/types';
 import { rfc3339ToNanos, secondsToNanos } from '../util/time';
 import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL } from '../conventions/labels';
 import { parseContainerDockerName } from '../conventions/naming';
@@ -163,15 +163,17 @@ export function userFromProcStatus(text: string): ContainerUser | undefined {
   return { linux: { uid: uid[1]!, gid: gid[1]!, supplementalGroups: field('Groups') ?? [] } };
 }
 
-/** The container's bind mounts as ContainerStatus reports them. */
+/**
+ * The container's mounts as ContainerStatus reports them: its binds, then its image volumes
+ * (API 1.48), reported as the create request gave them, as containerd reports its config's.
+ */
 export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
+  const requested = (inspect.HostConfig?.Mounts ?? []) as readonly DockerMount[];
   // Which are recursively read-only, only the create request says (API 1.44 bind options).
-  const recursive = new Set(
-    ((inspect.HostConfig?.Mounts ?? []) as readonly BindMount[]).filter((m) => m.BindOptions?.ReadOnlyForceRecursive === true).map((m) => m.Target),
-  );
-  return (inspect.Mounts ?? [])
+  const recursive = new Set(requested.filter((m) => m.Type === 'bind' && m.BindOptions?.ReadOnlyForceRecursive === true).map((m) => m.Target));
+  const binds = (inspect.Mounts ?? [])
     .filter((m) => m.Type === 'bind' || m.Type === undefined)
-    .map((m) => {
+    .map((m): Mount => {
       const propagation: MountPropagation__Output =
         m.Propagation === 'rshared' || m.Propagation === 'shared'
           ? 'PROPAGATION_BIDIRECTIONAL'
@@ -187,6 +189,16 @@ export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
         propagation,
       };
     });
+  const images = requested
+    .filter((m): m is ImageMount => m.Type === 'image')
+    .map((m): Mount => ({
+      containerPath: m.Target,
+      image: { image: m.Source },
+      readonly: true,
+      ...(m.ImageOptions?.Subpath ? { imageSubPath: m.ImageOptions.Subpath } : {}),
+      propagation: 'PROPAGATION_PRIVATE',
+    }));
+  return [...binds, ...images];
 }
 
 /** The resources a container runs with, as ContainerStatus reports them. */

@@ -130,6 +130,9 @@ describe('container lifecycle', () => {
       const sh = async (script: string): Promise<number> => (await c.ExecSync({ containerId: id, cmd: ['sh', '-c', script], timeout: 10 })).exitCode;
       assert.equal(await sh('test -x /img/bin/busybox'), 0, 'the image\'s files are there');
       assert.notEqual(await sh('touch /img/new'), 0, 'read-only');
+      const { status } = await c.ContainerStatus({ containerId: id });
+      const reported = status!.mounts!.find((m) => m.containerPath === '/img');
+      assert.deepEqual([reported?.image?.image, reported?.readonly], [TEST_BUSYBOX_IMAGE, true], 'ContainerStatus reports the image volume');
     } finally {
       await c.RemoveContainer({ containerId: id });
     }

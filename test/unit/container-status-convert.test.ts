@@ -57,6 +57,27 @@ describe('container status conversion', () => {
     ]);
   });
 
+  it('reports image volumes as their create request gave them, after the binds (API 1.48, sub-paths 1.49)', () => {
+    const doc = {
+      Mounts: [
+        { Type: 'image', Source: '', Destination: '/tools', Mode: '', RW: false, Propagation: 'rprivate' },
+        { Type: 'bind', Source: '/srv/a', Destination: '/a', Mode: '', RW: true, Propagation: 'rprivate' },
+        { Type: 'image', Source: '', Destination: '/bin-only', Mode: '', RW: false, Propagation: 'rprivate' },
+      ],
+      HostConfig: {
+        Mounts: [
+          { Type: 'image', Source: 'registry.local/tools:1', Target: '/tools', ReadOnly: true },
+          { Type: 'image', Source: 'sha256:beef', Target: '/bin-only', ReadOnly: true, ImageOptions: { Subpath: 'usr/bin' } },
+        ],
+      },
+    } as unknown as ContainerInspect;
+    assert.deepEqual(mountsFromInspect(doc), [
+      { containerPath: '/a', hostPath: '/srv/a', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE' },
+      { containerPath: '/tools', image: { image: 'registry.local/tools:1' }, readonly: true, propagation: 'PROPAGATION_PRIVATE' },
+      { containerPath: '/bin-only', image: { image: 'sha256:beef' }, readonly: true, imageSubPath: 'usr/bin', propagation: 'PROPAGATION_PRIVATE' },
+    ]);
+  });
+
   it('maps Docker states to CRI states', () => {
     assert.equal(stateOf(inspect({ Status: 'created' }).State), 'CONTAINER_CREATED');
     assert.equal(stateOf(inspect({ Status: 'created', Error: 'exec: no such file' }).State), 'CONTAINER_EXITED');
