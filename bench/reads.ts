@@ -6,7 +6,6 @@ import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } 
 import type { CriClient } from '../test/support/client';
 import { TEST_LABEL } from '../test/support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../test/support/images';
-import { statsReadCalls } from './stats';
 import { mapLimit } from '../test/support/map-limit';
 import { type BenchRun, POPULATION_COMMAND, type ShimPod, startShimPod, timed } from './workload';
 
@@ -51,6 +50,39 @@ export interface ReadCall {
 const typeIs = (type: string): string => `${CONTAINER_TYPE_LABEL}=${type}`;
 /** Round-robin over the population, so no single object is the only one asked about. */
 const podAt = (ctx: ReadContext, i: number): PopulatedPod => ctx.pods[i % ctx.pods.length]!;
+
+/** Which containers of the population a stats call reports on. */
+type StatsScope = 'app containers' | 'every container';
+
+/**
+ * One stats row of part 2: the CRI call next to what a client of Docker alone would ask for the
+ * same figures, a one-shot stats read (`one-shot=true`, no wait for a second sample) of each
+ * container the call reports on, all at once. Pod-level calls cover the pause containers too:
+ * their stats carry the pod network.
+ */
+function statsReadCall(name: string, scope: StatsScope, shim: ReadCall['shim']): ReadCall {
+  return {
+    name,
+    rawCall: `containers/<id>/stats one-shot, ${scope === 'app containers' ? 'each app container' : 'every container'} at once`,
+    needsPod: true,
+    shim,
+    raw: ({ docker, pods }) =>
+      Promise.all(
+        pods
+          .flatMap((p) => (scope === 'app containers' ? [p.containerId] : [p.pod.id, p.containerId]))
+          .map((id) => docker.getContainer(id).stats({ stream: false, 'one-shot': true } as { stream: false })),
+      ),
+  };
+}
+
+/** The stats and metrics rows of part 2 (issue 12). Builds the rows only; nothing runs at import. */
+export function statsReadCalls(): ReadCall[] {
+  return [
+    statsReadCall('ListContainerStats', 'app containers', ({ client }) => client.runtime.ListContainerStats({})),
+    statsReadCall('ListPodSandboxStats', 'every container', ({ client }) => client.runtime.ListPodSandboxStats({})),
+    statsReadCall('ListPodSandboxMetrics', 'every container', ({ client }) => client.runtime.ListPodSandboxMetrics({})),
+  ];
+}
 
 export const READ_CALLS: readonly ReadCall[] = [
   {

@@ -1,5 +1,4 @@
 // Summaries of latency samples, and the shim / raw ratio. Pure.
-import type { ReadCall } from './reads';
 
 export interface LatencySummary {
   /** Number of samples. */
@@ -45,37 +44,4 @@ export function summarize(samples: readonly number[]): LatencySummary {
 export function ratio(shim: number, raw: number): number | null {
   if (raw <= 0) return null;
   return Math.round((shim / raw) * 1000) / 1000;
-}
-
-/** Which containers of the population a stats call reports on. */
-type StatsScope = 'app containers' | 'every container';
-
-/**
- * One stats row of part 2: the CRI call next to what a client of Docker alone would ask for the
- * same figures, a one-shot stats read (`one-shot=true`, no wait for a second sample) of each
- * container the call reports on, all at once. Pod-level calls cover the pause containers too:
- * their stats carry the pod network.
- */
-function statsReadCall(name: string, scope: StatsScope, shim: ReadCall['shim']): ReadCall {
-  return {
-    name,
-    rawCall: `containers/<id>/stats one-shot, ${scope === 'app containers' ? 'each app container' : 'every container'} at once`,
-    needsPod: true,
-    shim,
-    raw: ({ docker, pods }) =>
-      Promise.all(
-        pods
-          .flatMap((p) => (scope === 'app containers' ? [p.containerId] : [p.pod.id, p.containerId]))
-          .map((id) => docker.getContainer(id).stats({ stream: false, 'one-shot': true } as { stream: false })),
-      ),
-  };
-}
-
-/** The stats and metrics rows of part 2 (issue 12). Builds the rows only; nothing runs at import. */
-export function statsReadCalls(): ReadCall[] {
-  return [
-    statsReadCall('ListContainerStats', 'app containers', ({ client }) => client.runtime.ListContainerStats({})),
-    statsReadCall('ListPodSandboxStats', 'every container', ({ client }) => client.runtime.ListPodSandboxStats({})),
-    statsReadCall('ListPodSandboxMetrics', 'every container', ({ client }) => client.runtime.ListPodSandboxMetrics({})),
-  ];
 }

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 const SRC = path.resolve(__dirname, '../../../src');
+const BENCH = path.resolve(__dirname, '../../../bench');
 /** Folders that hold machinery the handlers use; none of them may import src/shim. */
 const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'status', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
 
@@ -24,22 +25,25 @@ function nodeOf(file: string): string {
   return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.ts$/, '');
 }
 
-function folderGraph(): Map<string, Map<string, string>> {
+/** Who imports whom among `root`'s sources, as nodes (`nodeOf`), with one import that says so. */
+function importGraph(root: string, nodeOf: (file: string) => string): Map<string, Map<string, string>> {
   const graph = new Map<string, Map<string, string>>();
-  for (const file of sources(SRC)) {
+  for (const file of sources(root)) {
     const from = nodeOf(file);
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
       const target = path.resolve(path.dirname(file), m[1]!);
-      if (!target.startsWith(SRC) || path.relative(SRC, target).startsWith('generated')) continue;
+      if (!target.startsWith(root) || path.relative(root, target).startsWith('generated')) continue;
       const to = nodeOf(target.endsWith('.ts') ? target : `${target}.ts`);
       if (to === from) continue;
       if (!graph.has(from)) graph.set(from, new Map());
-      graph.get(from)!.set(to, `${path.relative(SRC, file)} imports ${m[1]}`);
+      graph.get(from)!.set(to, `${path.relative(root, file)} imports ${m[1]}`);
     }
   }
   return graph;
 }
+
+const folderGraph = (): Map<string, Map<string, string>> => importGraph(SRC, nodeOf);
 
 /** A loop of nodes, if the graph has one. */
 function findCycle(graph: Map<string, Map<string, string>>): string[] | undefined {
@@ -115,5 +119,14 @@ describe('the import graph of src/', () => {
     for (const folder of ['stats', 'streaming', 'logs', 'status', 'conventions']) {
       assert.ok(graph.get('shim')?.has(folder), `src/shim imports src/${folder}`);
     }
+  });
+});
+
+describe('the import graph of bench/', () => {
+  it('has no loop between its files', () => {
+    const graph = importGraph(BENCH, (file) => path.relative(BENCH, file));
+    assert.ok(graph.size > 5, 'sees the bench\'s imports');
+    const cycle = findCycle(graph);
+    assert.equal(cycle, undefined, `import loop ${cycle?.join(' -> ')}`);
   });
 });
