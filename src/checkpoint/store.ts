@@ -3,25 +3,24 @@
 // so a node can go back to cri-dockerd with its pods. Where ours is missing (a pod cri-dockerd
 // made, or ours deleted by a cri-dockerd that ran meanwhile: it removes every file there whose
 // checksum it cannot verify), cri-dockerd's is read instead.
-// Writes are atomic (temp file, fsync, rename, fsync of the directory) so a crash leaves the
-// old file or the new one, never half of one; temp files start with '.', which cri-dockerd
+// Writes are atomic (../util/atomic-write.ts, then an fsync of the directory) so a crash leaves
+// the old file or the new one, never half of one; temp files start with '.', which cri-dockerd
 // does not list as checkpoints. Our file failing its checksum is reported, removed and treated
 // as absent; cri-dockerd's failing is reported and left alone. Files are read without
 // following symlinks. IDs are checked to be full Docker IDs before they become file names, so
 // nothing from a request can walk out of the directory; other names there are ignored.
-import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { isFullId } from '../conventions/ids';
 import { InvalidArgumentError } from '../errors';
 import type { Logger } from '../util/logger';
+import { writeFileAtomic } from '../util/atomic-write';
 import { readTextNoFollow } from '../util/read-no-follow';
 import { decodeCheckpoint, encodeCheckpoint, type SandboxCheckpoint } from './checkpoint';
 import { adoptCriDockerdCheckpoint, decodeCriDockerdCheckpoint, encodeCriDockerdCheckpoint } from './cri-dockerd-format';
 
 const FILE_SUFFIX = '.json';
-const TEMP_PREFIX = '.';
 
 function isErrno(err: unknown, code: string): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code === code;
@@ -53,8 +52,8 @@ export class CheckpointStore {
     const ours = this.pathOf(checkpoint.id);
     await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
     await Promise.all([
-      this.writeFile(ours, encodeCheckpoint(checkpoint)),
-      this.writeFile(this.criDockerdPathOf(checkpoint.id), encodeCriDockerdCheckpoint(checkpoint)),
+      writeFileAtomic(ours, encodeCheckpoint(checkpoint)),
+      writeFileAtomic(this.criDockerdPathOf(checkpoint.id), encodeCriDockerdCheckpoint(checkpoint)),
     ]);
     await this.syncDirectory();
   }
@@ -106,7 +105,7 @@ export class CheckpointStore {
   private async writeMissingCriDockerd(own: readonly SandboxCheckpoint[]): Promise<void> {
     if (own.length === 0) return;
     try {
-      await Promise.all(own.map((c) => this.writeFile(this.criDockerdPathOf(c.id), encodeCriDockerdCheckpoint(c))));
+      await Promise.all(own.map((c) => writeFileAtomic(this.criDockerdPathOf(c.id), encodeCriDockerdCheckpoint(c))));
       await this.syncDirectory();
       this.log.info({ count: own.length }, "wrote cri-dockerd's checkpoints of pods that had none");
     } catch (err) {
@@ -149,26 +148,6 @@ export class CheckpointStore {
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) this.log.warn({ file, error: (err as Error).message }, 'skipping an unreadable sandbox checkpoint file');
       return undefined;
-    }
-  }
-
-  private async writeFile(target: string, text: string): Promise<void> {
-    const temp = path.join(this.directory, `${TEMP_PREFIX}${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
-    const file = await fs.open(temp, 'wx', 0o600);
-    try {
-      await file.writeFile(text, 'utf8');
-      await file.sync();
-    } catch (err) {
-      await file.close();
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
-    await file.close();
-    try {
-      await fs.rename(temp, target);
-    } catch (err) {
-      await fs.rm(temp, { force: true });
-      throw err;
     }
   }
 

@@ -1,0 +1,27 @@
+// Replaces a file whole or not at all: the text goes to a temporary file beside the target
+// (a dot name, so directory readers that skip dot files never see it half-written), is synced
+// to disk, and is renamed over the target. A crash at any point leaves the old file or the new.
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+
+/** Writes `text` to `target` atomically, readable by its owner only (`mode`, default 0600). */
+export async function writeFileAtomic(target: string, text: string, mode = 0o600): Promise<void> {
+  const temp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
+  const file = await fs.open(temp, 'wx', mode);
+  try {
+    await file.writeFile(text, 'utf8');
+    await file.sync();
+  } catch (err) {
+    await file.close();
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+  await file.close();
+  try {
+    await fs.rename(temp, target);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+}
