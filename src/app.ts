@@ -34,6 +34,7 @@ import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
 import { CachingDockerClient } from './docker-cache/caching-client';
+import { ContainerSnapshotFile } from './docker-cache/container-snapshot';
 import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/state-cache';
 import { containerEventBuilder } from './container-events/builder';
 import { EventHub } from './container-events/hub';
@@ -113,7 +114,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
   // Counted under the state cache, so only calls that reach Docker are counted.
   const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(dockerode, metrics.docker) : dockerode;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
-  const state = new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache);
+  // A restart starts from the containers the last run held (checked against Docker's list).
+  const snapshot = new ContainerSnapshotFile(path.join(config.rootDirectory, 'container-snapshot.json'), log);
+  const state = new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot);
   const docker = new CachingDockerClient(rawDocker, state);
   // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
   const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));

@@ -6,9 +6,12 @@ import type { DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
 import { isTracked, TRACKED_LABELS } from './list-query';
+import { listedAsHeld } from './summary';
 
 /** Inspects at a time during a full resync: quick, without flooding dockerd. */
 const RESYNC_CONCURRENCY = 8;
+/** Inspects at a time confirming saved documents: the cache already answers, so gently. */
+const CONFIRM_CONCURRENCY = 2;
 
 /** One container's document before and after a refresh or removal (undefined: not held). */
 export interface ContainerChange {
@@ -133,18 +136,39 @@ export class ContainerStore implements OomKills {
   /**
    * Brings every container up to date: each tracked container Docker lists, and each held one
    * it does not (those are re-inspected, hence dropped when gone). Rejects if any step failed.
+   * `saved`: documents a previous run saved (container-snapshot.ts). A listed container that
+   * is not held and whose saved document the list agrees with (listedAsHeld) is held as saved,
+   * without an inspect; their IDs are returned, for `confirm` once the cache answers.
    */
-  async resync(): Promise<void> {
-    const listed = await Promise.all(
-      TRACKED_LABELS.map((label) => this.docker.listContainers({ all: true, filters: { label: [label] } })),
-    );
-    const ids = new Set<string>(listed.flat().map((c) => c.Id));
-    for (const id of this.docs.keys()) ids.add(id);
+  async resync(saved: readonly ContainerInspect[] = []): Promise<string[]> {
+    const listed = (await Promise.all(TRACKED_LABELS.map((label) => this.docker.listContainers({ all: true, filters: { label: [label] } })))).flat();
+    const savedById = new Map(saved.map((doc) => [doc.Id, doc]));
+    const nowMs = Date.now();
+    const kept = new Set<string>();
+    const ids = new Set<string>();
+    for (const entry of listed) {
+      const doc = savedById.get(entry.Id);
+      if (doc && !this.docs.has(entry.Id) && isTracked(doc.Config.Labels) && listedAsHeld(doc, entry, nowMs)) kept.add(entry.Id);
+      else ids.add(entry.Id);
+    }
+    for (const id of this.docs.keys()) if (!kept.has(id)) ids.add(id);
+    // Through each container's queue: an event's refresh asked for meanwhile is newer, and wins.
+    const adopted = [...kept].map((id) => this.enqueue(id, () => Promise.resolve(this.docs.has(id) ? undefined : this.put(savedById.get(id)!))));
+    await Promise.all([...adopted, this.refreshAll(ids, RESYNC_CONCURRENCY)]);
+    return [...kept];
+  }
+
+  /** Inspects again the containers held from saved documents (see resync). Rejects if any failed. */
+  confirm(ids: Iterable<string>): Promise<void> {
+    return this.refreshAll(ids, CONFIRM_CONCURRENCY);
+  }
+
+  private async refreshAll(ids: Iterable<string>, concurrency: number): Promise<void> {
     const pending = [...ids];
     const worker = async (): Promise<void> => {
       for (let id = pending.pop(); id !== undefined; id = pending.pop()) await this.refresh(id);
     };
-    await Promise.all(Array.from({ length: Math.min(RESYNC_CONCURRENCY, pending.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
   }
 
   clear(): void {

@@ -3,12 +3,15 @@
 // the events that arrive meanwhile are applied as they come; only then is the cache "synced".
 // A stream that fails or ends, or a re-inspect that fails, makes it unsynced at once (reads go
 // to Docker) and starts over after a bounded backoff, so a restarted daemon heals by itself.
+// With a snapshot file, what the cache holds is saved now and then and at a stop, and the
+// first sync of the next run starts from it (./container-snapshot.ts).
 import type { DockerClient } from '../docker/client';
-import type { DockerEvent } from '../docker/types';
+import type { ContainerInspect, DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { ContainerStore, type ContainerChange } from './container-store';
 import { actionForEvent, EVENT_FILTERS } from './docker-events';
+import type { ContainerSnapshotFile } from './container-snapshot';
 import { ImageStore } from './image-store';
 
 export interface ReconnectBackoff {
@@ -35,6 +38,9 @@ export interface StateCacheRecorder {
 
 export const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefined };
 
+/** How often the snapshot is saved while containers change (and once more at a stop). */
+export const SNAPSHOT_INTERVAL_MS = 60_000;
+
 export class DockerStateCache {
   readonly containers: ContainerStore;
   readonly images: ImageStore;
@@ -44,12 +50,18 @@ export class DockerStateCache {
   private loop: Promise<void> | undefined;
   private readonly stopSignal = new AbortController();
   private readonly watchers = new Set<StateWatcher>();
+  /** The snapshot's documents, for the first sync only (later ones start from what is held). */
+  private saved: ContainerInspect[] | undefined;
+  /** Containers changed since the snapshot was last saved. */
+  private changedSinceSave = false;
+  private saveTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly docker: DockerClient,
     private readonly log: Logger,
     private readonly backoff: ReconnectBackoff = DEFAULT_RECONNECT_BACKOFF,
     private readonly recorder: StateCacheRecorder = NO_STATE_CACHE_RECORDER,
+    private readonly snapshot?: ContainerSnapshotFile,
   ) {
     this.containers = new ContainerStore(docker, (change) => this.announce(change));
     this.images = new ImageStore(docker);
@@ -63,6 +75,11 @@ export class DockerStateCache {
   /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */
   start(): Promise<void> {
     if (this.loop) throw new Error('state cache already started');
+    this.saved = this.snapshot?.load();
+    if (this.snapshot) {
+      this.saveTimer = setInterval(() => void this.save(), SNAPSHOT_INTERVAL_MS);
+      this.saveTimer.unref();
+    }
     return new Promise<void>((resolve) => {
       this.loop = this.run(resolve);
     });
@@ -80,11 +97,27 @@ export class DockerStateCache {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.saveTimer);
+    await this.save();
     this.stopped = true;
     this.markUnsynced('the shim is stopping');
     this.stopSignal.abort();
     this.stream?.abort();
     await this.loop;
+  }
+
+  /** Saves what the cache holds, if it changed and the cache vouches for it. */
+  private async save(): Promise<void> {
+    if (!this.snapshot || !this.changedSinceSave || !this.synced) return;
+    this.changedSinceSave = false;
+    const started = Date.now();
+    try {
+      await this.snapshot.save(this.containers.values());
+      this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
+    } catch (err) {
+      this.changedSinceSave = true;
+      this.log.warn({ file: this.snapshot.file, err: errorMessage(err) }, 'container snapshot not saved; the next start inspects every container');
+    }
   }
 
   /** The cache may have missed something: stop answering from it and resync. */
@@ -116,6 +149,7 @@ export class DockerStateCache {
   }
 
   private announce(change: ContainerChange): void {
+    this.changedSinceSave = true;
     // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
     for (const w of this.watchers) w.containerChanged(change);
   }
@@ -171,13 +205,23 @@ export class DockerStateCache {
     // A stop or a lost stream does not wait for the resync's last inspects: they are applied
     // when they come (one container's changes stay in order), and the next connection resyncs.
     // The first sync now runs while the shim already answers, so a SIGTERM can come mid-way.
-    const resync = this.containers.resync();
+    const saved = this.saved ?? [];
+    this.saved = undefined;
+    const resync = this.containers.resync(saved);
     resync.catch(() => undefined);
     await Promise.race([resync, aborted(signal)]);
     if (signal.aborted) return consumed;
+    const fromSnapshot = await resync;
     this.isSynced = true;
-    this.log.info({ containers: this.containers.size, ms: Date.now() - started }, 'state cache synced with Docker');
+    this.log.info({ containers: this.containers.size, fromSnapshot: fromSnapshot.length, ms: Date.now() - started }, 'state cache synced with Docker');
     onSynced();
+    // What a list cannot show of a saved document (a resource update, say) is read now.
+    if (fromSnapshot.length > 0) {
+      this.containers.confirm(fromSnapshot).then(
+        () => this.log.debug({ containers: fromSnapshot.length, ms: Date.now() - started }, 'containers from the snapshot inspected again'),
+        (err: unknown) => this.desync(`inspecting again the containers from the snapshot: ${errorMessage(err)}`),
+      );
+    }
     return consumed;
   }
 

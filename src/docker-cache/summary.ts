@@ -95,3 +95,15 @@ export function summaryFromInspect(c: ContainerInspect, image: string, nowMs: nu
     Mounts: (c.Mounts ?? []).map((m) => ({ ...m })),
   };
 }
+
+/**
+ * Whether Docker's list entry `listed` shows the container as the document `held` describes it:
+ * the same name, state and status text (which carries the start or exit time, the exit code and
+ * the health), so no start, stop, exit or rename came between. Only a head start for a saved
+ * document (container-snapshot.ts): what a list cannot show (a resource update) waits for the
+ * inspect that confirms it. A status text at a rounding boundary may differ: one more inspect.
+ */
+export function listedAsHeld(held: ContainerInspect, listed: ContainerSummary, nowMs: number): boolean {
+  const name = held.Name.startsWith('/') ? held.Name : `/${held.Name}`;
+  return listed.Id === held.Id && (listed.Names ?? []).includes(name) && listed.State === held.State.Status && listed.Status === statusText(held.State, nowMs);
+}

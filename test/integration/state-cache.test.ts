@@ -3,6 +3,7 @@
 // right when the event stream is lost (through a proxy in front of Docker that can be cut)
 // until it is resynced; and the hot reads are answered without asking Docker.
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import type { CriClient } from '../support/client';
@@ -238,5 +239,38 @@ describe('state cache: a lost event stream', () => {
     }
     await waitFor('Status to be ready again', async () => (await f.client.runtime.Status({})).status?.conditions.find((c) => c.type === 'RuntimeReady')?.status === true);
     await waitFor('the pause image to be known again', async () => (await f.client.images.ImageStatus({ image: { image: TEST_PAUSE_IMAGE } })).image !== null);
+  });
+});
+
+describe('state cache: a restart starts from the containers the last run held', () => {
+  const f = useShim({ shim: false });
+  const { run } = f;
+
+  it('keeps what Docker still lists unchanged, reads again what changed while it was down, and answers as before', async () => {
+    const rootDir = f.tempDir('container-snapshot');
+    let { shim, stop } = await f.startShim({ rootDir });
+    const pod = await f.startPod('snapshot', {}, shim.client);
+    const [stays, stopsMeanwhile] = [
+      await runContainer(shim.client, pod, busybox(run, 'stays', SLEEP_FOREVER)),
+      await runContainer(shim.client, pod, busybox(run, 'stops', SLEEP_FOREVER)),
+    ];
+    const listed = async (): Promise<Array<[string, string | undefined, string | undefined]>> =>
+      (await shim.client.runtime.ListContainers({ filter: { podSandboxId: pod.id } })).containers.map((c) => [c.id!, c.state, c.createdAt]).sort() as Array<[string, string | undefined, string | undefined]>;
+    const before = await listed();
+    await stop();
+    const file = `${rootDir}/container-snapshot.json`;
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { containers: Array<{ Id: string }> };
+    assert.ok([pod.id, stays, stopsMeanwhile].every((id) => saved.containers.some((c) => c.Id === id)), 'the stop saved the pod and its containers');
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+
+    await dockerApi().getContainer(stopsMeanwhile).stop({ t: 0 });
+    ({ shim, stop } = await f.startShim({ rootDir }));
+    const after = await listed();
+    assert.deepEqual(after, before.map(([id, state, createdAt]) => [id, id === stopsMeanwhile ? 'CONTAINER_EXITED' : state, createdAt]));
+    const synced = shim.output().split('\n').find((l) => l.includes('"state cache synced with Docker"'));
+    const fromSnapshot = (JSON.parse(synced!) as { fromSnapshot: number }).fromSnapshot;
+    assert.ok(fromSnapshot >= 2, `the pod and the container that stayed came from the snapshot (${fromSnapshot} did)`);
+    const status = (await shim.client.runtime.ContainerStatus({ containerId: stopsMeanwhile })).status!;
+    assert.deepEqual([status.state, status.exitCode], ['CONTAINER_EXITED', 137]);
   });
 });
