@@ -30,8 +30,11 @@ const HEALTH_STATUS = 'health_status';
 /** Network actions that change a container's NetworkSettings; Attributes.container names it. */
 const NETWORK_ACTIONS = ['connect', 'disconnect'] as const;
 
-/** Image actions after which a list or inspect of images may differ. */
-const IMAGE_ACTIONS = ['pull', 'tag', 'untag', 'delete', 'import', 'load'] as const;
+/**
+ * Image actions after which a list or inspect of images may differ. `create` (API 1.46) tells of
+ * a built image, tagged or not; before it an untagged build went unannounced.
+ */
+const IMAGE_ACTIONS = ['pull', 'tag', 'untag', 'delete', 'import', 'load', 'create'] as const;
 
 /** A container commit makes an image; only a container event tells of an untagged one. */
 const COMMIT = 'commit';

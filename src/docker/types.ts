@@ -67,7 +67,7 @@ export interface DockerInfo {
   CgroupVersion?: string;
   DefaultRuntime?: string;
   Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }>;
-  /** Where the engine looks for CDI specs; given only where CDI is on (API 1.47). */
+  /** Where the engine looks for CDI specs (API 1.44); absent, or an empty list, where CDI is off. */
   CDISpecDirs?: string[] | null;
   SecurityOptions?: string[];
   OperatingSystem?: string;

@@ -4,9 +4,9 @@
 import type { CheckpointCache } from '../checkpoint/cache';
 import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../conventions/labels';
 import type { DockerClient } from '../docker/client';
+import { ipsFromNetworkSettings } from '../docker/documents';
 import { DockerNotFoundError } from '../errors';
 import type { NetworkHost, PortMapping } from './host';
-import { ipsFromNetworkSettings } from './noop';
 
 export class DockerNetworkHost implements NetworkHost {
   private cidrs: readonly string[] = [];

@@ -29,23 +29,3 @@ export class NoopNetworkPlugin implements NetworkPlugin {
 
   async close(): Promise<void> {}
 }
-
-interface NetworkSettingsLike {
-  IPAddress?: string;
-  GlobalIPv6Address?: string;
-  Networks?: Record<string, { IPAddress?: string; GlobalIPv6Address?: string }>;
-}
-
-/** Primary IPv4 first, then any other addresses Docker reports, without duplicates. */
-export function ipsFromNetworkSettings(settings: NetworkSettingsLike | undefined): string[] {
-  if (!settings) return [];
-  const ips: string[] = [];
-  const add = (ip: string | undefined): void => {
-    if (ip && !ips.includes(ip)) ips.push(ip);
-  };
-  add(settings.IPAddress);
-  for (const net of Object.values(settings.Networks ?? {})) add(net.IPAddress);
-  add(settings.GlobalIPv6Address);
-  for (const net of Object.values(settings.Networks ?? {})) add(net.GlobalIPv6Address);
-  return ips;
-}

@@ -16,6 +16,7 @@ import { parseNetDev } from '../cgroups/net-dev';
 import type { CgroupDirs } from '../cgroups/paths';
 import { CgroupReader } from '../cgroups/reader';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
+import { writableLayerDir } from '../docker/documents';
 import type { ContainerInspect } from '../docker/types';
 import type { DockerStorage } from '../storage/docker-storage';
 import type { Logger } from '../util/logger';
@@ -132,8 +133,8 @@ export class PodMetricsCollector {
   }
 
   private statLayer(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
-    const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
-    if (typeof upper !== 'string' || upper === '') return undefined;
+    const upper = writableLayerDir(inspect);
+    if (upper === undefined) return undefined;
     const st = fs.statSync(upper, { throwIfNoEntry: false });
     if (!st) return undefined;
     const { major, minor } = splitDev(st.dev);

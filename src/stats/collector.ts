@@ -10,6 +10,7 @@ import type { ContainerInspect, ContainerSummary } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
 import type { CgroupSetup } from '../cgroups/driver';
 import type { DockerClient } from '../docker/client';
+import { writableLayerDir } from '../docker/documents';
 import type { Logger } from '../util/logger';
 import { containerFromSummary } from '../status/container-convert';
 import type { DockerStorage } from '../storage/docker-storage';
@@ -73,13 +74,12 @@ export class StatsCollector {
       if (err instanceof DockerNotFoundError) return undefined;
       throw err;
     }
-    const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
     // The list's word decides, as for a known target: one it shows stopped gets no cgroup.
     const pid = running && inspect.State.Running ? inspect.State.Pid : 0;
     const cgroup = this.cgroups.dirsOf({ id: inspect.Id, pid, cgroupParent: inspect.HostConfig.CgroupParent ?? '' });
     const target: Target = {
       cgroup,
-      upperDir: typeof upper === 'string' && upper !== '' ? upper : undefined,
+      upperDir: writableLayerDir(inspect),
       podCgroup: cgroup && podCgroupDirs(cgroup, inspect.HostConfig.CgroupParent ?? '', inspect.Id),
       lastSeen: Date.now(),
     };

@@ -25,6 +25,7 @@
 // Until an image layer is measured its bytes are Docker's count and its inodes unknown (0).
 import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
+import { writableLayerDir } from '../docker/documents';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
@@ -283,8 +284,8 @@ export class DockerStorage {
         if (err instanceof DockerNotFoundError) continue;
         throw err;
       }
-      const upper = (inspect.GraphDriver?.Data as Record<string, unknown> | undefined)?.UpperDir;
-      if (typeof upper !== 'string' || !path.isAbsolute(upper)) continue;
+      const upper = writableLayerDir(inspect);
+      if (upper === undefined) continue;
       seen.add(c.Id);
       const dir = path.dirname(upper);
       const running = inspect.State.Running;

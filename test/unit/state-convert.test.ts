@@ -161,11 +161,20 @@ describe('what each Docker event does to the cache', () => {
   });
 
   it('drops the image answers on any image change or container commit', () => {
-    for (const action of ['pull', 'tag', 'untag', 'delete', 'import', 'load']) {
+    for (const action of ['pull', 'tag', 'untag', 'delete', 'import', 'load', 'create']) {
       assert.deepEqual(actionForEvent(ev('image', action, { name: 'busybox' }), unknown), { kind: 'images-changed' }, action);
     }
     assert.deepEqual(actionForEvent(ev('container', 'commit', {}), unknown), { kind: 'images-changed' });
     assert.deepEqual(actionForEvent(ev('image', 'save', {}), unknown), { kind: 'ignore' });
+  });
+
+  it('reads Action and Actor only: the same on an API 1.41 event (with the legacy status, id, from) and a 1.52 one (without)', () => {
+    const legacy = { status: 'start', id: ID, from: 'busybox', scope: 'local', ...ev('container', 'start', ours) } as DockerEvent;
+    assert.deepEqual(actionForEvent(legacy, unknown), { kind: 'refresh', id: ID });
+    assert.deepEqual(actionForEvent(ev('container', 'start', ours), unknown), { kind: 'refresh', id: ID });
+    // An event whose legacy fields disagree with Action/Actor is read by Action/Actor.
+    const stale = { ...legacy, status: 'destroy', id: 'e'.repeat(64) } as DockerEvent;
+    assert.deepEqual(actionForEvent(stale, unknown), { kind: 'refresh', id: ID });
   });
 
   it('subscribes to exactly the actions it acts on, so dockerd filters exec events out', () => {

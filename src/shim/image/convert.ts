@@ -55,15 +55,41 @@ export function imageFromSummary(image: ImageSummary, pinned: boolean): Image {
   return criImage(image, { username: '' }, pinned);
 }
 
+/** The fields of an image's own config (Docker's image spec, a superset of OCI's). */
+const IMAGE_CONFIG_FIELDS = ['User', 'ExposedPorts', 'Env', 'Entrypoint', 'Cmd', 'Volumes', 'WorkingDir', 'Labels', 'StopSignal', 'ArgsEscaped', 'Healthcheck', 'OnBuild', 'Shell'] as const;
+
+function isUnset(value: unknown): boolean {
+  if (value === null || value === undefined || value === '' || value === false) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+/**
+ * The image's config as API 1.52 gives it, whichever API answered: up to 1.49 Docker adds a
+ * container's fields (Hostname, Tty, Image, ...; dropped in 1.50), and up to 1.51 it gives
+ * unset fields as empty values (omitted from 1.52).
+ */
+export function imageConfigOf(config: ImageInspect['Config'] | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const given = (config ?? {}) as unknown as Record<string, unknown>;
+  for (const field of IMAGE_CONFIG_FIELDS) if (!isUnset(given[field])) out[field] = given[field];
+  return out;
+}
+
+/** Docker's zero time: API 1.43 and older give it for an image config without a creation time, 1.44 leaves Created out. */
+function imageCreated(created: string | undefined): string | undefined {
+  return created === undefined || created === '' || created.startsWith('0001-01-01') ? undefined : created;
+}
+
 /** The image's config, for ImageStatus verbose info (kubelet and crictl show it as JSON). */
 export function verboseImageInfo(image: ImageInspect): Record<string, string> {
   return {
     info: JSON.stringify({
       id: image.Id,
-      created: image.Created,
+      created: imageCreated(image.Created),
       architecture: image.Architecture,
       os: image.Os,
-      config: image.Config ?? {},
+      config: imageConfigOf(image.Config),
       rootfs: image.RootFS ?? {},
     }),
   };
