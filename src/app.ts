@@ -166,7 +166,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     // Process state, each piece built once, in the order they depend on each other.
     // Log followers ask whether a container stopped the moment its log stream ends, which can be
     // before the cache has heard of it: they go to Docker directly.
-    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs);
+    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '');
     logs = followers;
     // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
     const storage = new DockerStorage({ docker, log }, info.DockerRootDir ?? '', info.Driver ?? '');

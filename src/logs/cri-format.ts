@@ -228,14 +228,18 @@ const SEEK_GIVE_UP_MS = 2_000;
  * that stream with that timestamp), and lets everything after through.
  */
 export class ResumeFilter {
-  private seeking: { point: ResumePoint; ms: number; matched: number } | undefined;
+  private search: { point: ResumePoint; ms: number; matched: number } | undefined;
   private readonly runs: Partial<Record<StreamName, OpenRun>> = {};
   /** The stream of the last record written; undefined until one is known. */
   private lastStream: StreamName | undefined;
   /** The point given, while it names no stream and no record has placed us yet. */
   private unplaced: ResumePoint | undefined;
 
-  constructor(resume: ResumePoint | undefined) {
+  /**
+   * `seek: false` places the filter at the point without looking for it: for a reader that
+   * knows it continues right after the point's record (a json-file offset saved with it).
+   */
+  constructor(resume: ResumePoint | undefined, { seek = true }: { seek?: boolean } = {}) {
     if (resume?.stream) {
       // Whether these runs end open is not recorded; taking them as open only keeps them in
       // later points, which is harmless.
@@ -245,25 +249,30 @@ export class ResumeFilter {
     } else if (resume) {
       this.unplaced = { timestamp: resume.timestamp, count: resume.count };
     }
-    this.seek();
+    if (seek) this.seek();
   }
 
   /** Looks for the current point again (before replaying a stream from `sinceSeconds`). */
   seek(): void {
     const point = this.current();
-    this.seeking = point ? { point, ms: Date.parse(point.timestamp), matched: 0 } : undefined;
+    this.search = point ? { point, ms: Date.parse(point.timestamp), matched: 0 } : undefined;
+  }
+
+  /** True while records are being skipped in search of the point's record. */
+  get seeking(): boolean {
+    return this.search !== undefined;
   }
 
   /** True when the record has not been written before; the point then moves past it. */
   accept(r: LogRecord): boolean {
-    const s = this.seeking;
+    const s = this.search;
     if (s) {
       const sameStream = s.point.stream === undefined || s.point.stream === r.stream;
       if (sameStream && r.timestamp === s.point.timestamp) {
         s.matched++;
         if (s.matched >= s.point.count) {
           // The point's own record: everything after it is new.
-          this.seeking = undefined;
+          this.search = undefined;
           this.runs[r.stream] = { timestamp: r.timestamp, count: s.matched, open: r.partial };
           this.lastStream = r.stream;
           this.unplaced = undefined;
@@ -275,7 +284,7 @@ export class ResumeFilter {
       const runEnded = s.matched > 0 && sameStream;
       const tooFar = s.matched === 0 && Date.parse(r.timestamp) > s.ms + SEEK_GIVE_UP_MS;
       if (!runEnded && !tooFar) return false;
-      this.seeking = undefined;
+      this.search = undefined;
     }
     const run = this.runs[r.stream];
     if (run && run.timestamp === r.timestamp) {
@@ -293,6 +302,16 @@ export class ResumeFilter {
     if (this.lastStream) return pointOf(this.lastStream, this.runs);
     return this.unplaced ? { ...this.unplaced } : undefined;
   }
+}
+
+/**
+ * Whether two points name the same last record (a file's tail against a saved point). The
+ * other stream's run is left out: a filter restored from a point takes it as open, the file's
+ * tail may not, and any record written after the point changes the last record's run anyway.
+ */
+export function samePoint(a: ResumePoint | undefined, b: ResumePoint | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.stream === b.stream && a.timestamp === b.timestamp && a.count === b.count;
 }
 
 /**

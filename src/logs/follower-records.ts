@@ -1,19 +1,40 @@
 // What the log follower of each container must remember across a shim restart: where the
-// container's CRI log goes, whether it has a TTY, where writing stood at the last reopen, and
-// whether all its output is already written. One small JSON file per container under the
+// container's CRI log goes, whether it has a TTY, where writing stood at the last save (and,
+// reading Docker's json-file log, where in that file), and whether all its output is already
+// written. One small JSON file per container under the
 // shim's root directory, named by the container's (validated) ID, replaced atomically.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { validateId } from '../conventions/ids';
 import type { ResumePoint } from './cri-format';
 
+/** A byte offset in one json-file log (device and inode in decimal: they can exceed 2^53). */
+export interface JsonLogPosition {
+  device: string;
+  inode: string;
+  /** The start of the first line not yet written to the CRI log (or not yet known to be). */
+  offset: number;
+}
+
 export interface FollowerRecord {
   logPath: string;
   tty: boolean;
-  /** Where writing stood when the current file was opened (a reopen starts an empty file). */
+  /**
+   * Where writing stood at the last save: when the current file was opened (a reopen starts an
+   * empty file), and, reading a json-file log, when `jsonLog` was saved with it.
+   */
   resume?: ResumePoint;
+  /** The json-file log position `resume` belongs to (a follower that reads the file itself). */
+  jsonLog?: JsonLogPosition;
   /** All output is in the file: nothing to resume. */
   complete: boolean;
+}
+
+function jsonLogPosition(value: unknown): JsonLogPosition | undefined {
+  const v = value as Partial<JsonLogPosition> | undefined;
+  if (!v || typeof v.device !== 'string' || typeof v.inode !== 'string' || !/^\d+$/.test(v.device) || !/^\d+$/.test(v.inode)) return undefined;
+  if (typeof v.offset !== 'number' || !Number.isSafeInteger(v.offset) || v.offset < 0) return undefined;
+  return { device: v.device, inode: v.inode, offset: v.offset };
 }
 
 export class FollowerRecordStore {
@@ -39,7 +60,14 @@ export class FollowerRecordStore {
     try {
       const parsed = JSON.parse(fs.readFileSync(this.file(containerId), 'utf8')) as Partial<FollowerRecord>;
       if (typeof parsed.logPath !== 'string' || !path.isAbsolute(parsed.logPath)) return undefined;
-      return { logPath: parsed.logPath, tty: parsed.tty === true, resume: parsed.resume, complete: parsed.complete === true };
+      const jsonLog = jsonLogPosition(parsed.jsonLog);
+      return {
+        logPath: parsed.logPath,
+        tty: parsed.tty === true,
+        resume: parsed.resume,
+        ...(jsonLog ? { jsonLog } : {}),
+        complete: parsed.complete === true,
+      };
     } catch {
       return undefined;
     }

@@ -17,6 +17,8 @@ export class ContainerLogManager {
     private readonly log: Logger,
     rootDirectory: string,
     private readonly recorder: LogRecorder = NO_LOG_RECORDER,
+    /** Docker's root directory, where json-file logs are read from ("" reads every log through Docker's API). */
+    private readonly dockerRootDir = '',
   ) {
     this.store = new FollowerRecordStore(rootDirectory);
   }
@@ -42,7 +44,12 @@ export class ContainerLogManager {
   }
 
   private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle): void {
-    const follower = new LogFollower({ docker: this.docker, store: this.store, log: this.log, recorder: this.recorder }, containerId, state, file);
+    const follower = new LogFollower(
+      { docker: this.docker, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir },
+      containerId,
+      state,
+      file,
+    );
     this.followers.set(containerId, follower);
     // A container removed without RemoveContainer (with its pod, say) leaves nothing behind.
     void follower.done.then(() => {
@@ -64,11 +71,12 @@ export class ContainerLogManager {
 
   /**
    * Waits until everything a stopped container printed is in its file (the follower ends when
-   * Docker's stream does), or the time is up.
+   * it has read Docker's log to its end after the exit), or the time is up.
    */
   async drained(containerId: string, timeoutMs: number): Promise<boolean> {
     const follower = this.followers.get(containerId);
     if (!follower || !follower.active) return true;
+    follower.nudge();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     try {
@@ -76,6 +84,13 @@ export class ContainerLogManager {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** How many running followers read each source (for tests and debugging). */
+  sources(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const f of this.followers.values()) if (f.active && f.source) counts[f.source] = (counts[f.source] ?? 0) + 1;
+    return counts;
   }
 
   async reopen(containerId: string): Promise<void> {

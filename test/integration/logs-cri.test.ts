@@ -13,6 +13,9 @@ import { dockerApi } from '../support/images';
 import { waitFor } from '../support/poll';
 import { startShim, tempDir, type ShimProcess } from '../support/shim';
 import { busybox, logFile, runContainer, sh, SLEEP_FOREVER, waitExited, type TestPod } from '../support/pods';
+import { testLabels } from '../support/cleanup';
+import { TEST_BUSYBOX_IMAGE } from '../support/images';
+import { CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../src/conventions/labels';
 
 function readLog(file: string): CriLine[] {
   if (!fs.existsSync(file)) return [];
@@ -70,6 +73,52 @@ function underUmask(mode: number): number {
   const umask = /^Umask:\s+([0-7]+)$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
   assert.ok(umask, 'umask from /proc/self/status');
   return mode & ~parseInt(umask, 8);
+}
+
+/** The descriptors a process holds open on `file` (by /proc/<pid>/fd's links). */
+function descriptorsOn(pid: number, file: string): number {
+  return fs.readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+function dockerdPid(): number {
+  const pid = fs.readdirSync('/proc').find((p) => /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'dockerd');
+  assert.ok(pid, 'dockerd runs on this machine');
+  return Number(pid);
+}
+
+async function jsonLogPath(id: string): Promise<string> {
+  const { LogPath } = await dockerApi().getContainer(id).inspect();
+  return LogPath;
+}
+
+/** Which source the shim said it follows the container's log from (its debug log). */
+function followedFrom(shim: ShimProcess, id: string): string[] {
+  return shim
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('following the container log') && l.includes(id))
+    .map((l) => (JSON.parse(l) as { source: string }).source);
+}
+
+/**
+ * A container of `pod` made straight through Docker as CreateContainer makes one, but with a
+ * json-file log Docker rotates every `maxSize` (the shim's own containers rotate at 50 MB).
+ */
+async function createWithSmallDockerLog(run: string, pod: TestPod, name: string, command: string[], maxSize: string): Promise<string> {
+  const created = await dockerApi().createContainer({
+    name: `k8s_${name}_${pod.config.metadata!.name}_cds-test_${pod.config.metadata!.uid}_0`,
+    Image: TEST_BUSYBOX_IMAGE,
+    Cmd: command,
+    Labels: { ...testLabels(run), [CONTAINER_TYPE_LABEL]: TYPE_CONTAINER, [SANDBOX_ID_LABEL]: pod.id, [CONTAINER_LOG_PATH_LABEL]: logFile(pod, name) },
+    HostConfig: { NetworkMode: `container:${pod.id}`, LogConfig: { Type: 'json-file', Config: { 'max-size': maxSize, 'max-file': '2' } } },
+  });
+  return created.id;
 }
 
 async function waitForLine(file: string, text: string): Promise<void> {
@@ -234,6 +283,70 @@ describe('CRI container logs', () => {
       });
       second = await startShim({ rootDir });
       await waitFor('the new shim to catch up and go on', () => readLog(file).length >= atStop + 40);
+      await second.client.runtime.StopContainer({ containerId: id, timeout: 0 });
+      await waitExited(second.client, id);
+      assertConsecutive(fullLines(readLog(file), 'stdout'));
+    } finally {
+      await first?.stop();
+      await second?.stop();
+    }
+  });
+  it('reads a json-file container\'s log from Docker\'s file: no reader of it in dockerd, one inotify instance in the shim', async () => {
+    const id = await runContainer(shim.client, pod, busybox(run, 'from-file', COUNTER));
+    const file = logFile(pod, 'from-file');
+    await waitFor('some lines', () => readLog(file).length >= 5);
+    assert.deepEqual(followedFrom(shim, id), ['json-file']);
+    const jsonLog = await jsonLogPath(id);
+    // Docker's log API follower had dockerd open the file a second time, to read it.
+    assert.equal(descriptorsOn(dockerdPid(), jsonLog), 1, 'dockerd holds the file for writing only');
+    assert.equal(descriptorsOn(shim.child.pid!, jsonLog), 1, 'the shim reads it through one descriptor');
+    const inotify = fs.readdirSync(`/proc/${shim.child.pid!}/fd`).filter((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/${shim.child.pid!}/fd/${fd}`) === 'anon_inode:inotify';
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(inotify.length, 1, 'one inotify instance for every watch (libuv\'s, per event loop)');
+    await shim.client.runtime.StopContainer({ containerId: id, timeout: 0 });
+    await waitExited(shim.client, id);
+    assertConsecutive(fullLines(readLog(file), 'stdout'));
+    assert.equal(descriptorsOn(shim.child.pid!, jsonLog), 0, 'closed once the container stopped and all was read');
+  });
+
+  it('follows Docker\'s rotation of its json-file log without losing or repeating a line', async () => {
+    const count = 800;
+    const script = `i=0; while [ $i -lt ${count} ]; do echo "line-$i"; i=$((i+1)); usleep 2000; done`;
+    const id = await createWithSmallDockerLog(run, pod, 'docker-rotates', ['sh', '-c', script], '10k');
+    // Made behind its back: the shim knows it once Docker's event has reached its cache.
+    await waitFor('the shim to list the container', async () => (await shim.client.runtime.ListContainers({ filter: { id } })).containers.length === 1);
+    await shim.client.runtime.StartContainer({ containerId: id });
+    const jsonLog = await jsonLogPath(id);
+    await waitFor('Docker to rotate its log', () => fs.existsSync(`${jsonLog}.1`));
+    await waitExited(shim.client, id);
+    assert.deepEqual(followedFrom(shim, id), ['json-file']);
+    const lines = fullLines(readLog(logFile(pod, 'docker-rotates')), 'stdout');
+    assertConsecutive(lines);
+    assert.equal(lines.length, count);
+  });
+
+  it('loses and repeats no line when the shim is killed (SIGKILL) while the container prints', async () => {
+    const rootDir = tempDir('kill-root');
+    dirs.push(rootDir);
+    let first: ShimProcess | undefined = await startShim({ rootDir });
+    let second: ShimProcess | undefined;
+    try {
+      const id = await runContainer(first.client, pod, busybox(run, 'killed', COUNTER));
+      const file = logFile(pod, 'killed');
+      // Past the first position save, so the restart starts from a saved offset.
+      await waitFor('some lines', () => readLog(file).length >= 150, { timeoutMs: 30_000 });
+      await first.stop('SIGKILL');
+      first = undefined;
+      const atKill = readLog(file).length;
+      second = await startShim({ rootDir });
+      await waitFor('the new shim to go on', () => readLog(file).length >= atKill + 40);
+      assert.deepEqual(followedFrom(second, id), ['json-file']);
+      assert.doesNotMatch(second.output(), /position saved is gone/, 'resumed at the saved offset');
       await second.client.runtime.StopContainer({ containerId: id, timeout: 0 });
       await waitExited(second.client, id);
       assertConsecutive(fullLines(readLog(file), 'stdout'));
