@@ -4,6 +4,7 @@
 // output's unterminated end. With a TTY every line is "stdout". Pure: decoding, where a file
 // is expected to be, and what to do at a file's end; the I/O is in json-file-tail.ts.
 import * as path from 'node:path';
+import { isFullId } from '../conventions/ids';
 import { MAX_PIECE_BYTES, type LogRecord, type StreamName } from './cri-format';
 
 /**
@@ -157,7 +158,7 @@ export class JsonLogDecoder {
  * as root to read must not be anything else).
  */
 export function expectedJsonLogPath(dockerRootDir: string, id: string): string | undefined {
-  if (!path.isAbsolute(dockerRootDir) || !/^[0-9a-f]{64}$/.test(id)) return undefined;
+  if (!path.isAbsolute(dockerRootDir) || !isFullId(id)) return undefined;
   return path.join(path.resolve(dockerRootDir), 'containers', id, `${id}-json.log`);
 }
 

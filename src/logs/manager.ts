@@ -1,9 +1,10 @@
 // The shim's log followers, one per started container with a log path. Followers start with
 // StartContainer and, after a shim restart, for every container whose output was not yet all
 // written; they end when their container stops and are forgotten with RemoveContainer.
-import type * as fs from 'node:fs';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
-import { FailedPreconditionError } from '../errors';
+import { errorMessage, FailedPreconditionError } from '../errors';
 import type { Logger } from '../util/logger';
 import { LogFollower, NO_LOG_RECORDER, type LogRecorder } from './follower';
 import { FollowerRecordStore, type FollowerRecord } from './follower-records';
@@ -18,10 +19,13 @@ export class ContainerLogManager {
     rootDirectory: string,
     private readonly recorder: LogRecorder = NO_LOG_RECORDER,
     /** Docker's root directory, where json-file logs are read from ("" reads every log through Docker's API). */
-    private readonly dockerRootDir = '',
+    dockerRootDir = '',
   ) {
     this.store = new FollowerRecordStore(rootDirectory);
+    this.dockerRootDir = jsonLogRoot(dockerRootDir, log);
   }
+
+  private readonly dockerRootDir: string;
 
   /**
    * Starts copying a started container's output to its CRI log at `logPath`, through `file`,
@@ -114,5 +118,22 @@ export class ContainerLogManager {
     const all = [...this.followers.values()];
     this.followers.clear();
     await Promise.all(all.map((f) => f.stop()));
+  }
+}
+
+/**
+ * `dockerRootDir` when its containers' folders can be read here, else "" (every log through
+ * Docker's API): a shim in a container without Docker's root mounted (compose's `shim`
+ * service mounts it read-only) would otherwise wait for files it can never see.
+ */
+export function jsonLogRoot(dockerRootDir: string, log: Logger): string {
+  if (dockerRootDir === '') return '';
+  const containers = path.join(dockerRootDir, 'containers');
+  try {
+    fs.accessSync(containers, fs.constants.R_OK | fs.constants.X_OK);
+    return dockerRootDir;
+  } catch (err) {
+    log.warn({ dir: containers, err: errorMessage(err) }, "Docker's containers folder cannot be read here; container logs are read through Docker's log API");
+    return '';
   }
 }

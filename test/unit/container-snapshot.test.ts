@@ -5,16 +5,15 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, it } from 'node:test';
-import pino from 'pino';
 import { ContainerSnapshotFile, decodeContainerSnapshot, encodeContainerSnapshot } from '../../src/docker-cache/container-snapshot';
 import { DockerStateCache } from '../../src/docker-cache/state-cache';
 import { listedAsHeld, summaryFromInspect } from '../../src/docker-cache/summary';
 import type { ContainerInspect } from '../../src/docker/types';
-import { silentLogger, type Logger } from '../../src/util/logger';
+import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
 import { waitFor } from '../support/poll';
+import { recordingLogger } from '../support/recording-logger';
 import { inspectDoc, runningState } from './fixtures-docker-container';
 
 const LABELS = { 'io.kubernetes.docker.type': 'container' };
@@ -24,13 +23,6 @@ const ID_C = 'c'.repeat(64);
 
 function doc(id: string, state = runningState()): ContainerInspect {
   return inspectDoc({ Id: id, Name: `/k8s_c_${id.slice(0, 4)}_ns_uid_0`, State: state, Config: { Labels: LABELS } });
-}
-
-/** A logger whose lines a test can read. */
-function recordingLogger(): { log: Logger; lines: () => Array<{ msg: string; level: number }> } {
-  const out: string[] = [];
-  const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (out.push(chunk.toString()), done()) });
-  return { log: pino({ level: 'debug' }, sink), lines: () => out.map((l) => JSON.parse(l) as { msg: string; level: number }) };
 }
 
 describe('container snapshot', () => {
@@ -106,8 +98,7 @@ describe('container snapshot', () => {
     await cache.start();
     assert.equal(cache.synced, true);
     assert.deepEqual([...cache.containers.values()].map((c) => [c.Id, c.State.Status]).sort(), [[ID_A, 'running'], [ID_B, 'exited'], [ID_C, 'running']]);
-    const synced = rec.lines().find((l) => l.msg === 'state cache synced with Docker') as unknown as { fromSnapshot: number };
-    assert.equal(synced.fromSnapshot, 1);
+    assert.equal(rec.lines().find((l) => l.msg === 'state cache synced with Docker')?.fromSnapshot, 1);
     const inspected = (): unknown[] => docker.argsOf('inspectContainer').map((a) => a[0]);
     assert.deepEqual(inspected().filter((id) => id !== ID_A).sort(), [ID_B, ID_C], 'B (changed) and C (not saved) at the sync');
     confirmation.release();

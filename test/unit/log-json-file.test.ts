@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { encodeCriLine, MAX_PIECE_BYTES, ResumeFilter, samePoint, type LogRecord } from '../../src/logs/cri-format';
 import {
@@ -12,6 +15,8 @@ import {
   type JsonLogProblem,
 } from '../../src/logs/json-file';
 import { logSourceOf } from '../../src/logs/follower';
+import { jsonLogRoot } from '../../src/logs/manager';
+import { recordingLogger } from '../support/recording-logger';
 import type { ContainerInspect } from '../../src/docker/types';
 
 const ID = 'a'.repeat(64);
@@ -171,5 +176,22 @@ describe('resuming at a saved json-file offset', () => {
     // From the saved offset: the records after the saved point, up to the file's last, are old.
     assert.deepEqual([rec('b', T(2)), rec('c', T(3))].map((r) => filter.accept(r)), [false, true]);
     assert.equal(filter.seeking, false);
+  });
+});
+
+describe("Docker's root as the shim sees it", () => {
+  it('reads json-file logs where the containers folder can be read, and through the API where it cannot (logged)', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-docker-root-'));
+    try {
+      const { log, lines } = recordingLogger();
+      assert.equal(jsonLogRoot(root, log), '', 'no containers folder: a shim in a container without Docker\'s root mounted');
+      assert.match(lines().at(-1)!.msg, /containers folder cannot be read here/);
+      fs.mkdirSync(path.join(root, 'containers'));
+      assert.equal(jsonLogRoot(root, log), root);
+      assert.equal(jsonLogRoot('', log), '');
+      assert.equal(lines().length, 1);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
