@@ -4,6 +4,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { CniNetworkPlugin } from '../../src/network/cni/plugin';
 import { isLoopbackEntry, isLoopbackOnly, loopbackNetwork, PodAttachments } from '../../src/network/libcni/attachments';
 import { readCacheDocument, ResultCache } from '../../src/network/libcni/cache';
 import { parseNetworkConfig } from '../../src/network/libcni/config';
@@ -120,11 +121,12 @@ describe("a pod cri-dockerd set up: its loopback's cache file is under eth0 too"
     bridgeAddresses: async () => [],
     runningSandboxes: async () => [],
   };
-  /** Plugins that log each call (command, interface, type) and answer nothing. */
+  /** Plugins that log each call but VERSION (command, interface, type) and answer only VERSION. */
   const recordingPlugins = (): (() => string[]) => {
     const calls = path.join(dir, 'calls');
+    const version = `[ "$CNI_COMMAND" = VERSION ] && exec echo '{"cniVersion":"1.0.0","supportedVersions":["0.2.0","0.4.0","1.0.0"]}'`;
     for (const type of ['loopback', 'bridge', 'portmap']) {
-      fs.writeFileSync(path.join(dir, 'bin', type), `#!/bin/sh\ncat >/dev/null\necho "$CNI_COMMAND $CNI_IFNAME ${type}" >> ${calls}\n`, { mode: 0o755 });
+      fs.writeFileSync(path.join(dir, 'bin', type), `#!/bin/sh\ncat >/dev/null\n${version}\necho "$CNI_COMMAND $CNI_IFNAME ${type}" >> ${calls}\n`, { mode: 0o755 });
     }
     return () => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').trim().split('\n') : []);
   };
@@ -160,5 +162,16 @@ describe("a pod cri-dockerd set up: its loopback's cache file is under eth0 too"
     await attachments().tearDown(pod, current);
     assert.deepEqual(calls(), ['DEL eth0 loopback', 'DEL eth0 portmap', 'DEL eth0 bridge']);
     assert.deepEqual(fs.readdirSync(path.join(dir, 'results')), [], 'the torn file goes once its DEL is done');
+  });
+
+  it("finds today's network for that fallback when StopPodSandbox is the first call after a restart", async () => {
+    criDockerdPod();
+    write(`k8s-pod-network-${ID}-eth0`, '{"kind":"cniCacheV1","contai');
+    fs.mkdirSync(path.join(dir, 'net.d'));
+    fs.writeFileSync(path.join(dir, 'net.d', '10-pod.conflist'), JSON.stringify(POD_NETWORK));
+    const calls = recordingPlugins();
+    const plugin = new CniNetworkPlugin({ binDirs: [path.join(dir, 'bin')], confDir: path.join(dir, 'net.d'), cacheDir: dir, timeoutMs: 5000 }, host, silentLogger());
+    await plugin.tearDownPod(pod);
+    assert.deepEqual(calls(), ['DEL eth0 loopback', 'DEL eth0 portmap', 'DEL eth0 bridge']);
   });
 });

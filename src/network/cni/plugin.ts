@@ -67,7 +67,9 @@ export class CniNetworkPlugin implements NetworkPlugin {
   }
 
   async tearDownPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
-    this.problem();
+    // The network chosen is the fallback DEL's where the cache has none of the pod's: wait for
+    // the VERSION probes (a StopPodSandbox may be the first call after a restart).
+    await this.settledProblem(signal);
     await this.attachments.tearDown(pod, this.selection?.network, signal);
   }
 
