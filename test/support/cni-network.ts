@@ -19,6 +19,10 @@ export interface TestNetworkOptions {
   /** Add an IPv6 range beside the IPv4 one (dual stack). */
   ipv6?: boolean;
   cniVersion?: string;
+  /** The network's name before its unique tag (default cds-test). */
+  namePrefix?: string;
+  /** The bridge masquerades the pods' traffic (a CNI-<hash> chain per pod); default false. */
+  ipMasq?: boolean;
 }
 
 export interface TestNetwork {
@@ -81,7 +85,7 @@ export function removeCniChainsSince(before: ReadonlySet<string>): void {
 
 export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
   const tag = randomBytes(3).toString('hex');
-  const name = `cds-test-${tag}`;
+  const name = `${options.namePrefix ?? 'cds-test'}-${tag}`;
   const bridge = `cds${tag}`;
   const third = randomBytes(1)[0]!;
   const subnet = `10.234.${third}.0/24`;
@@ -104,7 +108,7 @@ export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
     name,
     plugins: [
       ...(options.leading ?? []),
-      { type: 'bridge', bridge, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', dataDir: ipamDir, ranges, routes } },
+      { type: 'bridge', bridge, isGateway: true, ipMasq: options.ipMasq ?? false, hairpinMode: true, ipam: { type: 'host-local', dataDir: ipamDir, ranges, routes } },
       ...(options.extraPlugins ?? [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall', backend: 'iptables' }]),
     ],
   };

@@ -4,19 +4,26 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { CniNetworkPlugin } from '../../src/network/cni/plugin';
+import { isLoopbackEntry, isLoopbackOnly, loopbackNetwork, PodAttachments } from '../../src/network/libcni/attachments';
 import { readCacheDocument, ResultCache } from '../../src/network/libcni/cache';
 import { parseNetworkConfig } from '../../src/network/libcni/config';
 import { parseResult, podIpsOf } from '../../src/network/libcni/result';
+import type { NetworkHost } from '../../src/network/host';
+import { silentLogger } from '../../src/util/logger';
 import { tempDir } from '../support/temp';
 
 const ID = 'c'.repeat(64);
 const base64 = (doc: unknown): string => Buffer.from(JSON.stringify(doc)).toString('base64');
-/** cri-dockerd's loopback, as libcni caches it: cniVersion 0.2.0, no cniArgs or capabilityArgs. */
+/**
+ * cri-dockerd's loopback, as libcni caches it: cniVersion 0.2.0, no cniArgs or capabilityArgs,
+ * and interface eth0 (cri-dockerd runs every attachment with kubelet's default interface name).
+ */
 const LIBCNI_LOOPBACK = {
   kind: 'cniCacheV1',
   containerId: ID,
   config: base64({ cniVersion: '0.2.0', name: 'cni-loopback', plugins: [{ type: 'loopback' }] }),
-  ifName: 'lo',
+  ifName: 'eth0',
   networkName: 'cni-loopback',
   netns: '/proc/123/ns/net',
   result: { cniVersion: '0.2.0', ip4: { ip: '127.0.0.1/8' }, dns: {} },
@@ -68,7 +75,7 @@ describe('ResultCache.read', () => {
 
   it('reads what it can, names the files it cannot use, and follows no symlink', () => {
     const results = path.join(dir, 'results');
-    fs.writeFileSync(path.join(results, `cni-loopback-${ID}-lo`), JSON.stringify(LIBCNI_LOOPBACK));
+    fs.writeFileSync(path.join(results, `cni-loopback-${ID}-lo`), JSON.stringify({ ...LIBCNI_LOOPBACK, ifName: 'lo' }));
     fs.writeFileSync(path.join(results, `torn-${ID}-eth0`), '{"kind":"cniCacheV1","contai');
     fs.writeFileSync(path.join(dir, 'elsewhere'), JSON.stringify({ ...LIBCNI_LOOPBACK, ifName: 'eth0', networkName: 'linked' }));
     fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(results, `linked-${ID}-eth0`));
@@ -83,5 +90,88 @@ describe('ResultCache.read', () => {
     assert.equal(fs.existsSync(path.join(results, `torn-${ID}-eth0`)), false);
     assert.throws(() => cache.removeFile('../elsewhere'), /not a cache file name/);
     assert.deepEqual(cache.read('not-an-id', 'lo'), []);
+  });
+});
+
+describe("a pod cri-dockerd set up: its loopback's cache file is under eth0 too", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir('cni-cri-dockerd');
+    fs.mkdirSync(path.join(dir, 'results'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'bin'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** cri-dockerd's loopback list, byte for byte as its source has it. */
+  const CRI_DOCKERD_LOOPBACK = '{\n  "cniVersion": "0.2.0",\n  "name": "cni-loopback",\n  "plugins":[{\n    "type": "loopback"\n  }]\n}';
+  const POD_NETWORK = { cniVersion: '0.4.0', name: 'k8s-pod-network', plugins: [{ type: 'bridge' }, { type: 'portmap', capabilities: { portMappings: true } }] };
+  const write = (file: string, doc: unknown): void => fs.writeFileSync(path.join(dir, 'results', file), typeof doc === 'string' ? doc : JSON.stringify(doc));
+  /** Libcni's entries as cri-dockerd left them: loopback (its 0.2.0 result has no addresses), then the pod network's. */
+  const criDockerdPod = (): void => {
+    write(`cni-loopback-${ID}-eth0`, { ...LIBCNI_LOOPBACK, config: Buffer.from(CRI_DOCKERD_LOOPBACK).toString('base64'), result: { cniVersion: '0.2.0', dns: {} } });
+    write(`k8s-pod-network-${ID}-eth0`, {
+      kind: 'cniCacheV1', containerId: ID, config: base64(POD_NETWORK), ifName: 'eth0', networkName: 'k8s-pod-network',
+      result: { cniVersion: '0.4.0', interfaces: [{ name: 'eth0', sandbox: '/proc/1/ns/net' }], ips: [{ version: '4', address: '10.22.0.7/24', interface: 0 }], dns: {} },
+    });
+  };
+  const host: NetworkHost = {
+    netnsPath: async () => undefined,
+    portMappings: () => [],
+    podCidrs: () => [],
+    bridgeAddresses: async () => [],
+    runningSandboxes: async () => [],
+  };
+  /** Plugins that log each call but VERSION (command, interface, type) and answer only VERSION. */
+  const recordingPlugins = (): (() => string[]) => {
+    const calls = path.join(dir, 'calls');
+    const version = `[ "$CNI_COMMAND" = VERSION ] && exec echo '{"cniVersion":"1.0.0","supportedVersions":["0.2.0","0.4.0","1.0.0"]}'`;
+    for (const type of ['loopback', 'bridge', 'portmap']) {
+      fs.writeFileSync(path.join(dir, 'bin', type), `#!/bin/sh\ncat >/dev/null\n${version}\necho "$CNI_COMMAND $CNI_IFNAME ${type}" >> ${calls}\n`, { mode: 0o755 });
+    }
+    return () => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').trim().split('\n') : []);
+  };
+  const attachments = (): PodAttachments => new PodAttachments({ binDirs: [path.join(dir, 'bin')], cacheDir: dir, timeoutMs: 5000 }, host, silentLogger());
+  const pod = { podName: 'p', podNamespace: 'ns', podUid: 'u', sandboxId: ID, annotations: {} };
+
+  it('tells loopback entries apart by their plugins, whatever their interface', () => {
+    assert.equal(isLoopbackEntry({ networkName: 'cni-loopback', config: Buffer.from(CRI_DOCKERD_LOOPBACK).toString('base64') }), true);
+    assert.equal(isLoopbackEntry({ networkName: 'k8s-pod-network', config: base64(POD_NETWORK) }), false);
+    assert.equal(isLoopbackEntry({ networkName: 'x', config: base64('not a config') }), false);
+    assert.equal(isLoopbackOnly(loopbackNetwork('1.0.0')), true);
+  });
+
+  it("takes the pod's IP from the pod network's entry, not the loopback's listed before it", () => {
+    criDockerdPod();
+    assert.deepEqual(attachments().ipsOf(ID), ['10.22.0.7']);
+    assert.equal(attachments().podNetworkEntry(ID)?.networkName, 'k8s-pod-network');
+  });
+
+  it("runs DEL of both on teardown, with each one's own config", async () => {
+    criDockerdPod();
+    const calls = recordingPlugins();
+    await attachments().tearDown(pod, undefined);
+    assert.deepEqual(calls().sort(), ['DEL eth0 bridge', 'DEL eth0 loopback', 'DEL eth0 portmap']);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'results')), []);
+  });
+
+  it("falls back to a DEL with today's network when the pod network's entry is torn, though loopback's is usable", async () => {
+    criDockerdPod();
+    write(`k8s-pod-network-${ID}-eth0`, '{"kind":"cniCacheV1","contai');
+    const calls = recordingPlugins();
+    const current = { name: 'k8s-pod-network', cniVersion: '0.4.0', plugins: POD_NETWORK.plugins, source: '10-pod.conflist', bytes: JSON.stringify(POD_NETWORK) };
+    await attachments().tearDown(pod, current);
+    assert.deepEqual(calls(), ['DEL eth0 loopback', 'DEL eth0 portmap', 'DEL eth0 bridge']);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'results')), [], 'the torn file goes once its DEL is done');
+  });
+
+  it("finds today's network for that fallback when StopPodSandbox is the first call after a restart", async () => {
+    criDockerdPod();
+    write(`k8s-pod-network-${ID}-eth0`, '{"kind":"cniCacheV1","contai');
+    fs.mkdirSync(path.join(dir, 'net.d'));
+    fs.writeFileSync(path.join(dir, 'net.d', '10-pod.conflist'), JSON.stringify(POD_NETWORK));
+    const calls = recordingPlugins();
+    const plugin = new CniNetworkPlugin({ binDirs: [path.join(dir, 'bin')], confDir: path.join(dir, 'net.d'), cacheDir: dir, timeoutMs: 5000 }, host, silentLogger());
+    await plugin.tearDownPod(pod);
+    assert.deepEqual(calls(), ['DEL eth0 loopback', 'DEL eth0 portmap', 'DEL eth0 bridge']);
   });
 });

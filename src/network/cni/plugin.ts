@@ -8,7 +8,7 @@ import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
 import type { NetworkHost, PodDns, PodRef } from '../host';
 import { NETWORK_NOT_READY, type NetworkPlugin, type NetworkStatus, type PodNetworkStatus } from '../plugin';
-import { PodAttachments, POD_IFNAME } from '../libcni/attachments';
+import { PodAttachments } from '../libcni/attachments';
 import { DEFAULT_PLUGIN_TIMEOUT_MS } from '../libcni/runtime';
 import { supportsCheck } from '../libcni/version';
 import { chooseNetwork, CONFIG_EXTENSIONS, declaredCapabilities, type NetworkConfigList } from '../libcni/config';
@@ -67,7 +67,9 @@ export class CniNetworkPlugin implements NetworkPlugin {
   }
 
   async tearDownPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
-    this.problem();
+    // The network chosen is the fallback DEL's where the cache has none of the pod's: wait for
+    // the VERSION probes (a StopPodSandbox may be the first call after a restart).
+    await this.settledProblem(signal);
     await this.attachments.tearDown(pod, this.selection?.network, signal);
   }
 
@@ -90,8 +92,8 @@ export class CniNetworkPlugin implements NetworkPlugin {
     let checked = 0;
     const failed: string[] = [];
     for (const sandboxId of await this.host.runningSandboxes()) {
-      const entry = this.runtime.cache.forContainer(sandboxId, POD_IFNAME).find((e) => e.result);
-      if (!entry?.result || !supportsCheck(entry.result.cniVersion)) continue;
+      const entry = this.attachments.podNetworkEntry(sandboxId);
+      if (!entry || !supportsCheck(entry.result.cniVersion)) continue;
       checked++;
       try {
         await this.attachments.check({ podName: '', podNamespace: '', podUid: '', sandboxId, annotations: {} });

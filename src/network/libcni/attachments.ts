@@ -7,6 +7,7 @@ import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
 import { capabilityArgs, cniArgs } from './args';
 import { parseNetworkConfig, type NetworkConfigList } from './config';
+import type { CachedAttachment } from './cache';
 import { podIpsOf, type CniResult } from './result';
 import { CniRuntime, type Attachment, type CniRuntimeOptions } from './runtime';
 
@@ -70,7 +71,7 @@ export class PodAttachments {
           unusable.push(read.file);
           continue;
         }
-        if (ifName === POD_IFNAME) podNetworkCached = true;
+        if (ifName === POD_IFNAME && !isLoopbackOnly(network)) podNetworkCached = true;
         const att: Attachment = { containerId: pod.sandboxId, netns, ifName, args: read.entry.cniArgs, capabilityArgs: read.entry.capabilityArgs };
         await this.runtime.del(network, att, read.entry.result ?? read.entry.partialResult, signal);
       }
@@ -94,7 +95,17 @@ export class PodAttachments {
 
   /** The last ADD result of the pod's network, if it has one. */
   resultOf(sandboxId: string): CniResult | undefined {
-    return this.results.get(sandboxId) ?? this.runtime.cache.forContainer(sandboxId, POD_IFNAME).find((e) => e.result)?.result;
+    return this.results.get(sandboxId) ?? this.podNetworkEntry(sandboxId)?.result;
+  }
+
+  /**
+   * The cache entry of the pod network's finished ADD: of eth0's entries, not a loopback one
+   * (cri-dockerd, as dockershim did, attached its loopback with interface eth0 too).
+   */
+  podNetworkEntry(sandboxId: string): (CachedAttachment & { result: CniResult }) | undefined {
+    return this.runtime.cache
+      .forContainer(sandboxId, POD_IFNAME)
+      .find((e): e is CachedAttachment & { result: CniResult } => e.result !== undefined && !isLoopbackEntry(e));
   }
 
   ipsOf(sandboxId: string): string[] {
@@ -103,11 +114,25 @@ export class PodAttachments {
 
   /** CHECK of the pod's network (spec 0.4.0 and later): throws what a plugin finds wrong. */
   async check(pod: PodRef, signal?: AbortSignal): Promise<void> {
-    const entry = this.runtime.cache.forContainer(pod.sandboxId, POD_IFNAME).find((e) => e.result);
+    const entry = this.podNetworkEntry(pod.sandboxId);
     const netns = await this.host.netnsPath(pod.sandboxId);
     if (!entry?.result || netns === undefined) throw new UnavailableError(`pod ${pod.podNamespace}/${pod.podName} has no network to check`);
     const network = parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'), 'cached');
     await this.runtime.check(network, { containerId: pod.sandboxId, netns, ifName: POD_IFNAME, args: entry.cniArgs, capabilityArgs: entry.capabilityArgs }, entry.result, signal);
+  }
+}
+
+/** A network of loopback plugins only: the pod's loopback, whatever interface it was cached under. */
+export function isLoopbackOnly(network: Pick<NetworkConfigList, 'plugins'>): boolean {
+  return network.plugins.every((p) => p.type === 'loopback');
+}
+
+/** Whether a cache entry is a loopback attachment; false when its config cannot be read. */
+export function isLoopbackEntry(entry: Pick<CachedAttachment, 'config' | 'networkName'>): boolean {
+  try {
+    return isLoopbackOnly(parseNetworkConfig(`cache of ${entry.networkName}`, Buffer.from(entry.config, 'base64').toString('utf8'), 'cached'));
+  } catch {
+    return false;
   }
 }
 
