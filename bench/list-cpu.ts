@@ -108,8 +108,8 @@ async function main(argv: readonly string[]): Promise<void> {
   const dump = option(argv, 'dump');
 
   const docker = new FakeDocker();
-  const pauseImage = docker.addImage('registry.test/pause:3.10');
-  const appImage = docker.addImage(APP_IMAGE);
+  const pauseImage = docker.addImage('registry.test/pause:3.10', { Id: `sha256:${idOf('pause')}` });
+  const appImage = docker.addImage(APP_IMAGE, { Id: `sha256:${idOf('app')}` });
   const made = Array.from({ length: pods }, (_, i) => podOf(i, cgroups ? process.pid : 0, pauseImage.Id, appImage.Id));
   for (const { docs } of made) for (const doc of docs) docker.containers.set(doc.Id, doc);
 

@@ -28,6 +28,7 @@ import { isFullId } from '../conventions/ids';
 import { cacheableListQuery, matchesListQuery } from './list-query';
 import type { DockerStateCache } from './state-cache';
 import { statusText, summaryFromInspect } from './summary';
+import { listObjectsFromDocker, matchesObjectQuery, objectFromInspect, type ObjectQuery, type ShimObject } from '../docker/shim-objects';
 
 export class CachingDockerClient implements DockerClient {
   readonly endpoint: string;
@@ -36,6 +37,8 @@ export class CachingDockerClient implements DockerClient {
    * documents change rarely (a changed container is a new document). Only Status follows the clock.
    */
   private readonly summaries = new WeakMap<ContainerInspect, ContainerSummary>();
+  /** Each held document's object (null: not one of the shim's), made once as its list entry is. */
+  private readonly objects = new WeakMap<ContainerInspect, ShimObject | null>();
 
   constructor(
     private readonly docker: DockerClient,
@@ -74,6 +77,34 @@ export class CachingDockerClient implements DockerClient {
       this.summaries.set(c, made);
     }
     return { ...made, Status: statusText(c.State, nowMs) };
+  }
+
+  async listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+    opts?.signal?.throwIfAborted();
+    if (!this.cache.synced) return listObjectsFromDocker(this.docker, query, opts);
+    const matched: ContainerInspect[] = [];
+    for (const c of this.cache.containers.values()) {
+      const o = this.objectOf(c, undefined);
+      if (o && matchesObjectQuery(o, query)) matched.push(c);
+    }
+    let images: Map<string, string>;
+    try {
+      images = await this.listedImageNames(matched, opts);
+    } catch {
+      return listObjectsFromDocker(this.docker, query, opts);
+    }
+    // Docker lists the newest first.
+    return matched.map((c) => this.objectOf(c, images.get(c.Id) ?? c.Image)!).sort((a, b) => b.createdSeconds - a.createdSeconds);
+  }
+
+  /** The document's object; `image` (undefined: not known yet) is what Docker's list shows as its Image. */
+  private objectOf(c: ContainerInspect, image: string | undefined): ShimObject | undefined {
+    let made = this.objects.get(c);
+    if (made === undefined || (made !== null && image !== undefined && made.image !== image)) {
+      made = objectFromInspect(c, image ?? c.Config.Image) ?? null;
+      this.objects.set(c, made);
+    }
+    return made ?? undefined;
   }
 
   async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {

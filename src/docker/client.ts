@@ -20,6 +20,7 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
+import type { ObjectQuery, ShimObject } from './shim-objects';
 
 /** Per-call options every method takes: the caller's cancellation. */
 export interface CallOptions {
@@ -54,6 +55,11 @@ export interface DockerClient {
   info(opts?: CallOptions): Promise<DockerInfo>;
 
   listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]>;
+  /**
+   * The shim's own objects the query matches, newest first (see ./shim-objects.ts): one list
+   * call to Docker, or none where the state cache answers.
+   */
+  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]>;
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect>;
   /** Returns the new container's ID. */
   createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string>;

@@ -38,6 +38,7 @@ import type {
   SystemDataUsage,
 } from './types';
 import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
+import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
 
 interface DialOptions {
   path: string;
@@ -205,6 +206,10 @@ export class DockerodeClient implements DockerClient {
       },
       opts,
     );
+  }
+
+  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+    return listObjectsFromDocker(this, query, opts);
   }
 
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {

@@ -34,6 +34,7 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
+import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
 
 /** The Docker operations, named as the interface's methods (a fixed set, so a bounded label). */
 export type DockerOperation = Exclude<keyof DockerClient, 'endpoint' | 'demux'>;
@@ -113,6 +114,11 @@ export class InstrumentedDockerClient implements DockerClient {
 
   listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
     return this.timed('listContainers', () => this.docker.listContainers(query, opts));
+  }
+
+  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+    // Through this.listContainers, so the list call it makes is counted.
+    return listObjectsFromDocker(this, query, opts);
   }
 
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {

@@ -1,18 +1,19 @@
 // Gathers the figures behind the stats RPCs. The first time a container is seen running it is
-// inspected once to find its cgroup directories (through ../cgroups/reader.ts, from its init
-// process) and its writable layer; later calls read the cgroup files without asking Docker
-// anything but the one list call. Seen stopped, it is looked up afresh when it runs again (a
+// looked up once to find its cgroup directories (through ../cgroups/reader.ts, from its init
+// process) and its writable layer, in the inspect document the state cache holds (Docker is
+// asked only while the cache is unsynced); later calls read the cgroup files alone. Seen stopped, it is looked up afresh when it runs again (a
 // new process). The CPU rate tracker lives here too; the writable layers' figures come from
 // ../storage, measured in the background.
 import * as path from 'node:path';
 import type { ContainerStats, NetworkUsage } from '../cri/types';
-import type { ContainerInspect, ContainerSummary } from '../docker/types';
+import type { ContainerInspect } from '../docker/types';
+import type { ShimObject } from '../docker/shim-objects';
 import { DockerNotFoundError } from '../errors';
 import type { CgroupSetup } from '../cgroups/driver';
 import type { DockerClient } from '../docker/client';
 import { writableLayerDir } from '../docker/documents';
 import type { Logger } from '../util/logger';
-import { containerFromSummary } from '../status/container-convert';
+import { containerFromObject } from '../status/container-convert';
 import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
 import { CgroupReader } from '../cgroups/reader';
@@ -54,14 +55,14 @@ export class StatsCollector {
   }
 
   /** The container's target, inspecting it when not known yet. Undefined: it was removed meanwhile. */
-  private async target(c: ContainerSummary, signal: AbortSignal): Promise<Target | undefined> {
+  private async target(c: ShimObject, signal: AbortSignal): Promise<Target | undefined> {
     signal.throwIfAborted();
-    const known = this.targets.get(c.Id);
-    const running = c.State === 'running';
+    const known = this.targets.get(c.id);
+    const running = c.status === 'running';
     if (known && !running && known.cgroup !== undefined) {
       // Its cgroup went with its process; a restart is a new process, looked up afresh.
       known.cgroup = known.podCgroup = undefined;
-      this.forgetCgroup(c.Id);
+      this.forgetCgroup(c.id);
     }
     if (known && (known.cgroup !== undefined || !running)) {
       known.lastSeen = Date.now();
@@ -69,7 +70,7 @@ export class StatsCollector {
     }
     let inspect: ContainerInspect;
     try {
-      inspect = await this.shim.docker.inspectContainer(c.Id, { signal });
+      inspect = c.inspect ?? (await this.shim.docker.inspectContainer(c.id, { signal }));
     } catch (err) {
       if (err instanceof DockerNotFoundError) return undefined;
       throw err;
@@ -83,7 +84,7 @@ export class StatsCollector {
       podCgroup: cgroup && podCgroupDirs(cgroup, inspect.HostConfig.CgroupParent ?? '', inspect.Id),
       lastSeen: Date.now(),
     };
-    this.targets.set(c.Id, target);
+    this.targets.set(c.id, target);
     return target;
   }
 
@@ -105,22 +106,22 @@ export class StatsCollector {
   }
 
   /** Stats of one container; undefined when it was removed meanwhile. */
-  async containerStats(c: ContainerSummary, signal: AbortSignal): Promise<ContainerStats | undefined> {
+  async containerStats(c: ShimObject, signal: AbortSignal): Promise<ContainerStats | undefined> {
     return (await this.containerFigures(c, signal))?.stats;
   }
 
   /** The stats and the raw sample (pods add the samples up). */
-  async containerFigures(c: ContainerSummary, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupSample | undefined } | undefined> {
+  async containerFigures(c: ShimObject, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupSample | undefined } | undefined> {
     const target = await this.target(c, signal);
     // The files are read only for a caller still waiting (the inspect above may have taken a while).
     signal.throwIfAborted();
     if (!target) return undefined;
-    const sample = this.sampleOf(c.Id, target);
-    const layer = this.layerOf(c.Id, target);
+    const sample = this.sampleOf(c.id, target);
+    const layer = this.layerOf(c.id, target);
     const timestamp = nowNanos();
-    const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.Id, sample.cpuUsageNs, process.hrtime.bigint());
-    if (!sample) this.rates.forget(c.Id);
-    const { id, metadata, labels, annotations } = containerFromSummary(c);
+    const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.id, sample.cpuUsageNs, process.hrtime.bigint());
+    if (!sample) this.rates.forget(c.id);
+    const { id, metadata, labels, annotations } = containerFromObject(c);
     const stats = containerStatsOf({ attributes: { id, metadata, labels, annotations }, sample, nanoCores, layer, timestamp });
     return { stats, sample };
   }
@@ -130,16 +131,16 @@ export class StatsCollector {
    * and its network namespace's counters.
    */
   async sandboxFigures(
-    pause: ContainerSummary,
+    pause: ShimObject,
     signal: AbortSignal,
   ): Promise<{ sample: CgroupSample | undefined; podSample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
     const target = await this.target(pause, signal);
     signal.throwIfAborted();
-    const sample = target && this.sampleOf(pause.Id, target);
-    const podSample = target && sample && this.sampleOf(pause.Id, target, 'podCgroup');
+    const sample = target && this.sampleOf(pause.id, target);
+    const podSample = target && sample && this.sampleOf(pause.id, target, 'podCgroup');
     let network: NetworkUsage | undefined;
     if (sample && target?.cgroup) {
-      const text = this.podNetDev(pause.Id, target.cgroup);
+      const text = this.podNetDev(pause.id, target.cgroup);
       if (text !== undefined) network = networkUsage(parseNetDev(text), nowNanos());
     }
     return { sample, podSample, network };

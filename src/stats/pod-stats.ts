@@ -3,8 +3,8 @@
 // of its pause container and its running containers; its network counters are those of the
 // pause process's namespace.
 import type { PodSandboxStats } from '../cri/types';
-import type { ContainerSummary } from '../docker/types';
-import { sandboxFromSummary } from '../status/sandbox-convert';
+import type { ShimObject } from '../docker/shim-objects';
+import { sandboxFromObject } from '../status/sandbox-convert';
 import { nowNanos } from '../util/time';
 import type { CgroupSample } from './cgroup-sample';
 import type { StatsCollector } from './collector';
@@ -13,8 +13,8 @@ import { cpuUsage, memoryUsage, sumSamples } from './convert';
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,
-  pause: ContainerSummary,
-  members: readonly ContainerSummary[],
+  pause: ShimObject,
+  members: readonly ShimObject[],
   signal: AbortSignal,
 ): Promise<PodSandboxStats> {
   signal.throwIfAborted();
@@ -26,10 +26,10 @@ export async function podSandboxStatsOf(
   const samples = [own.sample, ...present.map((f) => f.sample)].filter((s): s is CgroupSample => s !== undefined);
   const total = own.sample ? (own.podSample ?? sumSamples(samples)) : undefined;
   const timestamp = nowNanos();
-  const key = `pod:${pause.Id}`;
+  const key = `pod:${pause.id}`;
   const nanoCores = total?.cpuUsageNs === undefined ? undefined : collector.rates.rate(key, total.cpuUsageNs, process.hrtime.bigint());
   if (!total) collector.rates.forget(key);
-  const { id, metadata, labels, annotations } = sandboxFromSummary(pause, undefined);
+  const { id, metadata, labels, annotations } = sandboxFromObject(pause, undefined);
   const linux: NonNullable<PodSandboxStats['linux']> = {
     cpu: cpuUsage(total, nanoCores, timestamp),
     memory: memoryUsage(total, timestamp),

@@ -1,8 +1,7 @@
-// Docker's view of a container (inspect or list summary) as CRI's ContainerStatus and
-// Container, and CRI's ContainerFilter as a predicate. Pure.
+// Docker's view of a container (its inspect document, or the shim's object of it) as CRI's
+// ContainerStatus and Container. Pure.
 import type {
   Container,
-  ContainerFilter__Output,
   ContainerResources,
   Mount,
   MountPropagation__Output,
@@ -10,9 +9,10 @@ import type {
   ContainerStatus,
   ContainerUser,
 } from '../cri/types';
-import type { ContainerInspect, ContainerSummary, DockerMount, ImageMount } from '../docker/types';
+import type { ContainerInspect, DockerMount, ImageMount } from '../docker/types';
+import { containerStateOf, type ShimObject } from '../docker/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../util/time';
-import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL } from '../conventions/labels';
+import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels } from '../conventions/labels';
 import { parseContainerDockerName } from '../conventions/naming';
 import { criSignal } from '../conventions/signals';
 
@@ -34,23 +34,6 @@ export function stateOf(state: ContainerInspect['State']): ContainerState__Outpu
     case 'created':
       // A start that failed leaves the container "created", with the error recorded.
       return state.Error ? 'CONTAINER_EXITED' : 'CONTAINER_CREATED';
-    case 'exited':
-    case 'dead':
-      return 'CONTAINER_EXITED';
-    default:
-      return 'CONTAINER_UNKNOWN';
-  }
-}
-
-/** Docker's summary `State` ("created", "running", ...) as CRI's state. */
-export function stateOfSummary(state: string): ContainerState__Output {
-  switch (state) {
-    case 'created':
-      return 'CONTAINER_CREATED';
-    case 'running':
-    case 'restarting':
-    case 'paused':
-      return 'CONTAINER_RUNNING';
     case 'exited':
     case 'dead':
       return 'CONTAINER_EXITED';
@@ -126,29 +109,20 @@ export function containerStatusFromInspect(
   return status;
 }
 
-export function containerFromSummary(c: ContainerSummary): Container {
-  const { labels, annotations } = fromDockerLabels(c.Labels);
+/** The container as ListContainers gives it; its label maps are the object's own (read, never change them). */
+export function containerFromObject(c: ShimObject): Container {
   return {
-    id: c.Id,
-    podSandboxId: c.Labels?.[SANDBOX_ID_LABEL] ?? '',
-    metadata: metadataOf(c.Names?.[0] ?? ''),
-    image: { image: c.Image },
-    imageRef: c.ImageID,
-    imageId: c.ImageID,
-    state: stateOfSummary(c.State),
-    createdAt: secondsToNanos(c.Created),
-    labels,
-    annotations,
+    id: c.id,
+    podSandboxId: c.sandboxId,
+    metadata: metadataOf(c.name),
+    image: { image: c.image },
+    imageRef: c.imageId,
+    imageId: c.imageId,
+    state: containerStateOf(c.status),
+    createdAt: secondsToNanos(c.createdSeconds),
+    labels: c.labels,
+    annotations: c.annotations,
   };
-}
-
-/** CRI's filter: every given part must hold (id and pod sandbox id match as prefixes). */
-export function matchesContainerFilter(c: Container, filter: ContainerFilter__Output | null): boolean {
-  if (!filter) return true;
-  if (filter.id !== '' && !(c.id ?? '').startsWith(filter.id)) return false;
-  if (filter.podSandboxId !== '' && !(c.podSandboxId ?? '').startsWith(filter.podSandboxId)) return false;
-  if (filter.state && c.state !== filter.state.state) return false;
-  return matchesLabelSelector(c.labels ?? {}, filter.labelSelector);
 }
 
 /** The process identity from /proc/<pid>/status (effective uid and gid, supplementary groups). */

@@ -1,20 +1,13 @@
 // What Docker (and the checkpoint) say about a pause container, turned into the CRI's
-// PodSandbox and PodSandboxStatus, and the CRI's list filter applied to them. Pure.
+// PodSandbox and PodSandboxStatus. Pure.
 import type { SandboxCheckpoint } from '../checkpoint/checkpoint';
 import type { PodNetworkTarget } from '../network/plugin';
-import type {
-  NamespaceOption,
-  PodSandbox,
-  PodSandboxFilter__Output,
-  PodSandboxStatus,
-} from '../cri/types';
-import type { ContainerInspect, ContainerSummary } from '../docker/types';
+import type { NamespaceOption, PodSandbox, PodSandboxStatus } from '../cri/types';
+import type { ContainerInspect } from '../docker/types';
+import { sandboxStateOf, type ShimObject } from '../docker/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../util/time';
-import { matchesLabelSelector } from '../conventions/labels';
-import { dockerNameOf, parseSandboxDockerName, type PodMetadata } from '../conventions/naming';
+import { parseSandboxDockerName, type PodMetadata } from '../conventions/naming';
 import { fromDockerLabels, runtimeHandlerFromDocker } from '../conventions/labels';
-
-export type SandboxStateName = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 
 /** A sandbox's metadata from its Docker name, else from its checkpoint. */
 export function sandboxMetadata(dockerName: string, checkpoint: SandboxCheckpoint | undefined): PodMetadata {
@@ -36,23 +29,18 @@ function ownCheckpoint(c: SandboxCheckpoint | undefined): SandboxCheckpoint | un
   return c?.fromCriDockerd ? undefined : c;
 }
 
-/** Only a running pause container holds a usable pod; anything else is NOTREADY. */
-export function stateOfDocker(running: boolean): SandboxStateName {
-  return running ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
-}
-
-export function sandboxFromSummary(c: ContainerSummary, checkpoint: SandboxCheckpoint | undefined): PodSandbox {
-  const { labels, annotations } = fromDockerLabels(c.Labels);
+/** The sandbox as ListPodSandbox gives it; its label maps are the object's own (read, never change them). */
+export function sandboxFromObject(c: ShimObject, checkpoint: SandboxCheckpoint | undefined): PodSandbox {
   return {
-    id: c.Id,
-    metadata: sandboxMetadata(dockerNameOf(c), checkpoint),
-    state: stateOfDocker(c.State === 'running'),
+    id: c.id,
+    metadata: sandboxMetadata(c.name, checkpoint),
+    state: sandboxStateOf(c.status === 'running'),
     // The list API has whole seconds only; the checkpoint keeps Docker's nanoseconds, so that
     // list and status agree and kubelet can order attempts made within one second.
-    createdAt: ownCheckpoint(checkpoint)?.createdAt ?? secondsToNanos(c.Created),
-    labels,
-    annotations,
-    runtimeHandler: runtimeHandlerFromDocker(c.Labels),
+    createdAt: ownCheckpoint(checkpoint)?.createdAt ?? secondsToNanos(c.createdSeconds),
+    labels: c.labels,
+    annotations: c.annotations,
+    runtimeHandler: runtimeHandlerFromDocker(c.dockerLabels),
   };
 }
 
@@ -87,7 +75,7 @@ export function statusFromInspect(c: ContainerInspect, checkpoint: SandboxCheckp
   return {
     id: c.Id,
     metadata: sandboxMetadata(c.Name.replace(/^\//, ''), checkpoint),
-    state: stateOfDocker(c.State.Running),
+    state: sandboxStateOf(c.State.Running),
     createdAt: rfc3339ToNanos(c.Created),
     network: networkStatus(ips),
     linux: { namespaces: { options: namespaceOptions(host.NetworkMode === 'host', host.PidMode === 'host', host.IpcMode === 'host') } },
@@ -104,14 +92,6 @@ export function statusFromCheckpoint(c: SandboxCheckpoint): PodSandboxStatus {
     network: networkStatus([]),
     linux: { namespaces: { options: namespaceOptions(c.hostNetwork, false, false) } },
   };
-}
-
-/** CRI ListPodSandbox filter semantics: every field given must match (id as a prefix). */
-export function matchesSandboxFilter(s: PodSandbox, filter: PodSandboxFilter__Output | null | undefined): boolean {
-  if (!filter) return true;
-  if (filter.id !== '' && !(s.id ?? '').startsWith(filter.id)) return false;
-  if (filter.state && s.state !== filter.state.state) return false;
-  return matchesLabelSelector(s.labels ?? {}, filter.labelSelector);
 }
 
 /** Whether the pod uses the node's network: its checkpoint says, else the pause container's mode. */

@@ -38,10 +38,11 @@ import {
   UnimplementedError,
 } from '../../src/errors';
 import { summaryFromInspect } from '../../src/docker-cache/summary';
+import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from '../../src/docker/shim-objects';
 import { inspectDoc, runningState, type InspectOverrides } from '../unit/fixtures-docker-container';
 
 /** The DockerClient methods a test can watch and fail (every method but the pure `demux`). */
-export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux'>;
+export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux' | 'listObjects'>;
 
 export interface FakeCall {
   method: DockerMethod;
@@ -296,6 +297,11 @@ export class FakeDocker implements DockerClient {
         .filter((c) => (query.all || c.State.Running) && matchesFilters(c, query.filters ?? {}))
         .map((c) => summaryFromInspect(c, c.Config.Image, Date.now())),
     );
+  }
+
+  /** Not a call of its own: the list call it makes is what is recorded (and can be failed). */
+  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+    return listObjectsFromDocker(this, query, opts);
   }
 
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {

@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container } from '../../src/cri/types';
+import { containerStateOf, objectFromSummary } from '../../src/docker/shim-objects';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
-import { dockerFiltersFor } from '../../src/shim/container/list-containers';
 import { toDockerUpdate } from '../../src/shim/container/resources';
 import {
-  containerFromSummary,
+  containerFromObject,
   containerStatusFromInspect,
-  matchesContainerFilter,
   mountsFromInspect,
   stateOf,
-  stateOfSummary,
   userFromProcStatus,
 } from '../../src/status/container-convert';
 import { UnimplementedError } from '../../src/errors';
@@ -84,7 +82,7 @@ describe('container status conversion', () => {
     assert.equal(stateOf(inspect({ Status: 'running', Running: true }).State), 'CONTAINER_RUNNING');
     assert.equal(stateOf(inspect({ Status: 'exited' }).State), 'CONTAINER_EXITED');
     assert.equal(stateOf(inspect({ Status: 'removing' }).State), 'CONTAINER_UNKNOWN');
-    assert.deepEqual(['created', 'running', 'paused', 'exited', 'dead', 'removing'].map(stateOfSummary), [
+    assert.deepEqual(['created', 'running', 'paused', 'exited', 'dead', 'removing'].map(containerStateOf), [
       'CONTAINER_CREATED', 'CONTAINER_RUNNING', 'CONTAINER_RUNNING', 'CONTAINER_EXITED', 'CONTAINER_EXITED', 'CONTAINER_UNKNOWN',
     ]);
   });
@@ -136,22 +134,23 @@ describe('container status conversion', () => {
     assert.equal(userFromProcStatus('Name: x'), undefined);
   });
 
-  it('lists a summary and filters on every field combined', () => {
+  it('lists a container from its list entry', () => {
     const summary = {
       Id: 'c'.repeat(64), Names: ['/k8s_app_web_default_u-1_3'], Image: 'busybox:1', ImageID: 'sha256:feed', Created: 1795312257, State: 'running',
-      Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, tier: 'web' },
+      Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, tier: 'web', 'annotation.note': 'x' },
     } as unknown as ContainerSummary;
-    const c: Container = containerFromSummary(summary);
-    assert.deepEqual([c.podSandboxId, c.metadata, c.state, c.createdAt, c.labels], [SANDBOX, { name: 'app', attempt: 3 }, 'CONTAINER_RUNNING', '1795312257000000000', { tier: 'web' }]);
-    const f = (over: object) => matchesContainerFilter(c, { id: '', podSandboxId: '', state: null, labelSelector: {}, ...over });
-    assert.ok(f({}));
-    assert.ok(f({ id: 'ccc', podSandboxId: SANDBOX, state: { state: 'CONTAINER_RUNNING' }, labelSelector: { tier: 'web' } }));
-    assert.ok(!f({ id: 'cd' }));
-    assert.ok(!f({ podSandboxId: 'a' }));
-    assert.ok(!f({ state: { state: 'CONTAINER_EXITED' } }));
-    assert.ok(!f({ labelSelector: { tier: 'db' } }));
-    assert.deepEqual(dockerFiltersFor({ id: '', podSandboxId: SANDBOX, state: null, labelSelector: { tier: 'web' } }), {
-      label: ['io.kubernetes.docker.type=container', `io.kubernetes.sandbox.id=${SANDBOX}`, 'tier=web'],
+    const c: Container = containerFromObject(objectFromSummary(summary)!);
+    assert.deepEqual(c, {
+      id: 'c'.repeat(64),
+      podSandboxId: SANDBOX,
+      metadata: { name: 'app', attempt: 3 },
+      image: { image: 'busybox:1' },
+      imageRef: 'sha256:feed',
+      imageId: 'sha256:feed',
+      state: 'CONTAINER_RUNNING',
+      createdAt: '1795312257000000000',
+      labels: { tier: 'web' },
+      annotations: { note: 'x' },
     });
   });
 

@@ -3,13 +3,12 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import type { SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
-import type { PodSandbox } from '../../src/cri/types';
 import type { ContainerInspect, ContainerSummary } from '../../src/docker/types';
+import { objectFromSummary, type ShimObject } from '../../src/docker/shim-objects';
 import {
-  matchesSandboxFilter,
   podRefOf,
   sandboxFromCheckpoint,
-  sandboxFromSummary,
+  sandboxFromObject,
   statusFromCheckpoint,
   statusFromInspect,
 } from '../../src/status/sandbox-convert';
@@ -44,6 +43,11 @@ function summary(over: Partial<ContainerSummary> = {}): ContainerSummary {
   };
 }
 
+/** The pause container as the typed query gives it from Docker's list. */
+function listed(over: Partial<ContainerSummary> = {}): ShimObject {
+  return objectFromSummary(summary(over))!;
+}
+
 const checkpoint = (over: Partial<SandboxCheckpoint> = {}): SandboxCheckpoint => sandboxCheckpoint({ id: ID, ...over });
 
 function inspect(running: boolean, hostConfig: Record<string, string>): ContainerInspect {
@@ -59,7 +63,7 @@ function inspect(running: boolean, hostConfig: Record<string, string>): Containe
 
 describe('sandbox conversions', () => {
   it('reads a listed pause container back as the sandbox it was made from', () => {
-    assert.deepEqual(sandboxFromSummary(summary(), undefined), {
+    assert.deepEqual(sandboxFromObject(listed(), undefined), {
       id: ID,
       metadata: { name: 'web', namespace: 'default', uid: 'uid-1', attempt: 3 },
       state: 'SANDBOX_READY',
@@ -68,17 +72,17 @@ describe('sandbox conversions', () => {
       annotations: { note: 'x' },
       runtimeHandler: 'runc',
     });
-    assert.equal(sandboxFromSummary(summary({ State: 'exited' }), undefined).state, 'SANDBOX_NOTREADY');
-    assert.equal(sandboxFromSummary(summary({ State: 'created' }), undefined).state, 'SANDBOX_NOTREADY');
+    assert.equal(sandboxFromObject(listed({ State: 'exited' }), undefined).state, 'SANDBOX_NOTREADY');
+    assert.equal(sandboxFromObject(listed({ State: 'created' }), undefined).state, 'SANDBOX_NOTREADY');
   });
 
   it('takes the nanosecond creation time from the checkpoint when there is one', () => {
-    assert.equal(sandboxFromSummary(summary(), checkpoint()).createdAt, '1763776000123456789');
+    assert.equal(sandboxFromObject(listed(), checkpoint()).createdAt, '1763776000123456789');
   });
 
   it('takes identity, time and annotations from the pause container over the blanks of a checkpoint read from cri-dockerd', () => {
     const adopted = checkpoint({ uid: '', attempt: 0, createdAt: '0', runtimeHandler: '', labels: {}, annotations: {}, fromCriDockerd: true });
-    assert.deepEqual(sandboxFromSummary(summary(), adopted), sandboxFromSummary(summary(), undefined));
+    assert.deepEqual(sandboxFromObject(listed(), adopted), sandboxFromObject(listed(), undefined));
     assert.deepEqual(podRefOf(ID, '/k8s_POD_web_default_uid-1_3', LABELS, adopted), {
       podName: 'web',
       podNamespace: 'default',
@@ -91,7 +95,7 @@ describe('sandbox conversions', () => {
   });
 
   it('falls back to the checkpoint’s metadata for a name it cannot parse', () => {
-    assert.deepEqual(sandboxFromSummary(summary({ Names: ['/renamed'] }), checkpoint()).metadata, {
+    assert.deepEqual(sandboxFromObject(listed({ Names: ['/renamed'] }), checkpoint()).metadata, {
       name: 'web',
       namespace: 'default',
       uid: 'uid-1',
@@ -119,20 +123,6 @@ describe('sandbox conversions', () => {
     const host = statusFromInspect(inspect(false, { NetworkMode: 'host', PidMode: 'host', IpcMode: 'host' }), undefined, []);
     assert.equal(host.state, 'SANDBOX_NOTREADY');
     assert.deepEqual(host.linux?.namespaces?.options, { network: 'NODE', pid: 'NODE', ipc: 'NODE' });
-  });
-});
-
-describe('matchesSandboxFilter', () => {
-  const s: PodSandbox = { id: ID, state: 'SANDBOX_READY', labels: { app: 'web', tier: 'front' } };
-  it('matches when no filter or an empty one is given', () => {
-    assert.ok(matchesSandboxFilter(s, null));
-    assert.ok(matchesSandboxFilter(s, { id: '', state: null, labelSelector: {} }));
-  });
-  it('applies id prefix, state and labels together', () => {
-    assert.ok(matchesSandboxFilter(s, { id: ID.slice(0, 5), state: { state: 'SANDBOX_READY' }, labelSelector: { app: 'web' } }));
-    assert.ok(!matchesSandboxFilter(s, { id: ID.slice(1, 6), state: null, labelSelector: {} }), 'id is a prefix, not a substring');
-    assert.ok(!matchesSandboxFilter(s, { id: '', state: { state: 'SANDBOX_NOTREADY' }, labelSelector: {} }));
-    assert.ok(!matchesSandboxFilter(s, { id: '', state: null, labelSelector: { app: 'web', tier: 'back' } }));
   });
 });
 

@@ -7,6 +7,7 @@ import type { ContainerInspect, ContainerSummary } from '../../src/docker/types'
 import { CgroupReader } from '../../src/cgroups/reader';
 import { readCgroupSample, sampleFromV1, sampleFromV2 } from '../../src/stats/cgroup-sample';
 import { StatsCollector } from '../../src/stats/collector';
+import { objectFromSummary } from '../../src/docker/shim-objects';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
 import { inspectDoc, runningState } from './fixtures-docker-container';
@@ -122,7 +123,8 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
       GraphDriver: { Name: 'overlay2', Data: { UpperDir: path.join(tmp, 'overlay2', 'layer1', 'diff') } },
     });
   }
-  const summary = { Id: ID, Names: ['/k8s_app_web_ns_uid1_2'], Created: 1700000000, Image: 'busybox', State: 'running', Labels: { team: 'a', 'annotation.note': 'x' } } as unknown as ContainerSummary;
+  const summary = { Id: ID, Names: ['/k8s_app_web_ns_uid1_2'], Created: 1700000000, Image: 'busybox', State: 'running', Labels: { team: 'a', 'annotation.note': 'x', 'io.kubernetes.docker.type': 'container' } } as unknown as ContainerSummary;
+  const running = objectFromSummary(summary)!;
 
   function setUp(name: string, procCgroup: string | undefined) {
     const root = path.join(tmp, name);
@@ -146,7 +148,7 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
     const { collector, inspects } = setUp('v2-proc', `0::${rel}\n`);
     const signal = new AbortController().signal;
-    const first = await collector.containerStats(summary, signal);
+    const first = await collector.containerStats(running, signal);
     assert.deepEqual(first!.attributes, { id: ID, metadata: { name: 'app', attempt: 2 }, labels: { team: 'a' }, annotations: { note: 'x' } });
     assert.equal(first!.cpu!.usageCoreNanoSeconds!.value, 2000000);
     assert.equal(first!.cpu!.usageNanoCores, undefined, 'no rate on the first reading');
@@ -156,7 +158,7 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     assert.equal(first!.writableLayer!.usedBytes!.value, 12_288);
     assert.equal(first!.writableLayer!.inodesUsed!.value, 2);
     assert.equal(first!.writableLayer!.timestamp, '1700000000000000000', 'the time it was measured, not the time of the call');
-    await collector.containerStats(summary, signal);
+    await collector.containerStats(running, signal);
     assert.equal(inspects(), 1, 'the target is remembered');
   });
 
@@ -164,33 +166,33 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
     const { collector, inspects, root, docker } = setUp('v2-restart', `0::${rel}\n`);
     const signal = new AbortController().signal;
-    assert.equal((await collector.containerStats(summary, signal))!.memory!.usageBytes!.value, 8192);
-    assert.equal((await collector.containerStats({ ...summary, State: 'exited' } as ContainerSummary, signal))!.memory!.usageBytes!.value, 0);
+    assert.equal((await collector.containerStats(running, signal))!.memory!.usageBytes!.value, 8192);
+    assert.equal((await collector.containerStats(objectFromSummary({ ...summary, State: 'exited' })!, signal))!.memory!.usageBytes!.value, 0);
     writeTree(path.join(root, 'sys', 'fs', 'cgroup', 'moved.slice', `docker-${ID}.scope`), { 'cpu.stat': 'usage_usec 1\n', 'memory.current': '512\n' });
     writeTree(root, { 'proc/78/cgroup': `0::/moved.slice/docker-${ID}.scope\n` });
     docker.containers.set(ID, inspectOf(78));
-    assert.equal((await collector.containerStats(summary, signal))!.memory!.usageBytes!.value, 512);
+    assert.equal((await collector.containerStats(running, signal))!.memory!.usageBytes!.value, 512);
     assert.equal(inspects(), 2);
     collector.close();
   });
 
   it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {
     const { collector, inspects } = setUp('v2-reused', '0::/user.slice/session-1.scope\n');
-    const stats = await collector.containerStats(summary, new AbortController().signal);
+    const stats = await collector.containerStats(running, new AbortController().signal);
     assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
     assert.equal(inspects(), 1);
   });
 
   it('falls back to the systemd driver naming when the process cannot be seen', async () => {
     const { collector } = setUp('v2-fallback', undefined);
-    const stats = await collector.containerStats(summary, new AbortController().signal);
+    const stats = await collector.containerStats(running, new AbortController().signal);
     assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, 2000000);
     assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
   });
 
   it('a container that is not running reports zero usage and still its layer', async () => {
     const { collector } = setUp('v2-exited', undefined);
-    const exited = { ...summary, State: 'exited' } as ContainerSummary;
+    const exited = objectFromSummary({ ...summary, State: 'exited' })!;
     const stats = await collector.containerStats(exited, new AbortController().signal);
     assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, 0);
     assert.equal(stats!.memory!.workingSetBytes!.value, 0);

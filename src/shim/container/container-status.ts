@@ -12,7 +12,7 @@ export async function containerStatus(
   ctx: CallContext,
 ): Promise<ContainerStatusResponse> {
   const opts = { signal: ctx.signal };
-  const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
   const inspect = await shim.docker.inspectContainer(Id, opts);
   const status = await assembleContainerStatus(shim, inspect, opts);
   const response: ContainerStatusResponse = { status };

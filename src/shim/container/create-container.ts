@@ -18,7 +18,7 @@ export async function createContainer(
   const opts = { signal: ctx.signal };
   const sandbox = await resolveShimObject(shim.docker, 'sandbox', 'pod_sandbox_id', req.podSandboxId, opts);
   const { spec } = buildCreatePlan({
-    sandboxId: sandbox.Id,
+    sandboxId: sandbox.id,
     config: req.config,
     sandboxConfig: req.sandboxConfig,
     cgroupDriver: shim.cgroups.driver,

@@ -20,7 +20,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const timeoutSeconds = Number(req.timeout);
   if (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0) throw new InvalidArgumentError(`timeout: ${req.timeout} must be seconds, 0 or more`);
   const opts = { signal: ctx.signal };
-  const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
   const inspect = await shim.docker.inspectContainer(Id, opts);
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
 

@@ -11,7 +11,7 @@ export async function reopenContainerLog(
   ctx: CallContext,
 ): Promise<ReopenContainerLogResponse> {
   const opts = { signal: ctx.signal };
-  const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
   const inspect = await shim.docker.inspectContainer(Id, opts);
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
   await shim.logs.reopen(Id);

@@ -8,7 +8,7 @@ import { resolveShimObject } from '../resolve';
 
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {
   const opts = { signal: ctx.signal };
-  const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
   const inspect = await shim.docker.inspectContainer(Id, opts);
   const logPath = inspect.Config.Labels?.[CONTAINER_LOG_PATH_LABEL] ?? '';
   // As containerd does, the log file is made before the container starts: kubelet and log

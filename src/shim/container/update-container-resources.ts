@@ -12,7 +12,7 @@ export async function updateContainerResources(
 ): Promise<UpdateContainerResourcesResponse> {
   const opts = { signal: ctx.signal };
   if (!req.linux) throw new InvalidArgumentError('linux is required');
-  const { Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
   const current = await shim.docker.inspectContainer(Id, opts);
   await shim.docker.updateContainer(Id, toDockerUpdate('linux', req.linux, current), opts);
   return {};

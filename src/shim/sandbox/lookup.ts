@@ -2,7 +2,7 @@
 // checkpoint, or the checkpoint alone when the container is gone.
 import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import type { CallOptions } from '../../docker/client';
-import type { ContainerSummary } from '../../docker/types';
+import type { ShimObject } from '../../docker/shim-objects';
 import { InvalidArgumentError, NotFoundError } from '../../errors';
 import type { PodNetworkTarget } from '../../network/plugin';
 import type { ShimContext } from '../context';
@@ -10,14 +10,13 @@ import { validateId } from '../../conventions/ids';
 import { resolveShimObject } from '../resolve';
 import { podRefOf, usesHostNetwork } from '../../status/sandbox-convert';
 import type { PodNetworkFacts } from '../../network/manager';
-import { dockerNameOf } from '../../conventions/naming';
 import { quote } from '../../util/quote';
 
 export interface FoundSandbox {
   /** The full ID. */
   id: string;
-  /** The pause container as Docker lists it; undefined when only the checkpoint remains. */
-  container: ContainerSummary | undefined;
+  /** The pause container; undefined when only the checkpoint remains. */
+  container: ShimObject | undefined;
   checkpoint: SandboxCheckpoint | undefined;
 }
 
@@ -27,7 +26,7 @@ export async function findSandbox(shim: ShimContext, field: string, id: string, 
   const { checkpoints } = shim;
   try {
     const container = await resolveShimObject(shim.docker, 'sandbox', field, id, opts);
-    return { id: container.Id, container, checkpoint: await checkpoints.read(container.Id) };
+    return { id: container.id, container, checkpoint: await checkpoints.read(container.id) };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
@@ -39,10 +38,10 @@ export async function findSandbox(shim: ShimContext, field: string, id: string, 
 }
 
 export function networkFacts(found: FoundSandbox): PodNetworkFacts {
-  return { hostNetwork: usesHostNetwork(found.container?.HostConfig?.NetworkMode, found.checkpoint) };
+  return { hostNetwork: usesHostNetwork(found.container?.networkMode, found.checkpoint) };
 }
 
 /** What the network plugin needs to know about the pod. */
 export function networkTarget(found: FoundSandbox): PodNetworkTarget {
-  return podRefOf(found.id, found.container ? dockerNameOf(found.container) : '', found.container?.Labels, found.checkpoint);
+  return podRefOf(found.id, found.container?.name ?? '', found.container?.dockerLabels, found.checkpoint);
 }

@@ -1,8 +1,7 @@
-// PodSandboxStats: the pod's pause container and its containers, then their cgroup files
-// (../../stats/pod-stats.ts). Overlapping calls for the same pod share one read
-// (../../util/single-flight.ts).
+// PodSandboxStats: the pod's pause container and its containers (typed queries,
+// ../../docker/shim-objects.ts), then their cgroup files (../../stats/pod-stats.ts).
+// Overlapping calls for the same pod share one read (../../util/single-flight.ts).
 import type { CallContext, PodSandboxStatsRequest__Output, PodSandboxStatsResponse } from '../../cri/types';
-import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../conventions/labels';
 import { podSandboxStatsOf } from '../../stats/pod-stats';
 import type { ShimContext } from '../context';
 import { resolveShimObject } from '../resolve';
@@ -13,9 +12,6 @@ export function podSandboxStats(shim: ShimContext, req: PodSandboxStatsRequest__
 
 async function statsOf(shim: ShimContext, podSandboxId: string, signal: AbortSignal): Promise<PodSandboxStatsResponse> {
   const pause = await resolveShimObject(shim.docker, 'sandbox', 'pod_sandbox_id', podSandboxId, { signal });
-  const members = await shim.docker.listContainers(
-    { all: true, filters: { label: [`${CONTAINER_TYPE_LABEL}=${TYPE_CONTAINER}`, `${SANDBOX_ID_LABEL}=${pause.Id}`] } },
-    { signal },
-  );
+  const members = await shim.docker.listObjects({ kind: 'container', sandboxId: pause.id }, { signal });
   return { stats: await podSandboxStatsOf(shim.stats, pause, members, signal) };
 }
