@@ -25,7 +25,7 @@ import { StatsCollector } from '../src/stats/collector';
 import { silentLogger } from '../src/util/logger';
 import { fakeShimContext } from '../test/support/fake-context';
 import { FakeDocker } from '../test/support/fake-docker';
-import { inspectDoc, runningState } from '../test/unit/fixtures-docker-container';
+import { inspectDoc, runningState } from '../test/support/fixtures/docker-container';
 import { summarize } from './stats';
 
 const APP_IMAGE = 'registry.test/app:1.0';

@@ -19,7 +19,7 @@ import { freeLoopbackPort, httpGet } from '../support/net-probe';
 import { busybox } from '../support/pods';
 import { waitFor } from '../support/poll';
 import type { ShimProcess } from '../support/shim';
-import { collect, openStream, spdyConnect } from './streaming-clients';
+import { collect, openStream, spdyConnect } from '../support/streaming-clients';
 
 /** busybox httpd serves /etc in the web pod: /passwd proves the answer is the pod's. */
 const WEB = ['sh', '-c', 'echo web-says-hello; exec httpd -f -p 8080 -h /etc'];

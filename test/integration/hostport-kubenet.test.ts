@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { applyHairpinMode, bridgePorts } from '../../src/network/kubenet/hairpin';
 import { resolveMtu } from '../../src/network/kubenet/mtu';
 import { applyKubenetRules, removeKubenetRules } from '../../src/network/kubenet/rules';
-import { POD_CIDR_V4, POD_CIDR_V6, SERVER_TCP_PORT, TestNode, type TestPod } from './hostport-netns';
+import { POD_CIDR_V4, POD_CIDR_V6, SERVER_TCP_PORT, TestNode, type TestPod } from '../support/hostport-netns';
 
 const NODE_OUTSIDE = '192.168.251.1';
 const OUTSIDE = '192.168.251.2';

@@ -9,7 +9,7 @@ import { HostPortInUseError, HostportManager } from '../../src/network/hostport/
 import { LocalPortHolder } from '../../src/network/hostport/port-holder';
 import { mappingChainName, type PodHostports } from '../../src/network/hostport/rules';
 import { applyHairpinMode } from '../../src/network/kubenet/hairpin';
-import { NODE_BRIDGE_V4, NODE_UPLINK_V4, NODE_UPLINK_V6, SERVER_TCP_PORT, SERVER_UDP_PORT, TestNode, type TestPod } from './hostport-netns';
+import { NODE_BRIDGE_V4, NODE_UPLINK_V4, NODE_UPLINK_V6, SERVER_TCP_PORT, SERVER_UDP_PORT, TestNode, type TestPod } from '../support/hostport-netns';
 import { freeLoopbackPort } from '../support/net-probe';
 
 const ID1 = '1'.repeat(64);

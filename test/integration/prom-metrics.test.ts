@@ -12,7 +12,7 @@ import { freeLoopbackPort, listeningTcpPorts } from '../support/net-probe';
 import { waitFor } from '../support/poll';
 import { runShimToExit, type ShimProcess } from '../support/shim';
 import { counterPairs, family, histogram, labelSets, parseExposition, sample, scrape, type PromMetrics } from '../support/prom-text';
-import { openExecStreams, parseStatus, spdyConnect } from './streaming-clients';
+import { openExecStreams, parseStatus, spdyConnect } from '../support/streaming-clients';
 
 const P = 'cri_docker_shim_';
 const V4 = ['v4.channel.k8s.io'];

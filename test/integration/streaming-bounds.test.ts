@@ -14,7 +14,7 @@ import { createLogger } from '../../src/util/logger';
 import { useShim } from '../support/fixture';
 import { waitFor } from '../support/poll';
 import { busybox, runContainer, SLEEP_FOREVER } from '../support/pods';
-import { rawSpdyConnect, wsConnect } from './streaming-clients';
+import { rawSpdyConnect, wsConnect } from '../support/streaming-clients';
 
 const V4 = 'v4.channel.k8s.io';
 

@@ -8,7 +8,7 @@ import { before, describe, it } from 'node:test';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer, SLEEP_FOREVER } from '../support/pods';
-import { rawSpdyConnect, type RawSpdyClient, wsConnect } from './streaming-clients';
+import { rawSpdyConnect, type RawSpdyClient, wsConnect } from '../support/streaming-clients';
 
 const MiB = 1024 * 1024;
 /**

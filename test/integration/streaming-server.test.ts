@@ -16,7 +16,7 @@ import { createLogger } from '../../src/util/logger';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { SLEEP_FOREVER } from '../support/pods';
-import { parseStatus, spdyConnect } from './streaming-clients';
+import { parseStatus, spdyConnect } from '../support/streaming-clients';
 
 /** An HTTP upgrade to SPDY/3.1 that hands back the raw socket. */
 function upgrade(url: string, protocol: string): Promise<Socket> {

@@ -7,7 +7,7 @@ import { rejectsWith } from '../support/client';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer, SLEEP_FOREVER, waitExited } from '../support/pods';
-import { collect, openExecStreams, openStream, parseStatus, spdyConnect, wsConnect } from './streaming-clients';
+import { collect, openExecStreams, openStream, parseStatus, spdyConnect, wsConnect } from '../support/streaming-clients';
 
 const V4 = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'];
 

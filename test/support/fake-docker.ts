@@ -39,7 +39,7 @@ import {
 } from '../../src/errors';
 import { summaryFromInspect } from '../../src/docker-cache/summary';
 import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from '../../src/docker/shim-objects';
-import { inspectDoc, runningState, type InspectOverrides } from '../unit/fixtures-docker-container';
+import { inspectDoc, runningState, type InspectOverrides } from './fixtures/docker-container';
 
 /** The DockerClient methods a test can watch and fail (every method but the pure `demux`). */
 export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux' | 'listObjects'>;

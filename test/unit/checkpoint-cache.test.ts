@@ -8,7 +8,7 @@ import { encodeCheckpoint, type SandboxCheckpoint } from '../../src/checkpoint/c
 import { CheckpointStore } from '../../src/checkpoint/store';
 import { InvalidArgumentError } from '../../src/errors';
 import { silentLogger } from '../../src/util/logger';
-import { sandboxCheckpoint } from './fixtures-checkpoint';
+import { sandboxCheckpoint } from '../support/fixtures/checkpoint';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);

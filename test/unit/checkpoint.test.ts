@@ -9,7 +9,7 @@ import { checksumOf, decodeCheckpoint, encodeCheckpoint, type SandboxCheckpoint 
 import { CheckpointStore } from '../../src/checkpoint/store';
 import { InvalidArgumentError } from '../../src/errors';
 import { silentLogger } from '../../src/util/logger';
-import { sandboxCheckpoint } from './fixtures-checkpoint';
+import { sandboxCheckpoint } from '../support/fixtures/checkpoint';
 
 const ID = 'a'.repeat(64);
 

@@ -11,7 +11,7 @@ import { toCdiDeviceRequests, toDockerDevices, toDockerMounts } from '../../src/
 import { engineFeatures, type EngineFeatures } from '../../src/docker/version';
 import { translateSecurityContext } from '../../src/shim/container/security';
 import { dockerStopSignal, criSignal } from '../../src/conventions/signals';
-import { containerConfig, sandboxConfig } from './fixtures-cri';
+import { containerConfig, sandboxConfig } from '../support/fixtures/cri';
 
 const SANDBOX = 'a'.repeat(64);
 /** Docker 20.10 (API 1.41); Docker 28 (API 1.51) on this kernel. */

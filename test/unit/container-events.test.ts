@@ -11,7 +11,7 @@ import { eventTypesFor, podIdOf } from '../../src/container-events/transitions';
 import { ContainerStore, type ContainerChange } from '../../src/docker-cache/container-store';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
-import { CREATED, inspectDoc, type DockerState } from './fixtures-docker-container';
+import { CREATED, inspectDoc, type DockerState } from '../support/fixtures/docker-container';
 
 const POD = 'a'.repeat(64);
 const CTR = 'b'.repeat(64);

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
 import { waitFor } from '../support/poll';
 import { recordingLogger } from '../support/recording-logger';
-import { inspectDoc, runningState } from './fixtures-docker-container';
+import { inspectDoc, runningState } from '../support/fixtures/docker-container';
 
 const LABELS = { 'io.kubernetes.docker.type': 'container' };
 const ID_A = 'a'.repeat(64);

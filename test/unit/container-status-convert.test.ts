@@ -12,7 +12,7 @@ import {
   userFromProcStatus,
 } from '../../src/status/container-convert';
 import { UnimplementedError } from '../../src/errors';
-import { inspectDoc, type DockerState, type InspectOverrides } from './fixtures-docker-container';
+import { inspectDoc, type DockerState, type InspectOverrides } from '../support/fixtures/docker-container';
 
 const SANDBOX = 'b'.repeat(64);
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ipsFromNetworkSettings, writableLayerDir, type NetworkSettingsLike } from '../../src/docker/documents';
-import { INSPECT, inspectDoc } from './fixtures-docker-container';
+import { INSPECT, inspectDoc } from '../support/fixtures/docker-container';
 
 const UPPER = '/var/lib/docker/overlay2/4f1c0e8a/diff';
 

@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
 import { waitFor } from '../support/poll';
 import { tempDir } from '../support/temp';
-import { runningState } from './fixtures-docker-container';
+import { runningState } from '../support/fixtures/docker-container';
 
 const hex = (c: string): string => c.repeat(64);
 const diff = (c: string): string => `sha256:${hex(c)}`;

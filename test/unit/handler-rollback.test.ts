@@ -13,8 +13,8 @@ import { createContainer } from '../../src/shim/container/create-container';
 import { runPodSandbox } from '../../src/shim/sandbox/run-pod-sandbox';
 import { callContext, fakeShimContext, type FakeShim } from '../support/fake-context';
 import { waitFor } from '../support/poll';
-import { containerConfig, sandboxConfig } from './fixtures-cri';
-import { runningState } from './fixtures-docker-container';
+import { containerConfig, sandboxConfig } from '../support/fixtures/cri';
+import { runningState } from '../support/fixtures/docker-container';
 
 const REMOVE_QUERY = { force: true, removeVolumes: true };
 const POD_NAME = 'k8s_POD_web_default_u-1_0';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ImageInspect, ImageSummary } from '../../src/docker/types';
 import { imageConfigOf, imageFromInspect, imageFromSummary, imageUser, verboseImageInfo } from '../../src/shim/image/convert';
-import { IMAGE_INSPECT_1_41, IMAGE_INSPECT_1_51, IMAGE_LISTED_1_41, IMAGE_LISTED_1_51 } from './fixtures-docker-image';
+import { IMAGE_INSPECT_1_41, IMAGE_INSPECT_1_51, IMAGE_LISTED_1_41, IMAGE_LISTED_1_51 } from '../support/fixtures/docker-image';
 
 function inspected(over: Partial<ImageInspect> & { user?: string }): ImageInspect {
   return {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { InvalidArgumentError, UnimplementedError } from '../../src/errors';
 import { toDockerResources } from '../../src/shim/container/resources';
 import { checkResources, refuseUnsupported } from '../../src/shim/resources';
-import { linuxResources } from './fixtures-cri';
+import { linuxResources } from '../support/fixtures/cri';
 
 describe('shared resource rules', () => {
   it('accepts -1 as "no CPU quota"', () => {

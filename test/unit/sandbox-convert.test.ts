@@ -13,8 +13,8 @@ import {
   statusFromInspect,
 } from '../../src/status/sandbox-convert';
 import { KeyedLock } from '../../src/util/keyed-lock';
-import { sandboxCheckpoint } from './fixtures-checkpoint';
-import { inspectDoc, runningState } from './fixtures-docker-container';
+import { sandboxCheckpoint } from '../support/fixtures/checkpoint';
+import { inspectDoc, runningState } from '../support/fixtures/docker-container';
 
 const ID = '0123456789abcdef'.repeat(4);
 const LABELS = {

@@ -7,7 +7,7 @@ import { PAUSE_OOM_SCORE_ADJ, portSpec, SANDBOX_SHM_SIZE_BYTES, sandboxCreateSpe
 import { planSandbox, type SandboxPlan } from '../../src/shim/sandbox/plan';
 import { checkResources } from '../../src/shim/resources';
 import type { HostFiles } from '../../src/shim/security-options';
-import { linuxResources } from './fixtures-cri';
+import { linuxResources } from '../support/fixtures/cri';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<NonNullable<T[K]>> | null : T[K] };
 

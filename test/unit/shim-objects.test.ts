@@ -21,7 +21,7 @@ import {
 import type { ContainerInspect } from '../../src/docker/types';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
-import { inspectDoc, runningState } from './fixtures-docker-container';
+import { inspectDoc, runningState } from '../support/fixtures/docker-container';
 
 const TYPE = 'io.kubernetes.docker.type';
 const SANDBOX_LABEL = 'io.kubernetes.sandbox.id';

@@ -11,7 +11,7 @@ import { DockerStateCache } from '../../src/docker-cache/state-cache';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker, type FaultHandle } from '../support/fake-docker';
 import { waitFor } from '../support/poll';
-import { inspectDoc, runningState } from './fixtures-docker-container';
+import { inspectDoc, runningState } from '../support/fixtures/docker-container';
 
 const TYPE = 'io.kubernetes.docker.type';
 const ID_A = 'a'.repeat(64);

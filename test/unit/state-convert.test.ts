@@ -4,7 +4,7 @@ import type { DockerEvent } from '../../src/docker/types';
 import { actionForEvent, EVENT_FILTERS } from '../../src/docker-cache/docker-events';
 import { cacheableListQuery, isTracked, matchesListQuery } from '../../src/docker-cache/list-query';
 import { commandText, humanDuration, portsOf, statusText, summaryFromInspect } from '../../src/docker-cache/summary';
-import { dockerState, INSPECT, INSPECTED_AT_MS, LISTED, type DockerState } from './fixtures-docker-container';
+import { dockerState, INSPECT, INSPECTED_AT_MS, LISTED, type DockerState } from '../support/fixtures/docker-container';
 
 const byPort = (a: { PrivatePort: number; Type: string; IP?: string }, b: { PrivatePort: number; Type: string; IP?: string }): number =>
   `${a.PrivatePort}/${a.Type}/${a.IP ?? ''}`.localeCompare(`${b.PrivatePort}/${b.Type}/${b.IP ?? ''}`);

@@ -10,7 +10,7 @@ import { listPodSandboxMetrics } from '../../src/shim/stats/list-pod-sandbox-met
 import { mapInSlices } from '../../src/stats/slices';
 import { callContext, fakeShimContext, type FakeShim } from '../support/fake-context';
 import { waitFor } from '../support/poll';
-import { runningState } from './fixtures-docker-container';
+import { runningState } from '../support/fixtures/docker-container';
 
 describe('mapInSlices', () => {
   it('starts no further slice once its signal aborts, and rejects with the reason', async () => {

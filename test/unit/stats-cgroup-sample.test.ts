@@ -10,7 +10,7 @@ import { StatsCollector } from '../../src/stats/collector';
 import { objectFromSummary } from '../../src/docker/shim-objects';
 import { silentLogger } from '../../src/util/logger';
 import { FakeDocker } from '../support/fake-docker';
-import { inspectDoc, runningState } from './fixtures-docker-container';
+import { inspectDoc, runningState } from '../support/fixtures/docker-container';
 
 const ID = 'ab12'.repeat(16);
 const MiB = 1024n * 1024n;

@@ -9,7 +9,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { netnsRunner, type CommandRunner } from '../../src/network/hostport/runner';
-import { waitFor } from '../support/poll';
+import { waitFor } from './poll';
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@ import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import transport, { type SpdyClientStream, type SpdyConnection } from 'spdy-transport';
 import WebSocket from 'ws';
-import { RawSpdyClient } from '../support/raw-spdy';
+import { RawSpdyClient } from './raw-spdy';
 
 export { RawSpdyClient };
 
