@@ -7,7 +7,7 @@
 // namespace are not protected): FNV-1a 32-bit over go-spew's `%#v` rendering of the Go value
 // cri-dockerd decodes it into, whose pointers and nil slices show in the text. cri-dockerd
 // deletes any file in that directory whose checksum does not verify, so ours must be exact;
-// test/unit/cri-dockerd-checkpoint.test.ts holds vectors computed by go-spew itself.
+// test/unit/checkpoint/cri-dockerd-format.test.ts holds vectors computed by go-spew itself.
 import type { CheckpointPortMapping, PortProtocol, SandboxCheckpoint } from './checkpoint';
 import { CHECKPOINT_VERSION, parseVersionedObject } from './checkpoint';
 

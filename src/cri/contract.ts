@@ -7,7 +7,7 @@
 // every message, made whether anyone asks for it or not) took ~130 ms of each start. So the
 // .proto is parsed at build time (scripts/gen-contract.mjs writes cri-descriptor.json), and
 // here the two services are laid out from that descriptor alone; each method serialises
-// exactly as proto-loader's would (test/unit/cri-contract.test.ts compares them). The message
+// exactly as proto-loader's would (test/unit/cri/contract.test.ts compares them). The message
 // types behind the codecs are made on a method's first call: all of them at once (~30 ms of
 // reflection), except for the calls a restarted shim answers first (FIRST_CALLS), which get a
 // small set of their own so that kubelet's first Version does not wait for the rest. The

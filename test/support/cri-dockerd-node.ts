@@ -6,8 +6,8 @@
 // test's conflist, both with interface eth0 and cri-dockerd's CNI_ARGS and capability
 // arguments) and their results cached in libcni's format; the app's log through Docker's
 // json-file with kubelet's log path a symlink to it; and cri-dockerd's sandbox checkpoint
-// (written by the shim's encoder, whose bytes and checksums test/unit/cri-dockerd-checkpoint
-// checks against go-spew's). The facts come from cri-dockerd's and libcni's sources (libcni
+// (written by the shim's encoder, whose bytes and checksums
+// test/unit/checkpoint/cri-dockerd-format.test.ts checks against go-spew's). The facts come from cri-dockerd's and libcni's sources (libcni
 // 1.1.2, which cri-dockerd vendors); none of their code is here.
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';

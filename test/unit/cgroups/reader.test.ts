@@ -1,0 +1,136 @@
+// CgroupReader over a made-up /proc and cgroup v2 tree: a container's directories from its
+// process (once per process; a reused PID or an invisible process falls back to Docker's
+// naming; a new PID is looked up afresh), a gone cgroup against a file the host lacks, what is
+// held open and what is not, forgetting, and an unreadable file logged once.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, describe, it } from 'node:test';
+import pino from 'pino';
+import { CgroupReader } from '../../../src/cgroups/reader';
+import { silentLogger } from '../../../src/util/logger';
+import { tempDir } from '../../support/temp';
+
+const ID = 'c0'.repeat(32);
+const OTHER = 'd1'.repeat(32);
+
+describe('CgroupReader', () => {
+  const roots: string[] = [];
+  const readers: CgroupReader[] = [];
+  after(() => {
+    readers.forEach((r) => r.close());
+    roots.forEach((r) => fs.rmSync(r, { recursive: true, force: true }));
+  });
+  const write = (p: string, text: string): void => {
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, text);
+  };
+
+  /** A v2 host: the container's scope by the systemd driver's naming, and elsewhere a second one. */
+  function host() {
+    const root = tempDir('cgroup-reader');
+    roots.push(root);
+    const proc = path.join(root, 'proc');
+    const cg = path.join(root, 'cgroup');
+    write(path.join(proc, 'self', 'mountinfo'), `29 23 0:26 / ${cg} rw - cgroup2 cgroup2 rw\n`);
+    const scope = (slice: string, id: string): string => {
+      const dir = path.join(cg, slice, `docker-${id}.scope`);
+      write(path.join(dir, 'cpu.stat'), 'usage_usec 10\n');
+      write(path.join(dir, 'memory.current'), '4096\n');
+      write(path.join(dir, 'cgroup.procs'), '77\n');
+      return dir;
+    };
+    const out: string[] = [];
+    const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
+    const reader = new CgroupReader({ driver: 'systemd', log, reader: 'test', procRoot: proc });
+    readers.push(reader);
+    return { root, proc, cg, scope, reader, debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  }
+
+  it('finds the directories from /proc/<pid>/cgroup, once per process', () => {
+    const h = host();
+    const dir = h.scope('moved.slice', ID);
+    write(path.join(h.proc, '77', 'cgroup'), `0::/moved.slice/docker-${ID}.scope\n`);
+    const c = { id: ID, pid: 77, cgroupParent: '' };
+    assert.deepEqual(h.reader.dirsOf(c), { version: 2, dir });
+    fs.rmSync(path.join(h.proc, '77'), { recursive: true });
+    assert.deepEqual(h.reader.dirsOf(c), { version: 2, dir }, 'not read again for the same process');
+    assert.equal(h.reader.dirsOf({ ...c, pid: 0 }), undefined, 'no process, no cgroup');
+  });
+
+  it('falls back to the driver naming for a reused PID or a process it cannot see', () => {
+    const h = host();
+    const named = h.scope('system.slice', ID);
+    write(path.join(h.proc, '77', 'cgroup'), '0::/user.slice/session-1.scope\n');
+    assert.deepEqual(h.reader.dirsOf({ id: ID, pid: 77, cgroupParent: '' }), { version: 2, dir: named });
+    assert.deepEqual(h.reader.dirsOf({ id: OTHER, pid: 88, cgroupParent: 'kubepods-pod1.slice' }), {
+      version: 2,
+      dir: path.join(h.cg, 'kubepods.slice', 'kubepods-pod1.slice', `docker-${OTHER}.scope`),
+    });
+  });
+
+  it('looks a new process (a restart) up afresh and closes the files held for the old one', () => {
+    const h = host();
+    const first = h.scope('first.slice', ID);
+    const second = h.scope('second.slice', ID);
+    write(path.join(h.proc, '77', 'cgroup'), `0::/first.slice/docker-${ID}.scope\n`);
+    write(path.join(h.proc, '78', 'cgroup'), `0::/second.slice/docker-${ID}.scope\n`);
+    const dirs = h.reader.dirsOf({ id: ID, pid: 77, cgroupParent: '' })!;
+    assert.deepEqual(dirs, { version: 2, dir: first });
+    assert.ok(h.reader.read(dirs, ['cpu.stat', 'memory.current'], ID));
+    assert.equal(h.reader.heldFiles, 2);
+    assert.deepEqual(h.reader.dirsOf({ id: ID, pid: 78, cgroupParent: '' }), { version: 2, dir: second });
+    assert.equal(h.reader.heldFiles, 0);
+  });
+
+  it('a gone cgroup reads as undefined and nothing more is read; a file the host lacks is not looked for again', () => {
+    const h = host();
+    const dir = h.scope('system.slice', ID);
+    const dirs = { version: 2 as const, dir };
+    const files = h.reader.read(dirs, ['cpu.stat', 'memory.current', 'pids.current'], ID);
+    assert.deepEqual(files, { 'cpu.stat': 'usage_usec 10\n', 'memory.current': '4096\n', 'pids.current': undefined });
+    write(path.join(dir, 'pids.current'), '3\n');
+    assert.equal(h.reader.read(dirs, ['pids.current'], ID)!['pids.current'], undefined, 'this host lacks pids.current');
+    assert.equal(h.reader.read({ version: 2, dir: path.join(h.cg, 'gone') }, ['pids.current'], OTHER), undefined);
+    assert.equal(h.reader.heldFiles, 2, 'only the live cgroup\'s files are held');
+  });
+
+  it('holds cgroup files per owner, never /proc/<pid>/net/dev, and forgets', () => {
+    const h = host();
+    const a = { version: 2 as const, dir: h.scope('system.slice', ID) };
+    const b = { version: 2 as const, dir: h.scope('system.slice', OTHER) };
+    write(path.join(h.proc, '77', 'net', 'dev'), 'eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n');
+    h.reader.read(a, [], ID);
+    assert.deepEqual(h.reader.pids(b, OTHER), [77]);
+    assert.equal(h.reader.heldFiles, 3);
+    assert.match(h.reader.netDev(77)!, /eth0/);
+    assert.equal(h.reader.heldFiles, 3, 'net/dev is not kept open');
+    h.reader.keepOnly(new Set([OTHER]));
+    assert.equal(h.reader.heldFiles, 1);
+    h.reader.forget(OTHER);
+    assert.equal(h.reader.heldFiles, 0);
+  });
+
+  it('logs an unreadable file once by name, for every container, at debug', () => {
+    const h = host();
+    for (const [slice, id] of [['a.slice', ID], ['b.slice', OTHER]] as const) {
+      // Two hierarchies' worth of directories, so the second is read too and not skipped as one the host lacks.
+      const dir = h.scope(slice, id);
+      fs.mkdirSync(path.join(dir, 'memory.stat')); // reading it fails with EISDIR
+      h.reader.read({ version: 2, dir }, ['memory.stat'], id);
+    }
+    const logged = h.debugLines().filter((l) => String(l.file).endsWith('memory.stat'));
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.level, 20);
+    assert.match(String(logged[0]!.msg), /^test: cannot read a file/);
+  });
+
+  it('reads the mount table once', () => {
+    const h = host();
+    assert.equal(h.reader.mounts().length, 1);
+    fs.rmSync(path.join(h.proc, 'self', 'mountinfo'));
+    assert.equal(h.reader.mounts().length, 1);
+    assert.ok(new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'x', procRoot: path.join(h.root, 'none') }).mounts().length === 0);
+  });
+});

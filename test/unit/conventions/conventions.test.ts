@@ -1,0 +1,96 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { status as Code } from '@grpc/grpc-js';
+import {
+  DockerConflictError,
+  DockerNotFoundError,
+  DockerServerError,
+  DockerTimeoutError,
+  DockerUnreachableError,
+  InvalidArgumentError,
+  NotFoundError,
+  toGrpcStatus,
+  UnimplementedError,
+} from '../../../src/errors';
+import { fromDockerLabels, matchesLabelSelector, toDockerLabels } from '../../../src/conventions/labels';
+import { containerDockerName, parseContainerDockerName, parseSandboxDockerName, sandboxDockerName } from '../../../src/conventions/naming';
+import { validateId } from '../../../src/conventions/ids';
+import { rfc3339ToNanos, secondsToNanos } from '../../../src/util/time';
+
+describe('toGrpcStatus', () => {
+  const cases: Array<[Error, Code]> = [
+    [new InvalidArgumentError('x'), Code.INVALID_ARGUMENT],
+    [new NotFoundError('x'), Code.NOT_FOUND],
+    [new UnimplementedError('x'), Code.UNIMPLEMENTED],
+    [new DockerNotFoundError('x'), Code.NOT_FOUND],
+    [new DockerConflictError('x'), Code.ALREADY_EXISTS],
+    [new DockerTimeoutError('x'), Code.DEADLINE_EXCEEDED],
+    [new DockerUnreachableError('x'), Code.UNAVAILABLE],
+    [new DockerServerError('x', 500), Code.UNKNOWN],
+  ];
+  for (const [err, code] of cases) {
+    it(`${err.name} -> ${Code[code]}`, () => assert.deepEqual(toGrpcStatus(err), { code, details: 'x' }));
+  }
+  it('reports unexpected errors as INTERNAL with their message', () => {
+    assert.deepEqual(toGrpcStatus(new TypeError('boom')), { code: Code.INTERNAL, details: 'internal error: boom' });
+    assert.deepEqual(toGrpcStatus('text'), { code: Code.INTERNAL, details: 'internal error: text' });
+  });
+});
+
+describe('dockershim names', () => {
+  const pod = { name: 'web', namespace: 'default', uid: '0b1c-22', attempt: 3 };
+  it('round-trips a sandbox name', () => {
+    assert.equal(sandboxDockerName(pod), 'k8s_POD_web_default_0b1c-22_3');
+    assert.deepEqual(parseSandboxDockerName('/k8s_POD_web_default_0b1c-22_3'), pod);
+  });
+  it('round-trips a container name', () => {
+    assert.equal(containerDockerName('nginx', 1, pod), 'k8s_nginx_web_default_0b1c-22_1');
+    assert.deepEqual(parseContainerDockerName('/k8s_nginx_web_default_0b1c-22_1'), {
+      containerName: 'nginx',
+      attempt: 1,
+      pod: { name: 'web', namespace: 'default', uid: '0b1c-22' },
+    });
+  });
+  it('refuses names that are not ours', () => {
+    assert.equal(parseSandboxDockerName('/k8s_nginx_web_default_uid_1'), undefined);
+    assert.equal(parseSandboxDockerName('/my_container'), undefined);
+    assert.equal(parseContainerDockerName('/k8s_a_b_c_d_notanumber'), undefined);
+  });
+});
+
+describe('labels', () => {
+  it('gives back exactly the labels and annotations that were stored', () => {
+    const labels = { app: 'web', 'io.kubernetes.pod.name': 'web' };
+    const annotations = { 'kubernetes.io/config.seen': '2026-11-22', note: 'a=b' };
+    const docker = toDockerLabels(labels, annotations, { 'io.kubernetes.docker.type': 'podsandbox' });
+    assert.equal(docker['annotation.note'], 'a=b');
+    assert.deepEqual(fromDockerLabels(docker), { labels, annotations });
+  });
+  it('matches label selectors by every key', () => {
+    assert.equal(matchesLabelSelector({ a: '1', b: '2' }, { a: '1' }), true);
+    assert.equal(matchesLabelSelector({ a: '1' }, { a: '1', b: '2' }), false);
+    assert.equal(matchesLabelSelector({ a: '1' }, {}), true);
+    assert.equal(matchesLabelSelector({ a: '1' }, null), true);
+  });
+});
+
+describe('validateId', () => {
+  it('accepts hex IDs and prefixes', () => assert.equal(validateId('pod_sandbox_id', 'abc123'), 'abc123'));
+  for (const bad of ['', '../etc', 'ABC', 'a'.repeat(65), 'abc/def']) {
+    it(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => validateId('pod_sandbox_id', bad), InvalidArgumentError));
+  }
+});
+
+describe('times', () => {
+  it('keeps nanosecond precision', () => {
+    assert.equal(rfc3339ToNanos('2026-11-22T02:04:17.123456789Z'), '1795313057123456789');
+    assert.equal(rfc3339ToNanos('2026-11-22T02:04:17Z'), '1795313057000000000');
+    assert.equal(rfc3339ToNanos('2026-11-22T03:04:17.5+01:00'), '1795313057500000000');
+  });
+  it('maps Docker zero time and garbage to 0', () => {
+    assert.equal(rfc3339ToNanos('0001-01-01T00:00:00Z'), '0');
+    assert.equal(rfc3339ToNanos('yesterday'), '0');
+    assert.equal(rfc3339ToNanos(undefined), '0');
+  });
+  it('converts list timestamps (seconds)', () => assert.equal(secondsToNanos(1795313057), '1795313057000000000'));
+});

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { ContainerInspect, ContainerSummary } from '../../../src/docker/types';
+import { CgroupReader } from '../../../src/cgroups/reader';
+import { readCgroupSample, sampleFromV1, sampleFromV2 } from '../../../src/stats/cgroup-sample';
+import { StatsCollector } from '../../../src/stats/collector';
+import { objectFromSummary } from '../../../src/docker/shim-objects';
+import { silentLogger } from '../../../src/util/logger';
+import { FakeDocker } from '../../support/fake-docker';
+import { inspectDoc, runningState } from '../../support/fixtures/docker-container';
+
+const ID = 'ab12'.repeat(16);
+const MiB = 1024n * 1024n;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-stats-unit-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), text);
+  }
+}
+
+describe('cgroup v1 files', () => {
+  it('working set is usage less total_inactive_file; available is limit less working set', () => {
+    const s = sampleFromV1({
+      'cpuacct.usage': '24185907\n',
+      'memory.usage_in_bytes': String(30n * MiB),
+      'memory.limit_in_bytes': String(64n * MiB),
+      'memory.stat': `cache 100\ninactive_file 5\ntotal_inactive_file ${10n * MiB}\ntotal_rss ${19n * MiB}\ntotal_pgfault 1063\ntotal_pgmajfault 4\n`,
+      'pids.current': '3\n',
+    });
+    assert.deepEqual(s, {
+      cpuUsageNs: 24185907n,
+      memoryUsageBytes: 30n * MiB,
+      workingSetBytes: 20n * MiB,
+      rssBytes: 19n * MiB,
+      pageFaults: 1063n,
+      majorPageFaults: 4n,
+      availableBytes: 44n * MiB,
+      processCount: 3n,
+    });
+  });
+  it('no limit (the huge page-rounded number) means no available_bytes; working set never negative', () => {
+    const s = sampleFromV1({ 'memory.usage_in_bytes': '100', 'memory.limit_in_bytes': '9223372036854771712', 'memory.stat': 'total_inactive_file 400\n' });
+    assert.equal(s.availableBytes, undefined);
+    assert.equal(s.workingSetBytes, 0n);
+  });
+});
+
+describe('swap', () => {
+  it('v1: memsw less memory, and the memsw limit less the memory limit less swap used', () => {
+    const s = sampleFromV1({ 'memory.usage_in_bytes': String(10n * MiB), 'memory.limit_in_bytes': String(64n * MiB), 'memory.memsw.usage_in_bytes': String(12n * MiB), 'memory.memsw.limit_in_bytes': String(128n * MiB) });
+    assert.equal(s.swapUsageBytes, 2n * MiB);
+    assert.equal(s.swapAvailableBytes, 62n * MiB);
+    assert.equal(sampleFromV1({ 'memory.usage_in_bytes': '10', 'memory.memsw.usage_in_bytes': '10', 'memory.memsw.limit_in_bytes': '9223372036854771712' }).swapAvailableBytes, undefined);
+    assert.equal(sampleFromV1({ 'memory.usage_in_bytes': '10' }).swapUsageBytes, undefined, 'no swap accounting');
+  });
+  it('v2: memory.swap.current and memory.swap.max', () => {
+    const s = sampleFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': '1000' });
+    assert.deepEqual([s.swapUsageBytes, s.swapAvailableBytes], [100n, 900n]);
+    assert.equal(sampleFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': 'max' }).swapAvailableBytes, undefined);
+  });
+});
+
+describe('cgroup v2 files', () => {
+  it('cpu.stat usage_usec in nanoseconds, memory.current less inactive_file, "max" is no limit', () => {
+    const s = sampleFromV2({
+      'cpu.stat': 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n',
+      'memory.current': String(8n * MiB),
+      'memory.max': 'max\n',
+      'memory.stat': `anon ${3n * MiB}\nfile ${5n * MiB}\ninactive_file ${2n * MiB}\npgfault 70\npgmajfault 1\n`,
+      'pids.current': '2',
+    });
+    assert.deepEqual(s, {
+      cpuUsageNs: 1_500_000n,
+      memoryUsageBytes: 8n * MiB,
+      workingSetBytes: 6n * MiB,
+      rssBytes: 3n * MiB,
+      pageFaults: 70n,
+      majorPageFaults: 1n,
+      processCount: 2n,
+    });
+  });
+});
+
+describe('readCgroupSample on fixture trees', () => {
+  it('reads a v1 container (co-mounted cpu,cpuacct) and its first process', async () => {
+    const root = path.join(tmp, 'v1');
+    writeTree(root, {
+      [`cpu,cpuacct/docker/${ID}/cpuacct.usage`]: '5000\n',
+      [`memory/docker/${ID}/memory.usage_in_bytes`]: '4096\n',
+      [`memory/docker/${ID}/memory.stat`]: 'total_inactive_file 1024\n',
+      [`pids/docker/${ID}/pids.current`]: '2\n',
+      [`pids/docker/${ID}/cgroup.procs`]: '4242\n4250\n',
+    });
+    const dirs = { version: 1 as const, dirs: { cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` } };
+    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'stats' });
+    assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
+    assert.equal(reader.pids(dirs, 'c1')?.[0], 4242);
+    // Read for an owner, the files stay open; the figures are the same.
+    assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), readCgroupSample(reader, dirs, 'c1'));
+    assert.ok(reader.heldFiles >= 4);
+    reader.close();
+    assert.equal(reader.heldFiles, 0);
+  });
+  it('a cgroup that is gone gives no sample', () => {
+    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'stats' });
+    assert.equal(readCgroupSample(reader, { version: 2, dir: path.join(tmp, 'nowhere') }, 'c1'), undefined);
+    assert.equal(reader.heldFiles, 0);
+  });
+});
+
+describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
+  function inspectOf(pid: number): ContainerInspect {
+    return inspectDoc({
+      Id: ID,
+      State: runningState(undefined, { Pid: pid }),
+      HostConfig: { CgroupParent: 'kubepods-besteffort-pod9.slice' },
+      GraphDriver: { Name: 'overlay2', Data: { UpperDir: path.join(tmp, 'overlay2', 'layer1', 'diff') } },
+    });
+  }
+  const summary = { Id: ID, Names: ['/k8s_app_web_ns_uid1_2'], Created: 1700000000, Image: 'busybox', State: 'running', Labels: { team: 'a', 'annotation.note': 'x', 'io.kubernetes.docker.type': 'container' } } as unknown as ContainerSummary;
+  const running = objectFromSummary(summary)!;
+
+  function setUp(name: string, procCgroup: string | undefined) {
+    const root = path.join(tmp, name);
+    const cg = path.join(root, 'sys', 'fs', 'cgroup');
+    const scope = path.join(cg, 'kubepods.slice', 'kubepods-besteffort.slice', 'kubepods-besteffort-pod9.slice', `docker-${ID}.scope`);
+    writeTree(root, {
+      'proc/self/mountinfo': `35 24 0:30 / ${cg} rw,nosuid - cgroup2 cgroup2 rw\n`,
+      ...(procCgroup === undefined ? {} : { 'proc/77/cgroup': procCgroup }),
+    });
+    writeTree(scope, { 'cpu.stat': 'usage_usec 2000\n', 'memory.current': '8192\n', 'memory.stat': 'inactive_file 4096\n', 'pids.current': '1\n' });
+    writeTree(path.join(tmp, 'overlay2', 'layer1', 'diff'), { 'file.txt': 'x'.repeat(10_000) });
+    const docker = new FakeDocker();
+    docker.containers.set(ID, inspectOf(77));
+    // The writable layer's figure is the background's (../storage); a fixed one here.
+    const storage = { writableLayer: (id: string) => (id === ID ? { bytes: 12_288, inodes: 2, atMs: 1_700_000_000_000 } : undefined) };
+    const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger(), storage }, path.join(root, 'proc'));
+    return { collector, scope, root, docker, inspects: () => docker.argsOf('inspectContainer').length };
+  }
+
+  it('finds the scope from /proc/<pid>/cgroup, inspects once, and gives attributes, CPU, memory and the writable layer', async () => {
+    const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
+    const { collector, inspects } = setUp('v2-proc', `0::${rel}\n`);
+    const signal = new AbortController().signal;
+    const first = await collector.containerStats(running, signal);
+    assert.deepEqual(first!.attributes, { id: ID, metadata: { name: 'app', attempt: 2 }, labels: { team: 'a' }, annotations: { note: 'x' } });
+    assert.equal(first!.cpu!.usageCoreNanoSeconds!.value, 2000000);
+    assert.equal(first!.cpu!.usageNanoCores, undefined, 'no rate on the first reading');
+    assert.equal(first!.memory!.workingSetBytes!.value, 4096);
+    assert.equal(first!.memory!.usageBytes!.value, 8192);
+    assert.equal(first!.writableLayer!.fsId!.mountpoint, path.join(tmp, 'overlay2'));
+    assert.equal(first!.writableLayer!.usedBytes!.value, 12_288);
+    assert.equal(first!.writableLayer!.inodesUsed!.value, 2);
+    assert.equal(first!.writableLayer!.timestamp, '1700000000000000000', 'the time it was measured, not the time of the call');
+    await collector.containerStats(running, signal);
+    assert.equal(inspects(), 1, 'the target is remembered');
+  });
+
+  it('a container seen stopped is looked up afresh when it runs again (a new process, here in another cgroup)', async () => {
+    const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
+    const { collector, inspects, root, docker } = setUp('v2-restart', `0::${rel}\n`);
+    const signal = new AbortController().signal;
+    assert.equal((await collector.containerStats(running, signal))!.memory!.usageBytes!.value, 8192);
+    assert.equal((await collector.containerStats(objectFromSummary({ ...summary, State: 'exited' })!, signal))!.memory!.usageBytes!.value, 0);
+    writeTree(path.join(root, 'sys', 'fs', 'cgroup', 'moved.slice', `docker-${ID}.scope`), { 'cpu.stat': 'usage_usec 1\n', 'memory.current': '512\n' });
+    writeTree(root, { 'proc/78/cgroup': `0::/moved.slice/docker-${ID}.scope\n` });
+    docker.containers.set(ID, inspectOf(78));
+    assert.equal((await collector.containerStats(running, signal))!.memory!.usageBytes!.value, 512);
+    assert.equal(inspects(), 2);
+    collector.close();
+  });
+
+  it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {
+    const { collector, inspects } = setUp('v2-reused', '0::/user.slice/session-1.scope\n');
+    const stats = await collector.containerStats(running, new AbortController().signal);
+    assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
+    assert.equal(inspects(), 1);
+  });
+
+  it('falls back to the systemd driver naming when the process cannot be seen', async () => {
+    const { collector } = setUp('v2-fallback', undefined);
+    const stats = await collector.containerStats(running, new AbortController().signal);
+    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, 2000000);
+    assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
+  });
+
+  it('a container that is not running reports zero usage and still its layer', async () => {
+    const { collector } = setUp('v2-exited', undefined);
+    const exited = objectFromSummary({ ...summary, State: 'exited' })!;
+    const stats = await collector.containerStats(exited, new AbortController().signal);
+    assert.equal(stats!.cpu!.usageCoreNanoSeconds!.value, 0);
+    assert.equal(stats!.memory!.workingSetBytes!.value, 0);
+    assert.ok(stats!.writableLayer);
+  });
+});

@@ -1,0 +1,283 @@
+// Docker's storage figures over a made-up Docker root (layer database, layer directories) and
+// the fake Docker: what is counted, what is measured when, and that asking walks nothing.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { CONTAINER_TYPE_LABEL } from '../../../src/conventions/labels';
+import { UnimplementedError } from '../../../src/errors';
+import { chainIds, readImageLayer } from '../../../src/storage/image-layers';
+import { DockerStorage } from '../../../src/storage/docker-storage';
+import { diskUsage, dutyCyclePace } from '../../../src/util/disk-usage';
+import { silentLogger } from '../../../src/util/logger';
+import { FakeDocker } from '../../support/fake-docker';
+import { waitFor } from '../../support/poll';
+import { tempDir } from '../../support/temp';
+import { runningState } from '../../support/fixtures/docker-container';
+
+const hex = (c: string): string => c.repeat(64);
+const diff = (c: string): string => `sha256:${hex(c)}`;
+const signal = new AbortController().signal;
+
+describe('image layers', () => {
+  it('chain IDs: the bottom layer is its diff ID, each one above the digest of the one below and its own', () => {
+    assert.deepEqual(chainIds([]), []);
+    assert.deepEqual(chainIds([diff('a')]), [diff('a')]);
+    // sha256("sha256:aaa… sha256:bbb…"), as Docker's layer store computes it.
+    assert.deepEqual(chainIds([diff('a'), diff('b')]), [diff('a'), 'sha256:ccd722928bd92476ba1745586fed6e45a102504185ad88cd89e01ff116fd146c']);
+  });
+
+  it('reads a layer record, and refuses names that are not Docker\'s', () => {
+    const root = tempDir('layerdb');
+    try {
+      const record = (chain: string, size: string, cacheId: string): void => {
+        const dir = path.join(root, 'image', 'overlay2', 'layerdb', 'sha256', chain);
+        fs.mkdirSync(dir, { recursive: true });
+        fs.writeFileSync(path.join(dir, 'size'), size);
+        fs.writeFileSync(path.join(dir, 'cache-id'), cacheId);
+      };
+      record(hex('a'), '4096', 'abc123');
+      record(hex('b'), '12', '../../etc');
+      record(hex('c'), 'many', 'abc');
+      assert.deepEqual(readImageLayer(root, 'overlay2', diff('a')), { dockerBytes: 4096, dir: path.join(root, 'overlay2', 'abc123') });
+      assert.equal(readImageLayer(root, 'overlay2', diff('b')), undefined, 'a cache-id that is a path');
+      assert.equal(readImageLayer(root, 'overlay2', diff('c')), undefined, 'a size that is no number');
+      assert.equal(readImageLayer(root, 'overlay2', diff('d')), undefined, 'no record');
+      assert.equal(readImageLayer(root, 'overlay2', `sha256:../${hex('a').slice(3)}`), undefined, 'not a digest');
+      assert.equal(readImageLayer(root, '../x', diff('a')), undefined, 'not a driver name');
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('DockerStorage', () => {
+  let root: string;
+  let docker: FakeDocker;
+  let storage: DockerStorage;
+  let now: number;
+  const walks: string[][] = [];
+
+  /** A layer of Docker's: its record in the layer database and `files` in its directory. */
+  function layer(chain: string, cacheId: string, dockerBytes: number, files: Record<string, string>): void {
+    const record = path.join(root, 'image', 'overlay2', 'layerdb', 'sha256', chain.slice('sha256:'.length));
+    fs.mkdirSync(record, { recursive: true });
+    fs.writeFileSync(path.join(record, 'size'), String(dockerBytes));
+    fs.writeFileSync(path.join(record, 'cache-id'), cacheId);
+    for (const [name, text] of Object.entries(files)) {
+      const file = path.join(root, 'overlay2', cacheId, 'diff', name);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+    }
+  }
+
+  /** A shim container whose writable layer is <root>/overlay2/<name> (with "-init" beside it). */
+  function container(id: string, name: string, running: boolean): void {
+    const dir = path.join(root, 'overlay2', name);
+    fs.mkdirSync(path.join(dir, 'diff'), { recursive: true });
+    fs.mkdirSync(`${dir}-init`, { recursive: true });
+    docker.addContainer({
+      Id: id,
+      Config: { Labels: { [CONTAINER_TYPE_LABEL]: 'container' } },
+      State: running ? runningState() : { Status: 'exited', StartedAt: '2026-11-22T02:00:00Z', FinishedAt: '2026-11-22T02:01:00Z' },
+      GraphDriver: { Name: 'overlay2', Data: { UpperDir: path.join(dir, 'diff') } },
+    });
+  }
+
+  function start(opts: { walk?: typeof diskUsage } = {}): void {
+    storage = new DockerStorage({ docker, log: silentLogger() }, root, 'overlay2', {
+      now: () => now,
+      walkShare: 1,
+      walk: async (roots, o) => {
+        walks.push([...roots]);
+        return (opts.walk ?? diskUsage)(roots, o);
+      },
+    });
+    storage.start();
+  }
+
+  beforeEach(() => {
+    root = tempDir('docker-root');
+    docker = new FakeDocker();
+    now = Date.parse('2026-11-24T00:00:00Z');
+    walks.length = 0;
+  });
+  afterEach(() => {
+    storage?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('counts a layer two images share once, and measures each layer once for good', async () => {
+    layer(diff('a'), 'base', 5_000, { 'bin/sh': 'x'.repeat(5_000) });
+    layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { 'app.txt': 'y'.repeat(3_000) });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] }, Size: 5_000 } as never);
+    docker.addImage('app:1', { RootFS: { Type: 'layers', Layers: [diff('a'), diff('b')] }, Size: 8_000 } as never);
+    start();
+    await storage.settled();
+    const measured = await storage.imageFs(signal);
+    const du = await diskUsage([path.join(root, 'overlay2', 'base'), path.join(root, 'overlay2', 'app'), path.join(root, 'image'), path.join(root, 'overlay2', 'l')]);
+    assert.deepEqual({ bytes: measured.images.bytes, inodes: measured.images.inodes }, du, 'as du counts the layers and the metadata, the base once');
+    assert.equal(measured.mountpoint, path.join(root, 'overlay2'));
+
+    const walked = storage.walked.trees;
+    now += 60 * 60_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(storage.walked.trees, walked, 'an hour later nothing is walked again: nothing changed');
+  });
+
+  it('answers from memory: calls add no walk', async () => {
+    layer(diff('a'), 'base', 5_000, { f: 'x' });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
+    container(hex('1'), 'c1', true);
+    start();
+    await storage.settled();
+    const { trees, entries } = storage.walked;
+    for (let i = 0; i < 20; i++) await storage.imageFs(signal);
+    for (let i = 0; i < 20; i++) storage.writableLayer(hex('1'));
+    assert.deepEqual(storage.walked, { trees, entries });
+  });
+
+  it('before a layer is measured, its bytes are Docker\'s count', async () => {
+    layer(diff('a'), 'base', 5_000, { f: 'x' });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    start({ walk: async (roots, o) => (await held, diskUsage(roots, o)) });
+    const first = await storage.imageFs(signal);
+    assert.deepEqual([first.images.bytes, first.images.inodes], [5_000, 0]);
+    release();
+    await storage.settled();
+    assert.ok((await storage.imageFs(signal)).images.inodes > 0);
+  });
+
+  it('measures a running container\'s layer again once its figure is old, a stopped one only after it ran again', async () => {
+    container(hex('1'), 'running', true);
+    container(hex('2'), 'stopped', false);
+    start();
+    await storage.settled();
+    const layerOf = (name: string): number => walks.filter((w) => w[0] === path.join(root, 'overlay2', name)).length;
+    assert.deepEqual([layerOf('running'), layerOf('stopped')], [1, 1]);
+    assert.deepEqual(walks.find((w) => w[0] === path.join(root, 'overlay2', 'running')), [path.join(root, 'overlay2', 'running'), path.join(root, 'overlay2', 'running-init')]);
+
+    fs.writeFileSync(path.join(root, 'overlay2', 'running', 'diff', 'log'), 'z'.repeat(8192));
+    now += 5_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.deepEqual([layerOf('running'), layerOf('stopped')], [1, 1], 'too soon for the running one');
+
+    now += 5_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.deepEqual([layerOf('running'), layerOf('stopped')], [2, 1], 'the stopped one cannot have changed');
+    assert.ok(storage.writableLayer(hex('1'))!.bytes >= 8192);
+    assert.equal(storage.writableLayer(hex('1'))!.atMs, now);
+
+    // It runs again and stops: it may have written.
+    const doc = docker.containers.get(hex('2'))!;
+    doc.State = { ...doc.State, StartedAt: new Date(now + 1_000).toISOString(), FinishedAt: new Date(now + 2_000).toISOString() };
+    now += 3_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(layerOf('stopped'), 2);
+
+    const { containers } = await storage.imageFs(signal);
+    assert.equal(containers.bytes, storage.writableLayer(hex('1'))!.bytes + storage.writableLayer(hex('2'))!.bytes);
+    assert.equal(containers.atMs, Math.min(storage.writableLayer(hex('1'))!.atMs, storage.writableLayer(hex('2'))!.atMs), 'the oldest figure in it');
+  });
+
+  it('forgets removed images and containers', async () => {
+    layer(diff('a'), 'base', 5_000, { f: 'x'.repeat(4096) });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
+    container(hex('1'), 'c1', false);
+    start();
+    await storage.settled();
+    const before = await storage.imageFs(signal);
+    docker.images.clear();
+    docker.containers.clear();
+    storage.requestPass();
+    await storage.settled();
+    const after = await storage.imageFs(signal);
+    assert.ok(after.images.bytes < before.images.bytes);
+    assert.equal(after.containers.bytes, 0);
+    assert.equal(storage.writableLayer(hex('1')), undefined);
+  });
+
+  it('without Docker\'s layer records, counts the sizes Docker reports for its images', async () => {
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] }, Size: 7_000 } as never);
+    docker.addImage('app:1', { RootFS: { Type: 'layers', Layers: [diff('a'), diff('b')] }, Size: 9_000 } as never);
+    start();
+    await storage.settled();
+    const { images } = await storage.imageFs(signal);
+    assert.deepEqual([images.bytes, images.inodes], [16_000, 0]);
+  });
+
+  it('without a root or driver from Docker, ImageFsInfo is not offered', async () => {
+    storage = new DockerStorage({ docker, log: silentLogger() }, '', '');
+    storage.start();
+    await assert.rejects(storage.imageFs(signal), UnimplementedError);
+  });
+
+  it('measures a container asked about while an image layer\'s walk is under way, without waiting for it', async () => {
+    layer(diff('a'), 'base', 5_000, { f: 'x' });
+    layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { g: 'y' });
+    docker.addImage('app:1', { RootFS: { Type: 'layers', Layers: [diff('a'), diff('b')] } } as never);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    start({ walk: async (roots, o) => (roots[0]!.endsWith('base') ? await held : undefined, diskUsage(roots, o)) });
+    await storage.imageFs(signal); // reconciled; the walk of the first image layer is held
+    container(hex('1'), 'c1', true);
+    assert.equal(storage.writableLayer(hex('1')), undefined, 'not measured yet: a pass is asked for');
+    await waitFor('the container\'s layer, while the image layer\'s walk is held', () => storage.writableLayer(hex('1')));
+    assert.deepEqual(walks.map((w) => path.basename(w[0]!)).filter((n) => n !== 'image'), ['base', 'c1'], 'the second image layer waits for the first');
+    release();
+    await storage.settled();
+    assert.ok(walks.some((w) => path.basename(w[0]!) === 'app'), 'the image layers are walked on afterwards');
+    assert.ok((await storage.imageFs(signal)).images.inodes > 0);
+  });
+
+  it('stops a walk under way when closed', async () => {
+    layer(diff('a'), 'base', 5_000, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, 'x'])));
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
+    let entries = 0;
+    start({
+      walk: (roots, o) =>
+        diskUsage(roots, {
+          ...o,
+          pace: () => {
+            if (++entries === 10) storage.close();
+          },
+        }),
+    });
+    await storage.settled();
+    assert.ok(entries < 50, `stopped after ${entries} entries`);
+  });
+});
+
+describe('dutyCyclePace', () => {
+  it('rests three times the work for a quarter share, once a slice is worked', async () => {
+    let t = 0;
+    const pace = dutyCyclePace(0.25, 20, () => t);
+    t = 10;
+    assert.equal(pace(), undefined, 'within the slice: no rest');
+    t = 20;
+    const rest = pace();
+    assert.ok(rest instanceof Promise, 'a slice worked: it rests');
+    await rest;
+  });
+
+  it('counts an idle spell between walks as idle, not work: the next walk starts with no rest', () => {
+    let t = 0;
+    const pace = dutyCyclePace(0.25, 20, () => t);
+    t = 15;
+    assert.equal(pace(), undefined);
+    // The walk ended; the next starts 10 s later (one pace serves every walk). Before, it rested
+    // three times those 10 s before its first entry.
+    t = 10_015;
+    assert.equal(pace(), undefined, 'a fresh slice');
+    t = 10_030;
+    assert.equal(pace(), undefined, 'still within that slice');
+    t = 10_036;
+    assert.ok(pace() instanceof Promise, 'a slice of work: it rests, for three times about 20 ms');
+  });
+});

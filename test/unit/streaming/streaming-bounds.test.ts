@@ -1,0 +1,241 @@
+// The streaming bounds that need no Docker: Docker's output passed on with backpressure, the
+// per-pod port-forward relays (one per pod, none left once released, even mid-start), the
+// check that the namespace opened is the sandbox's, and the counting of sessions.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { PassThrough, Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import type { ContainerInspect } from '../../../src/docker/types';
+import { DockerOutput } from '../../../src/streaming/docker-output';
+import { IdleTimer, Slots } from '../../../src/streaming/limits';
+import { openPodNetns, PodRelays, type PodRelay } from '../../../src/streaming/pod-relay';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function frame(stream: number, data: string): Buffer {
+  const head = Buffer.alloc(8);
+  head[0] = stream;
+  head.writeUInt32BE(Buffer.byteLength(data), 4);
+  return Buffer.concat([head, Buffer.from(data)]);
+}
+
+/** A Writable that takes nothing until `open()`, remembering what it was given. */
+function gate(): Writable & { got: () => string; open: () => void } {
+  const chunks: Buffer[] = [];
+  let waiting: Array<() => void> = [];
+  let opened = false;
+  const w = new Writable({
+    highWaterMark: 4,
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk);
+      if (opened) done();
+      else waiting.push(done);
+    },
+  });
+  return Object.assign(w, {
+    got: () => Buffer.concat(chunks).toString(),
+    open: () => {
+      opened = true;
+      for (const done of waiting) done();
+      waiting = [];
+    },
+  });
+}
+
+describe('Docker output with backpressure', () => {
+  it('splits multiplexed frames to stdout and stderr, across chunk boundaries, payloads passed on as they come', async () => {
+    const out = new PassThrough();
+    const err = new PassThrough();
+    const demux = new DockerOutput(out, err, false);
+    const bytes = Buffer.concat([frame(1, 'hello '), frame(2, 'oops'), frame(1, 'world'), frame(0, '!')]);
+    for (let i = 0; i < bytes.length; i += 3) demux.write(bytes.subarray(i, i + 3));
+    demux.end();
+    await new Promise((r) => demux.once('finish', r));
+    assert.equal(out.read().toString(), 'hello world!');
+    assert.equal(err.read().toString(), 'oops');
+  });
+
+  it('passes output on as is with a TTY, and after a header that names no stream', async () => {
+    const tty = new PassThrough();
+    const demuxTty = new DockerOutput(tty, new PassThrough(), true);
+    demuxTty.end(frame(2, 'raw'));
+    await new Promise((r) => demuxTty.once('finish', r));
+    assert.deepEqual(tty.read(), frame(2, 'raw'));
+
+    const out = new PassThrough();
+    const demux = new DockerOutput(out, new PassThrough(), false);
+    demux.write(frame(1, 'a'));
+    demux.end(Buffer.from('plain text, not multiplexed'));
+    await new Promise((r) => demux.once('finish', r));
+    assert.equal(out.read().toString(), 'aplain text, not multiplexed');
+  });
+
+  it('takes no more from its source while a channel does not take what it was given', async () => {
+    const out = gate();
+    const demux = new DockerOutput(out, new PassThrough(), false);
+    const source = new PassThrough();
+    source.pipe(demux);
+    const big = Buffer.alloc(64 * 1024, 0x7a).toString();
+    for (let i = 0; i < 64; i++) source.write(frame(1, big));
+    await sleep(50);
+    // The first frame or so went out; the rest waits in the source, not in the shim's heap.
+    assert.ok(out.got().length <= 2 * big.length, `${out.got().length} bytes went out`);
+    assert.ok(source.readableLength + source.writableLength > 60 * big.length, 'the source is not read');
+    out.open();
+    source.end();
+    await new Promise((r) => demux.once('finish', r));
+    assert.equal(out.got().length, 64 * big.length);
+  });
+});
+
+/** A relay that starts when told to and records being killed. */
+function fakeRelays() {
+  const started: Array<{ sandboxId: string; resolve: (r: PodRelay) => void; reject: (e: Error) => void }> = [];
+  const relays: Array<{ killed: boolean; dials: number[] }> = [];
+  const pool = new PodRelays(
+    (sandboxId) =>
+      new Promise<PodRelay>((resolve, reject) => {
+        started.push({ sandboxId, resolve, reject });
+      }),
+  );
+  const make = (): PodRelay => {
+    const state = { killed: false, dials: [] as number[] };
+    relays.push(state);
+    let exit!: () => void;
+    const exited = new Promise<void>((r) => (exit = r));
+    return {
+      dial: async (port) => {
+        state.dials.push(port);
+        return new PassThrough() as never;
+      },
+      kill: () => {
+        state.killed = true;
+        exit();
+      },
+      exited,
+    };
+  };
+  return { pool, started, relays, make };
+}
+
+describe('port-forward relays', () => {
+  it('start one relay per pod, at the first dial, shared by its sessions, and stop it with the last', async () => {
+    const { pool, started, relays, make } = fakeRelays();
+    const a = pool.acquire('pod1');
+    const b = pool.acquire('pod1');
+    const other = pool.acquire('pod2');
+    assert.equal(started.length, 0, 'nothing starts before a connection');
+    const dials = [a.dial(80), b.dial(81), a.dial(82)];
+    await sleep(0);
+    assert.deepEqual(started.map((s) => s.sandboxId), ['pod1']);
+    started[0]!.resolve(make());
+    await Promise.all(dials);
+    assert.deepEqual(relays[0]!.dials, [80, 81, 82]);
+    a.release();
+    a.release();
+    assert.equal(relays[0]!.killed, false, 'another session still uses it');
+    b.release();
+    await sleep(0);
+    assert.equal(relays[0]!.killed, true);
+    assert.equal(pool.size, 0);
+    other.release();
+    await assert.rejects(a.dial(80), /closed/);
+  });
+
+  it('stop a relay whose sessions all went while it started', async () => {
+    const { pool, started, relays, make } = fakeRelays();
+    const a = pool.acquire('pod1');
+    const dial = a.dial(80);
+    await sleep(0);
+    a.release();
+    started[0]!.resolve(make());
+    await assert.rejects(dial, /closed/);
+    assert.equal(relays[0]!.killed, true);
+    // A later session starts a relay of its own.
+    const b = pool.acquire('pod1');
+    const next = b.dial(80);
+    await sleep(0);
+    assert.equal(started.length, 2);
+    started[1]!.resolve(make());
+    await next;
+    b.release();
+    await sleep(0);
+    assert.equal(relays[1]!.killed, true);
+  });
+
+  it('start another relay after one exited, and stop all at close', async () => {
+    const { pool, started, relays, make } = fakeRelays();
+    const a = pool.acquire('pod1');
+    const first = a.dial(80);
+    await sleep(0);
+    const r0 = make();
+    started[0]!.resolve(r0);
+    await first;
+    // It exits by itself (its namespace went, or it was killed from outside).
+    r0.kill();
+    await sleep(0);
+    const second = a.dial(81);
+    await sleep(0);
+    assert.equal(started.length, 2);
+    started[1]!.resolve(make());
+    await second;
+    pool.close();
+    await sleep(0);
+    assert.equal(relays[1]!.killed, true);
+  });
+});
+
+describe('the pod network namespace check', () => {
+  const inspect = (pid: number, startedAt: string, running = true) => ({ State: { Running: running, Pid: pid, StartedAt: startedAt } }) as unknown as ContainerInspect;
+  const openFds = () => fs.readdirSync('/proc/self/fd').length;
+
+  it('answers the namespace of the process Docker names when Docker names it again after the open', async () => {
+    const answers = [inspect(process.pid, 'T1'), inspect(process.pid, 'T1')];
+    const fd = await openPodNetns({ inspectContainer: async () => answers.shift()! }, 'sb');
+    try {
+      assert.equal(fs.fstatSync(fd).ino, fs.statSync(`/proc/${process.pid}/ns/net`).ino);
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+
+  it('refuses, and closes what it opened, when the sandbox stopped or restarted meanwhile', async () => {
+    const fds = openFds();
+    for (const second of [inspect(process.pid, 'T2'), inspect(process.pid + 1, 'T1'), inspect(process.pid, 'T1', false)]) {
+      const answers = [inspect(process.pid, 'T1'), second];
+      await assert.rejects(openPodNetns({ inspectContainer: async () => answers.shift()! }, 'sb'), /stopped or restarted/);
+    }
+    await assert.rejects(openPodNetns({ inspectContainer: async () => inspect(0, 'T1', false) }, 'sb'), /not running/);
+    assert.equal(openFds(), fds);
+  });
+});
+
+describe('streaming session counting', () => {
+  it('refuses past the bound per key and overall, and counts a release once', () => {
+    const slots = new Slots(2, 3, 'streaming sessions');
+    const a1 = slots.take('a', 'container');
+    const a2 = slots.take('a', 'container');
+    assert.equal(typeof a1, 'function');
+    assert.equal(slots.take('a', 'container'), 'too many streaming sessions to container a (at most 2 at once)');
+    const b1 = slots.take('b', 'container');
+    assert.equal(slots.take('c', 'container'), 'too many streaming sessions (at most 3 at once)');
+    (a1 as () => void)();
+    (a1 as () => void)();
+    assert.equal(slots.held('a'), 1);
+    assert.equal(typeof slots.take('c', 'container'), 'function');
+    for (const r of [a2, b1]) (r as () => void)();
+  });
+
+  it('calls an idle timer back once nothing touched it for its time', async () => {
+    let fired = 0;
+    const timer = new IdleTimer(80, () => fired++);
+    for (let i = 0; i < 5; i++) {
+      await sleep(30);
+      timer.touch();
+    }
+    assert.equal(fired, 0);
+    await sleep(150);
+    assert.equal(fired, 1);
+    timer.stop();
+  });
+});
