@@ -4,7 +4,7 @@
 import { startShim, type RunningShim } from './app';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { FlagError, parseFlags, usage } from './config/flags';
-import { SHIM_VERSION } from './shim/context';
+import { SHIM_VERSION } from './handlers/context';
 import { errorMessage } from './errors';
 import { createLogger } from './util/logger';
 

@@ -3,13 +3,13 @@
 // container of the pod, built by the same converters PodSandboxStatus and ContainerStatus use.
 // Which documents make up the pod is read synchronously, at the moment of the change; only the
 // extras (image identity, pod IPs, process user) are fetched afterwards.
-import type { CheckpointCache } from '../checkpoint/cache';
+import type { CheckpointCache } from '../checkpoint/checkpoint-cache';
 import type { ContainerEventResponse } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import { isFullId } from '../conventions/ids';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../conventions/labels';
 import type { ContainerChange } from '../docker-cache/container-store';
-import { assembleContainerStatus, assembleSandboxStatus, type StatusSources } from '../status/assemble';
+import { assembleContainerStatus, assembleSandboxStatus, type StatusSources } from '../translate/to-cri/assemble-status';
 import { rfc3339ToNanos } from '../util/time';
 import type { EventBuilder, EventHub } from './hub';
 import { eventTypesFor, podIdOf, type ContainerEventTypeName } from './transitions';

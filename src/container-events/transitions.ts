@@ -8,7 +8,7 @@
 import type { ContainerEventType__Output } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
-import { stateOf } from '../status/container-convert';
+import { stateOf } from '../translate/to-cri/container-convert';
 
 export type ContainerEventTypeName = ContainerEventType__Output;
 

@@ -5,10 +5,10 @@
 import type { RegistryCredential } from '../conventions/registry-credential';
 import type { Logger } from '../util/logger';
 import { errorMessage } from '../errors';
-import { CredentialCache } from './cache';
-import type { CredentialProviderPlugin } from './config';
+import { CredentialCache } from './credential-cache';
+import type { CredentialProviderPlugin } from './provider-config';
 import { matchesImage, registryOf } from './match';
-import { execPlugin, type PluginCredential, type PluginResponse } from './plugin';
+import { execPlugin, type PluginCredential, type PluginResponse } from './credential-plugin';
 
 /** Where a pull without credentials in the request finds some. */
 export interface CredentialSource {

@@ -1,12 +1,12 @@
 // The NetworkHost the shim gives its plugins: pod facts read from Docker (the pause process,
 // Docker's own addresses) and from the sandbox checkpoints (port mappings), and the pod CIDRs
 // UpdateRuntimeConfig last gave. Plugins see only the NetworkHost interface.
-import type { CheckpointCache } from '../checkpoint/cache';
+import type { CheckpointCache } from '../checkpoint/checkpoint-cache';
 import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../conventions/labels';
 import type { DockerClient } from '../docker/client';
 import { ipsFromNetworkSettings } from '../docker/documents';
 import { DockerNotFoundError } from '../errors';
-import type { NetworkHost, PortMapping } from './host';
+import type { NetworkHost, PortMapping } from './network-host';
 
 export class DockerNetworkHost implements NetworkHost {
   private cidrs: readonly string[] = [];

@@ -1,11 +1,11 @@
 // Chooses the network plugin named by --network-plugin.
 import type { Config } from '../config/flags';
 import type { Logger } from '../util/logger';
-import type { NetworkHost } from './host';
-import { CniNetworkPlugin } from './cni/plugin';
-import { KubenetNetworkPlugin } from './kubenet/plugin';
-import { NoopNetworkPlugin } from './noop';
-import type { NetworkPlugin } from './plugin';
+import type { NetworkHost } from './network-host';
+import { CniNetworkPlugin } from './cni/cni-plugin';
+import { KubenetNetworkPlugin } from './kubenet/kubenet-plugin';
+import { NoopNetworkPlugin } from './noop-plugin';
+import type { NetworkPlugin } from './network-plugin';
 
 export function createNetworkPlugin(config: Config, host: NetworkHost, log: Logger): NetworkPlugin {
   switch (config.networkPlugin) {

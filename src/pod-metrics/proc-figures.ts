@@ -12,7 +12,7 @@ export interface ProcessFigures {
 /**
  * Counts the open descriptors of `pids` and how many of them are sockets (their link reads
  * "socket:[inode]"). A process that exits meanwhile simply counts nothing. Synchronous, as
- * the collector reads /proc (see collector.ts).
+ * the collector reads /proc (see metrics-collector.ts).
  */
 export function readProcessFigures(procRoot: string, pids: readonly number[]): ProcessFigures {
   let fileDescriptors = 0;

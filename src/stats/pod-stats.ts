@@ -4,12 +4,12 @@
 // pause process's namespace.
 import type { PodSandboxStats } from '../cri/types';
 import type { ShimObject } from '../docker/shim-objects';
-import { sandboxFromObject } from '../status/sandbox-convert';
+import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import { nowNanos } from '../util/time';
 import type { CgroupSample } from './cgroup-sample';
-import type { StatsCollector } from './collector';
+import type { StatsCollector } from './stats-collector';
 import { u64 } from '../cri/u64';
-import { cpuUsage, memoryUsage, sumSamples } from './convert';
+import { cpuUsage, memoryUsage, sumSamples } from './stats-convert';
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,

@@ -10,8 +10,8 @@ import type { StateCacheRecorder } from '../docker-cache/state-cache';
 import type { DockerCallRecorder, DockerErrorKind, DockerOperation } from '../docker/instrumented-client';
 import type { RpcRecorder } from '../grpc/adapter';
 import type { LogRecorder } from '../logs/follower';
-import type { NetworkOperation, OperationCounts } from '../network/manager';
-import type { StreamingRecorder, StreamKind } from '../streaming/server';
+import type { NetworkOperation, OperationCounts } from '../network/network-manager';
+import type { StreamingRecorder, StreamKind } from '../streaming/streaming-server';
 
 const PREFIX = 'cri_docker_shim_';
 

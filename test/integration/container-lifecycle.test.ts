@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { BIND_OPTIONS_API_VERSION, IMAGE_MOUNT_API_VERSION, isApiVersionAtLeast } from '../../src/docker/version';
+import { BIND_OPTIONS_API_VERSION, IMAGE_MOUNT_API_VERSION, isApiVersionAtLeast } from '../../src/docker/docker-version';
 import { tempDir } from '../support/temp';
 import { status as Code } from '@grpc/grpc-js';
 import { describe, it } from 'node:test';

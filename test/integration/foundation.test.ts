@@ -1,6 +1,6 @@
 // The shim as a process: its socket, its start-up checks, its flags, its shutdown, and the
 // runtime-level RPCs (Version, Status, RuntimeConfig, UpdateRuntimeConfig) against real Docker.
-import { isApiVersionAtLeast } from '../../src/docker/version';
+import { isApiVersionAtLeast } from '../../src/docker/docker-version';
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as http from 'node:http';

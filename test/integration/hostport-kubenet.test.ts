@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { applyHairpinMode, bridgePorts } from '../../src/network/kubenet/hairpin';
 import { resolveMtu } from '../../src/network/kubenet/mtu';
-import { applyKubenetRules, removeKubenetRules } from '../../src/network/kubenet/rules';
+import { applyKubenetRules, removeKubenetRules } from '../../src/network/kubenet/kubenet-rules';
 import { POD_CIDR_V4, POD_CIDR_V6, SERVER_TCP_PORT, TestNode, type TestPod } from '../support/hostport-netns';
 
 const NODE_OUTSIDE = '192.168.251.1';

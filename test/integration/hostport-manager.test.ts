@@ -4,10 +4,10 @@
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { PortMapping } from '../../src/network/host';
-import { HostPortInUseError, HostportManager } from '../../src/network/hostport/manager';
+import type { PortMapping } from '../../src/network/network-host';
+import { HostPortInUseError, HostportManager } from '../../src/network/hostport/hostport-manager';
 import { LocalPortHolder } from '../../src/network/hostport/port-holder';
-import { mappingChainName, type PodHostports } from '../../src/network/hostport/rules';
+import { mappingChainName, type PodHostports } from '../../src/network/hostport/hostport-rules';
 import { applyHairpinMode } from '../../src/network/kubenet/hairpin';
 import { NODE_BRIDGE_V4, NODE_UPLINK_V4, NODE_UPLINK_V6, SERVER_TCP_PORT, SERVER_UDP_PORT, TestNode, type TestPod } from '../support/hostport-netns';
 import { freeLoopbackPort } from '../support/net-probe';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
 import { DockerodeClient } from '../../src/docker/dockerode-client';
 import type { StreamingLimits } from '../../src/streaming/limits';
-import { StreamingServer } from '../../src/streaming/server';
+import { StreamingServer } from '../../src/streaming/streaming-server';
 import { RST_CANCEL, RST_REFUSED_STREAM } from '../../src/streaming/spdy/framing';
 import { createLogger } from '../../src/util/logger';
 import { useShim } from '../support/fixture';

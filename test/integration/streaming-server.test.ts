@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
 import { DockerodeClient } from '../../src/docker/dockerode-client';
-import { StreamingServer } from '../../src/streaming/server';
+import { StreamingServer } from '../../src/streaming/streaming-server';
 import * as zlib from 'node:zlib';
 import { ControlType, decodeFrames, encodeControl, FLAG_FIN, GOAWAY_PROTOCOL_ERROR, HeaderCodec } from '../../src/streaming/spdy/framing';
 import spdyDictionaries from 'spdy-transport/lib/spdy-transport/protocol/spdy/dictionary';

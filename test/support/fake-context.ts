@@ -4,7 +4,7 @@
 // the no-op network plugin behind the real NetworkManager, DockerFacts, a silent pino logger. Two seams let a test make a
 // step fail: the checkpoint store's writes and the network plugin's set-up.
 import * as fs from 'node:fs';
-import { CheckpointCache } from '../../src/checkpoint/cache';
+import { CheckpointCache } from '../../src/checkpoint/checkpoint-cache';
 import type { SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
 import { CheckpointStore } from '../../src/checkpoint/store';
 import { parseFlags } from '../../src/config/flags';
@@ -12,18 +12,18 @@ import type { ContainerEventHub } from '../../src/container-events/builder';
 import { EventHub } from '../../src/container-events/hub';
 import type { CredentialSource } from '../../src/credentials/providers';
 import type { CallContext } from '../../src/cri/types';
-import { DockerFacts } from '../../src/docker/version';
-import { ContainerLogManager } from '../../src/logs/manager';
-import { NoopNetworkPlugin } from '../../src/network/noop';
+import { DockerFacts } from '../../src/docker/docker-version';
+import { ContainerLogManager } from '../../src/logs/log-manager';
+import { NoopNetworkPlugin } from '../../src/network/noop-plugin';
 import { DockerNetworkHost } from '../../src/network/docker-host';
-import { NetworkManager } from '../../src/network/manager';
-import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/plugin';
-import type { ShimContext } from '../../src/shim/context';
-import { StatsCollector } from '../../src/stats/collector';
+import { NetworkManager } from '../../src/network/network-manager';
+import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/network-plugin';
+import type { ShimContext } from '../../src/handlers/context';
+import { StatsCollector } from '../../src/stats/stats-collector';
 import { DockerLiveness } from '../../src/docker/liveness';
-import { PodMetricsCollector } from '../../src/pod-metrics/collector';
+import { PodMetricsCollector } from '../../src/pod-metrics/metrics-collector';
 import { DockerStorage } from '../../src/storage/docker-storage';
-import { StreamingServer } from '../../src/streaming/server';
+import { StreamingServer } from '../../src/streaming/streaming-server';
 import { KeyedLock } from '../../src/util/keyed-lock';
 import { SingleFlight } from '../../src/util/single-flight';
 import { silentLogger } from '../../src/util/logger';

@@ -1,6 +1,7 @@
 // The shape of src/ as the architecture promises it: no two folders import each other (directly
-// or round a longer loop), and the feature folders never import the handler tree. Read from the
-// sources themselves, so a change that bends the shape fails here.
+// or round a longer loop), the feature folders and the translation never import the handler tree,
+// and the two directions of translation stand apart. Read from the sources themselves, so a
+// change that bends the shape fails here.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -8,8 +9,10 @@ import { describe, it } from 'node:test';
 
 const SRC = path.resolve(__dirname, '../../../src');
 const BENCH = path.resolve(__dirname, '../../../bench');
-/** Folders that hold machinery the handlers use; none of them may import src/shim. */
-const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'status', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
+/** Folders that hold machinery the handlers use; none of them may import src/handlers. */
+const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'translate/to-cri', 'translate/to-docker', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
+/** The two directions of translation, each a node of its own (CRI→Docker and Docker→CRI). */
+const TRANSLATE = ['translate/to-docker', 'translate/to-cri'];
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -19,9 +22,11 @@ function sources(dir: string): string[] {
   });
 }
 
-/** The node a file belongs to: its top folder under src/, or the file itself at the top. */
+/** The node a file belongs to: its top folder under src/ (src/translate's two subfolders each),
+ * or the file itself at the top. */
 function nodeOf(file: string): string {
   const rel = path.relative(SRC, file).split(path.sep);
+  if (rel[0] === 'translate' && rel.length > 2) return `${rel[0]}/${rel[1]}`;
   return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.ts$/, '');
 }
 
@@ -84,9 +89,17 @@ describe('the import graph of src/', () => {
   it('keeps the feature folders out of the handler tree', () => {
     for (const folder of FEATURE_FOLDERS) {
       assert.ok(fs.existsSync(path.join(SRC, folder)), `src/${folder} exists`);
-      const bad = graph.get(folder)?.get('shim');
-      assert.equal(bad, undefined, `src/${folder} must not import src/shim: ${bad}`);
+      const bad = graph.get(folder)?.get('handlers');
+      assert.equal(bad, undefined, `src/${folder} must not import src/handlers: ${bad}`);
     }
+  });
+
+  it('keeps translation to Docker and translation to CRI apart: neither needs the other', () => {
+    for (const [from, to] of [TRANSLATE, [...TRANSLATE].reverse()] as Array<[string, string]>) {
+      const bad = graph.get(from)?.get(to);
+      assert.equal(bad, undefined, `src/${from} must not import src/${to}: ${bad}`);
+    }
+    assert.deepEqual(fs.readdirSync(path.join(SRC, 'translate')).sort(), ['to-cri', 'to-docker'], 'src/translate holds the two directions only');
   });
 
   it('keeps the network plugins apart: cni and kubenet share libcni and never import each other', () => {
@@ -115,9 +128,9 @@ describe('the import graph of src/', () => {
     assert.ok(graph.get('stats')?.has('cgroups') && graph.get('pod-metrics')?.has('cgroups'), 'both use src/cgroups');
   });
 
-  it('sees the imports it checks (the handler tree uses the features)', () => {
-    for (const folder of ['stats', 'streaming', 'logs', 'status', 'conventions']) {
-      assert.ok(graph.get('shim')?.has(folder), `src/shim imports src/${folder}`);
+  it('sees the imports it checks (the handler tree uses the features and both translations)', () => {
+    for (const folder of ['stats', 'streaming', 'logs', 'conventions', ...TRANSLATE]) {
+      assert.ok(graph.get('handlers')?.has(folder), `src/handlers imports src/${folder}`);
     }
   });
 });

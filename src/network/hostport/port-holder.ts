@@ -5,7 +5,7 @@
 // kubelet's hostport manager did. Node has no SCTP sockets, so SCTP ports are not held.
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
-import type { HeldPortKey } from './rules';
+import type { HeldPortKey } from './hostport-rules';
 
 export interface HeldPort {
   close(): Promise<void>;

@@ -8,7 +8,7 @@
 // The flags are set with `ip link` (netlink) rather than by writing sysfs, so they work through
 // the same runner as everything else, in whichever network namespace it points at.
 import type { HairpinMode } from '../../config/flags';
-import { validateInterfaceName } from '../hostport/rules';
+import { validateInterfaceName } from '../hostport/hostport-rules';
 import type { CommandRunner } from '../hostport/runner';
 
 export type { HairpinMode };

@@ -2,7 +2,7 @@
 // kubelet's K8S_* keys, and the runtime capability arguments (portMappings, bandwidth,
 // ipRanges, dns) that plugins declaring them receive in runtimeConfig.
 import { isIP } from 'node:net';
-import type { PodDns, PodRef, PortMapping } from '../host';
+import type { PodDns, PodRef, PortMapping } from '../network-host';
 
 export function cniArgs(pod: PodRef): Array<[string, string]> {
   return [

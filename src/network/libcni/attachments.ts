@@ -2,12 +2,12 @@
 // network on set-up; on tear-down, DEL of whatever the cache says was attached (else of the
 // current network, which still releases an address IPAM holds); the pod's IPs from the last
 // result, which survives a shim restart in the cache.
-import type { NetworkHost, PodDns, PodRef } from '../host';
+import type { NetworkHost, PodDns, PodRef } from '../network-host';
 import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
 import { capabilityArgs, cniArgs } from './args';
-import { parseNetworkConfig, type NetworkConfigList } from './config';
-import type { CachedAttachment } from './cache';
+import { parseNetworkConfig, type NetworkConfigList } from './cni-config';
+import type { CachedAttachment } from './cni-cache';
 import { podIpsOf, type CniResult } from './result';
 import { CniRuntime, type Attachment, type CniRuntimeOptions } from './runtime';
 

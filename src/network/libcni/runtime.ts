@@ -5,11 +5,11 @@
 import * as fs from 'node:fs';
 import type { CapabilityArgs } from './args';
 import { runtimeConfigFor } from './args';
-import { ResultCache } from './cache';
-import { declaredCapabilities, type NetworkConfigList, type PluginConf } from './config';
-import { CniPluginError, execPlugin, findPluginBinary, type PluginCall } from './exec';
+import { ResultCache } from './cni-cache';
+import { declaredCapabilities, type NetworkConfigList, type PluginConf } from './cni-config';
+import { CniPluginError, execPlugin, findPluginBinary, type PluginCall } from './plugin-exec';
 import { parseResult, type CniResult } from './result';
-import { supportsCheck } from './version';
+import { supportsCheck } from './cni-version';
 import { errorMessage } from '../../errors';
 import { abortable } from '../../util/abortable';
 

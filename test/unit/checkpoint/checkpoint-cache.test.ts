@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CheckpointCache } from '../../../src/checkpoint/cache';
+import { CheckpointCache } from '../../../src/checkpoint/checkpoint-cache';
 import { encodeCheckpoint, type SandboxCheckpoint } from '../../../src/checkpoint/checkpoint';
 import { CheckpointStore } from '../../../src/checkpoint/store';
 import { InvalidArgumentError } from '../../../src/errors';

@@ -21,7 +21,7 @@ import {
 import { encodeCheckpoint } from '../../../src/checkpoint/checkpoint';
 import { CheckpointStore } from '../../../src/checkpoint/store';
 import { silentLogger } from '../../../src/util/logger';
-import { sandboxFromCheckpoint } from '../../../src/status/sandbox-convert';
+import { sandboxFromCheckpoint } from '../../../src/translate/to-cri/sandbox-convert';
 import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
 
 const pm = (protocol: string | undefined, containerPort: number | undefined, hostPort: number | undefined, hostIp = ''): GoPortMapping => ({

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CredentialCache } from '../../../src/credentials/cache';
-import type { CredentialProviderPlugin } from '../../../src/credentials/config';
-import type { PluginResponse } from '../../../src/credentials/plugin';
+import { CredentialCache } from '../../../src/credentials/credential-cache';
+import type { CredentialProviderPlugin } from '../../../src/credentials/provider-config';
+import type { PluginResponse } from '../../../src/credentials/credential-plugin';
 import { CredentialProvider, CredentialProviders } from '../../../src/credentials/providers';
 import { silentLogger } from '../../../src/util/logger';
 

@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { CredentialProviderPlugin } from '../../../src/credentials/config';
-import { execPlugin, parsePluginResponse, PluginError } from '../../../src/credentials/plugin';
+import type { CredentialProviderPlugin } from '../../../src/credentials/provider-config';
+import { execPlugin, parsePluginResponse, PluginError } from '../../../src/credentials/credential-plugin';
 
 const FIXTURE = path.resolve(__dirname, '../../../../test/fixtures/credential-provider/test-credential-provider');
 const V1 = 'credentialprovider.kubelet.k8s.io/v1';

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FlagError, parseFlags } from '../../../src/config/flags';
-import { CredentialConfigError, loadCredentialProviderConfig, parseCredentialProviderConfig } from '../../../src/credentials/config';
+import { CredentialConfigError, loadCredentialProviderConfig, parseCredentialProviderConfig } from '../../../src/credentials/provider-config';
 
 const YAML = `apiVersion: kubelet.config.k8s.io/v1
 kind: CredentialProviderConfig

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { apiVersionToSemver, assertSupportedDocker, DockerTooOldError, isApiVersionAtLeast } from '../../../src/docker/version';
+import { apiVersionToSemver, assertSupportedDocker, DockerTooOldError, isApiVersionAtLeast } from '../../../src/docker/docker-version';
 import { cgroupParentFor, CgroupDriverMismatchError, detectCgroupSetup } from '../../../src/cgroups/driver';
 
 describe('Docker API version gate', () => {

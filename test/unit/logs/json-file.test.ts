@@ -15,7 +15,7 @@ import {
   type JsonLogProblem,
 } from '../../../src/logs/json-file';
 import { logSourceOf } from '../../../src/logs/follower';
-import { jsonLogRoot } from '../../../src/logs/manager';
+import { jsonLogRoot } from '../../../src/logs/log-manager';
 import { recordingLogger } from '../../support/recording-logger';
 import type { ContainerInspect } from '../../../src/docker/types';
 

@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { defaultRouteInterface, pickHostAddresses } from '../../../src/network/host-addresses';
-import type { PodDns, PodRef } from '../../../src/network/host';
-import { NetworkManager } from '../../../src/network/manager';
-import type { NetworkPlugin, NetworkStatus, PodNetworkStatus, SandboxNetworkMode } from '../../../src/network/plugin';
+import type { PodDns, PodRef } from '../../../src/network/network-host';
+import { NetworkManager } from '../../../src/network/network-manager';
+import type { NetworkPlugin, NetworkStatus, PodNetworkStatus, SandboxNetworkMode } from '../../../src/network/network-plugin';
 
 /** A plugin that records its calls; setUp can be told to fail, and is slow enough to overlap. */
 class RecordingPlugin implements NetworkPlugin {

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import type { ContainerInspect } from '../../../src/docker/types';
-import { PodMetricsCollector, type PodTarget } from '../../../src/pod-metrics/collector';
+import { PodMetricsCollector, type PodTarget } from '../../../src/pod-metrics/metrics-collector';
 import { V1_FILES, V2_FILES } from '../../../src/pod-metrics/cgroup-figures';
 import { tempDir } from '../../support/temp';
 

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import type { ContainerInspect, ContainerSummary } from '../../../src/docker/types';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import { readCgroupSample, sampleFromV1, sampleFromV2 } from '../../../src/stats/cgroup-sample';
-import { StatsCollector } from '../../../src/stats/collector';
+import { StatsCollector } from '../../../src/stats/stats-collector';
 import { objectFromSummary } from '../../../src/docker/shim-objects';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker } from '../../support/fake-docker';

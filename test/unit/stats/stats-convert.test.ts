@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { containerStatsOf, networkUsage, sumSamples } from '../../../src/stats/convert';
+import { containerStatsOf, networkUsage, sumSamples } from '../../../src/stats/stats-convert';
 import { u64 } from '../../../src/cri/u64';
 import { CpuRateTracker, MIN_RATE_INTERVAL_NS } from '../../../src/stats/cpu-rate';
 import { parseNetDev } from '../../../src/cgroups/net-dev';

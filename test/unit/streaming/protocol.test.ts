@@ -14,7 +14,7 @@ import {
   statusDocument,
 } from '../../../src/streaming/protocol';
 import { checkAttachRequest, checkExecRequest, checkPortForwardRequest } from '../../../src/streaming/requests';
-import { legacyRequestId } from '../../../src/streaming/port-forward';
+import { legacyRequestId } from '../../../src/streaming/port-forward-streams';
 import { expectedStreamTypes } from '../../../src/streaming/spdy-channels';
 import { redactToken, TokenCache } from '../../../src/streaming/tokens';
 import { decodeChannelMessage, encodeChannelMessage } from '../../../src/streaming/ws-channels';

@@ -8,9 +8,9 @@ import type { DockerClient } from '../../../src/docker/client';
 import type { ContainerInspect, DockerVersion } from '../../../src/docker/types';
 import { dockerErrorKind, InstrumentedDockerClient, type DockerCallRecorder } from '../../../src/docker/instrumented-client';
 import { CancelledError, DockerNotFoundError, DockerServerError, DockerTimeoutError } from '../../../src/errors';
-import type { NetworkOperation, OperationCounts } from '../../../src/network/manager';
+import type { NetworkOperation, OperationCounts } from '../../../src/network/network-manager';
 import { createShimMetrics } from '../../../src/telemetry/metrics';
-import { MetricsServer } from '../../../src/telemetry/server';
+import { MetricsServer } from '../../../src/telemetry/telemetry-server';
 import { silentLogger } from '../../../src/util/logger';
 import { histogram, labelSets, parseExposition, sample, scrape } from '../../support/prom-text';
 

@@ -4,9 +4,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { setTimeout as nextTimer } from 'node:timers/promises';
-import type { PortMapping } from '../../../../src/network/host';
-import { HostPortInUseError, HostportManager } from '../../../../src/network/hostport/manager';
-import type { PodHostports } from '../../../../src/network/hostport/rules';
+import type { PortMapping } from '../../../../src/network/network-host';
+import { HostPortInUseError, HostportManager } from '../../../../src/network/hostport/hostport-manager';
+import type { PodHostports } from '../../../../src/network/hostport/hostport-rules';
 import type { CommandRunner } from '../../../../src/network/hostport/runner';
 
 /** iptables for one nat table: -save prints what the last -restore declared and appended. */

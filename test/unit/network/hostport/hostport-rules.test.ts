@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../../../src/errors';
-import type { PortMapping } from '../../../../src/network/host';
+import type { PortMapping } from '../../../../src/network/network-host';
 import { setTimeout as nextTimer } from 'node:timers/promises';
 import { ensureJumpLines, parseSave, removeJumpLines, ruleChain, ruleTarget } from '../../../../src/network/hostport/iptables';
 import {
@@ -20,7 +20,7 @@ import {
   ruleSandbox,
   validatePod,
   type PodHostports,
-} from '../../../../src/network/hostport/rules';
+} from '../../../../src/network/hostport/hostport-rules';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);

@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../../../src/errors';
 import { parseSave } from '../../../../src/network/hostport/iptables';
 import { hairpinPlan } from '../../../../src/network/kubenet/hairpin';
-import { kubenetNetwork } from '../../../../src/network/kubenet/plugin';
+import { kubenetNetwork } from '../../../../src/network/kubenet/kubenet-plugin';
 import { FALLBACK_MTU, parseIpLinkJson, pickMtu } from '../../../../src/network/kubenet/mtu';
-import { renderKubenetRemoval, renderKubenetRules, validateKubenetConfig } from '../../../../src/network/kubenet/rules';
+import { renderKubenetRemoval, renderKubenetRules, validateKubenetConfig } from '../../../../src/network/kubenet/kubenet-rules';
 
 const none = { nat: undefined, filter: undefined };
 

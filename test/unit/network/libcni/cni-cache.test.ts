@@ -4,12 +4,12 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { CniNetworkPlugin } from '../../../../src/network/cni/plugin';
+import { CniNetworkPlugin } from '../../../../src/network/cni/cni-plugin';
 import { isLoopbackEntry, isLoopbackOnly, loopbackNetwork, PodAttachments } from '../../../../src/network/libcni/attachments';
-import { readCacheDocument, ResultCache } from '../../../../src/network/libcni/cache';
-import { parseNetworkConfig } from '../../../../src/network/libcni/config';
+import { readCacheDocument, ResultCache } from '../../../../src/network/libcni/cni-cache';
+import { parseNetworkConfig } from '../../../../src/network/libcni/cni-config';
 import { parseResult, podIpsOf } from '../../../../src/network/libcni/result';
-import type { NetworkHost } from '../../../../src/network/host';
+import type { NetworkHost } from '../../../../src/network/network-host';
 import { silentLogger } from '../../../../src/util/logger';
 import { tempDir } from '../../../support/temp';
 

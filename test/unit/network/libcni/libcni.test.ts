@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { bandwidthOf, capabilityArgs, cniArgs, cniArgsEnv, parseQuantity, runtimeConfigFor, UNLIMITED_BURST } from '../../../../src/network/libcni/args';
-import { chooseNetwork, declaredCapabilities, parseNetworkConfig } from '../../../../src/network/libcni/config';
+import { chooseNetwork, declaredCapabilities, parseNetworkConfig } from '../../../../src/network/libcni/cni-config';
 import { parseResult, podIpsOf } from '../../../../src/network/libcni/result';
 import { pluginStdin } from '../../../../src/network/libcni/runtime';
-import { compareVersions, isSupportedVersion, supportsCheck } from '../../../../src/network/libcni/version';
+import { compareVersions, isSupportedVersion, supportsCheck } from '../../../../src/network/libcni/cni-version';
 
 const pod = { podName: 'web', podNamespace: 'prod', podUid: 'u-1', sandboxId: 'a'.repeat(64), annotations: {} };
 const conflist = (name: string, plugins: unknown[], cniVersion = '1.0.0') => JSON.stringify({ cniVersion, name, plugins });

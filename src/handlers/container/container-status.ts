@@ -1,0 +1,30 @@
+// ContainerStatus: Docker's inspect assembled as CRI's ContainerStatus (../../translate/to-cri/assemble-status.ts,
+// which GetContainerEvents uses too), with dockershim's verbose info.
+import type { CallContext, ContainerStatusRequest__Output, ContainerStatusResponse } from '../../cri/types';
+import type { ShimContext } from '../context';
+import { SANDBOX_ID_LABEL } from '../../conventions/labels';
+import { resolveShimObject } from '../resolve';
+import { assembleContainerStatus } from '../../translate/to-cri/assemble-status';
+
+export async function containerStatus(
+  shim: ShimContext,
+  req: ContainerStatusRequest__Output,
+  ctx: CallContext,
+): Promise<ContainerStatusResponse> {
+  const opts = { signal: ctx.signal };
+  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+  const inspect = await shim.docker.inspectContainer(Id, opts);
+  const status = await assembleContainerStatus(shim, inspect, opts);
+  const response: ContainerStatusResponse = { status };
+  if (req.verbose) {
+    response.info = {
+      info: JSON.stringify({
+        pid: inspect.State.Pid,
+        sandboxID: inspect.Config.Labels?.[SANDBOX_ID_LABEL] ?? '',
+        dockerName: inspect.Name.replace(/^\//, ''),
+        privileged: inspect.HostConfig.Privileged === true,
+      }),
+    };
+  }
+  return response;
+}

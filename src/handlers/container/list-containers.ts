@@ -1,0 +1,15 @@
+// ListContainers: the shim's containers, filtered by ID prefix, state, pod sandbox ID and label
+// selector, all combined: one typed query (../../docker/shim-objects.ts), answered by the state
+// cache from memory, or by Docker's list while the cache is unsynced.
+import type { CallContext, Container, ContainerFilter__Output, ListContainersRequest__Output, ListContainersResponse } from '../../cri/types';
+import { objectQueryOf } from '../../docker/shim-objects';
+import type { ShimContext } from '../context';
+import { containerFromObject } from '../../translate/to-cri/container-convert';
+
+export async function findContainers(shim: ShimContext, filter: ContainerFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<Container[]> {
+  return (await shim.docker.listObjects(objectQueryOf('container', filter), { signal })).map(containerFromObject);
+}
+
+export async function listContainers(shim: ShimContext, req: ListContainersRequest__Output, ctx: CallContext): Promise<ListContainersResponse> {
+  return { containers: await findContainers(shim, req.filter, ctx) };
+}

@@ -1,0 +1,27 @@
+// ListImages: every image Docker has (top-level ones, as `docker images`
+// shows), narrowed by the request's filter, the sandbox image marked pinned.
+import type { ShimContext } from '../context';
+import type {
+  CallContext,
+  Image,
+  ImageFilter__Output,
+  ListImagesRequest__Output,
+  ListImagesResponse,
+} from '../../cri/types';
+import { imageFromSummary } from '../../translate/to-cri/image-convert';
+import { imageMatchesFilter } from './image-filter';
+import { sandboxImageId } from './pinned';
+
+export async function findImages(shim: ShimContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
+  const [summaries, pinnedId] = await Promise.all([
+    shim.docker.listImages({ all: false, digests: true }, { signal: ctx.signal }),
+    sandboxImageId(shim, ctx.signal),
+  ]);
+  const wanted = filter?.image?.image ?? '';
+  return summaries.map((s) => imageFromSummary(s, s.Id === pinnedId)).filter((img) => imageMatchesFilter(img, wanted));
+}
+
+export async function listImages(shim: ShimContext, req: ListImagesRequest__Output, ctx: CallContext): Promise<ListImagesResponse> {
+  return { images: await findImages(shim, req.filter, ctx) };
+}
+

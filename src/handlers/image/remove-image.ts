@@ -1,0 +1,48 @@
+// RemoveImage: by tag or digest removes that one reference; by ID removes the image with every
+// tag it has. An image that is already gone is success; one a container still uses is
+// FAILED_PRECONDITION, checked before anything is removed so a refusal leaves every tag.
+import type { ShimContext } from '../context';
+import type { CallContext, RemoveImageRequest__Output, RemoveImageResponse } from '../../cri/types';
+import type { ImageInspect } from '../../docker/types';
+import { DockerConflictError, DockerNotFoundError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
+import { checkLocalImageRef } from './image-reference';
+
+/** Whether `ref` names the image by its ID (or an ID prefix) rather than by a name. */
+export function namesImageById(ref: string, imageId: string): boolean {
+  if (!/^(sha256:)?[a-f0-9]+$/.test(ref)) return false;
+  const full = ref.startsWith('sha256:') ? ref : `sha256:${ref}`;
+  return imageId.startsWith(full);
+}
+
+export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Output, ctx: CallContext): Promise<RemoveImageResponse> {
+  if (!req.image) throw new InvalidArgumentError('image is required');
+  const ref = checkLocalImageRef(req.image.image, 'image.image');
+  const opts = { signal: ctx.signal };
+  let image: ImageInspect;
+  try {
+    image = await shim.docker.inspectImage(ref, opts);
+  } catch (err) {
+    if (err instanceof DockerNotFoundError) return {};
+    throw err;
+  }
+  const byId = namesImageById(ref, image.Id);
+  if (byId) {
+    const users = (await shim.docker.listContainers({ all: true }, opts)).filter((c) => c.ImageID === image.Id);
+    if (users.length > 0) {
+      const ids = users.map((c) => c.Id.slice(0, 12)).join(', ');
+      throw new FailedPreconditionError(`image ${ref} is in use by container(s) ${ids}; remove them first`);
+    }
+  }
+  try {
+    // By ID, Docker refuses an image tagged in several repositories unless forced; no
+    // container uses it (checked above), so force only lifts that refusal.
+    await shim.docker.removeImage(byId ? image.Id : ref, { force: byId, noprune: false }, opts);
+  } catch (err) {
+    if (err instanceof DockerNotFoundError) return {};
+    if (err instanceof DockerConflictError) {
+      throw new FailedPreconditionError(`image ${ref} is in use: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+  return {};
+}

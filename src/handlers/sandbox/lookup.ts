@@ -1,0 +1,47 @@
+// Finds the sandbox an RPC names: its pause container in Docker (ID or unique prefix) and its
+// checkpoint, or the checkpoint alone when the container is gone.
+import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
+import type { CallOptions } from '../../docker/client';
+import type { ShimObject } from '../../docker/shim-objects';
+import { InvalidArgumentError, NotFoundError } from '../../errors';
+import type { PodNetworkTarget } from '../../network/network-plugin';
+import type { ShimContext } from '../context';
+import { validateId } from '../../conventions/ids';
+import { resolveShimObject } from '../resolve';
+import { podRefOf, usesHostNetwork } from '../../translate/to-cri/sandbox-convert';
+import type { PodNetworkFacts } from '../../network/network-manager';
+import { quote } from '../../util/quote';
+
+export interface FoundSandbox {
+  /** The full ID. */
+  id: string;
+  /** The pause container; undefined when only the checkpoint remains. */
+  container: ShimObject | undefined;
+  checkpoint: SandboxCheckpoint | undefined;
+}
+
+/** The sandbox `id` (full or a unique prefix) names, or undefined when there is none. */
+export async function findSandbox(shim: ShimContext, field: string, id: string, opts?: CallOptions): Promise<FoundSandbox | undefined> {
+  validateId(field, id);
+  const { checkpoints } = shim;
+  try {
+    const container = await resolveShimObject(shim.docker, 'sandbox', field, id, opts);
+    return { id: container.id, container, checkpoint: await checkpoints.read(container.id) };
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+  const matches = (await checkpoints.ids()).filter((c) => c.startsWith(id));
+  if (matches.length > 1) throw new InvalidArgumentError(`${field}: ${quote(id)} matches ${matches.length} sandboxes; give more of the ID`);
+  if (matches.length === 0) return undefined;
+  const checkpoint = await checkpoints.read(matches[0]!);
+  return checkpoint ? { id: checkpoint.id, container: undefined, checkpoint } : undefined;
+}
+
+export function networkFacts(found: FoundSandbox): PodNetworkFacts {
+  return { hostNetwork: usesHostNetwork(found.container?.networkMode, found.checkpoint) };
+}
+
+/** What the network plugin needs to know about the pod. */
+export function networkTarget(found: FoundSandbox): PodNetworkTarget {
+  return podRefOf(found.id, found.container?.name ?? '', found.container?.dockerLabels, found.checkpoint);
+}

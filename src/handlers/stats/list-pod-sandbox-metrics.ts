@@ -1,0 +1,62 @@
+// ListPodSandboxMetrics: every ready pod and its running containers, with figures read from
+// the kernel (../../pod-metrics). Two typed queries (../../docker/shim-objects.ts) find them;
+// while the state cache is synced they are answered from memory and carry the cache's inspect
+// documents, so a scrape sends Docker nothing. Overlapping calls share one collection
+// (../../util/single-flight.ts), stopped when all their callers have given up.
+import type { CallContext, ListPodSandboxMetricsResponse, PodSandboxMetrics } from '../../cri/types';
+import type { ContainerInspect } from '../../docker/types';
+import { groupBySandbox, type ShimObject } from '../../docker/shim-objects';
+import { parseContainerDockerName, parseSandboxDockerName } from '../../conventions/naming';
+import { DockerNotFoundError } from '../../errors';
+import type { PodTarget } from '../../pod-metrics/metrics-collector';
+import type { ShimContext } from '../context';
+
+/** The object's inspect document, or undefined when it was removed after the list. */
+async function inspected(shim: ShimContext, o: ShimObject, signal: AbortSignal): Promise<ContainerInspect | undefined> {
+  if (o.inspect) return o.inspect;
+  try {
+    return await shim.docker.inspectContainer(o.id, { signal });
+  } catch (err) {
+    if (err instanceof DockerNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** Every pod's metrics; calls that overlap share one collection. */
+export function collectPodMetrics(shim: ShimContext, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxMetrics[]> {
+  return shim.sharedReads.run('ListPodSandboxMetrics', signal, (shared) => podMetricsOf(shim, shared));
+}
+
+async function podMetricsOf(shim: ShimContext, signal: AbortSignal): Promise<PodSandboxMetrics[]> {
+  const [pauses, containers] = await Promise.all([
+    shim.docker.listObjects({ kind: 'sandbox', state: 'SANDBOX_READY' }, { signal }),
+    shim.docker.listObjects({ kind: 'container', state: 'CONTAINER_RUNNING' }, { signal }),
+  ]);
+  const bySandbox = groupBySandbox(containers);
+  const pods = await Promise.all(
+    pauses.map(async (pause): Promise<PodTarget | undefined> => {
+      const [sandbox, members] = await Promise.all([
+        inspected(shim, pause, signal),
+        Promise.all((bySandbox.get(pause.id) ?? []).map((c) => inspected(shim, c, signal))),
+      ]);
+      if (!sandbox) return undefined;
+      const meta = parseSandboxDockerName(sandbox.Name);
+      return {
+        sandbox,
+        name: meta?.name ?? '',
+        namespace: meta?.namespace ?? '',
+        containers: members
+          .filter((inspect): inspect is ContainerInspect => inspect !== undefined)
+          .map((inspect) => ({ inspect, name: parseContainerDockerName(inspect.Name)?.containerName ?? '' })),
+      };
+    }),
+  );
+  return shim.podMetrics.collect(
+    pods.filter((p): p is PodTarget => p !== undefined),
+    signal,
+  );
+}
+
+export async function listPodSandboxMetrics(shim: ShimContext, ctx: CallContext): Promise<ListPodSandboxMetricsResponse> {
+  return { podMetrics: await collectPodMetrics(shim, ctx) };
+}
