@@ -13,23 +13,13 @@ import { createContainer } from '../../../src/handlers/container/create-containe
 import { runPodSandbox } from '../../../src/handlers/sandbox/run-pod-sandbox';
 import { callContext, fakeShimContext, type FakeShim } from '../../support/fake-context';
 import { waitFor } from '../../support/poll';
+import { failure } from '../../support/rejection';
 import { containerConfig, sandboxConfig } from '../../support/fixtures/cri';
 import { runningState } from '../../support/fixtures/docker-container';
 
 const REMOVE_QUERY = { force: true, removeVolumes: true };
 const POD_NAME = 'k8s_POD_web_default_u-1_0';
 const CONTAINER_NAME = 'k8s_app_web_default_u-1_2';
-
-/** Resolves with the error `promise` rejects with; fails the test when it resolves. */
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof Error, `rejected with a non-error: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
-}
 
 const runRequest = () => ({ config: sandboxConfig(), runtimeHandler: '' });
 
