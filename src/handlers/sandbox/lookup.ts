@@ -24,14 +24,19 @@ export interface FoundSandbox {
 export async function findSandbox(shim: ShimContext, field: string, id: string, opts?: CallOptions): Promise<FoundSandbox | undefined> {
   validateId(field, id);
   const { checkpoints } = shim;
+  const ambiguous = (count: number) => new InvalidArgumentError(`${field}: ${quote(id)} matches ${count} sandboxes; give more of the ID`);
   try {
     const container = await resolveShimObject(shim.docker, 'sandbox', field, id, opts);
+    // A prefix that also starts the ID of a pod whose pause container is gone names two pods,
+    // as ListPodSandbox would show them.
+    const gone = (await checkpoints.ids()).filter((c) => c !== container.id && c.startsWith(id));
+    if (gone.length > 0) throw ambiguous(1 + gone.length);
     return { id: container.id, container, checkpoint: await checkpoints.read(container.id) };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
   const matches = (await checkpoints.ids()).filter((c) => c.startsWith(id));
-  if (matches.length > 1) throw new InvalidArgumentError(`${field}: ${quote(id)} matches ${matches.length} sandboxes; give more of the ID`);
+  if (matches.length > 1) throw ambiguous(matches.length);
   if (matches.length === 0) return undefined;
   const checkpoint = await checkpoints.read(matches[0]!);
   return checkpoint ? { id: checkpoint.id, container: undefined, checkpoint } : undefined;

@@ -128,6 +128,13 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.equal(await failureCode(status('cc')), Code.INVALID_ARGUMENT);
     });
 
+    it('refuses a prefix a pause container shares with a checkpoint whose container is gone (INVALID_ARGUMENT)', async () => {
+      // ListPodSandbox lists both; the call must not pick the one Docker still has.
+      await checkpoint(idWithPrefix('aa2', 'e'), {});
+      assert.equal(await failureCode(status('aa')), Code.INVALID_ARGUMENT);
+      assert.equal((await status('aa1')).status?.id, POD_A, 'a longer prefix names one');
+    });
+
     it('answers INVALID_ARGUMENT for an ID that cannot be one (empty, a UUID, upper case), without asking Docker', async () => {
       for (const id of ['', UUID, POD_A.toUpperCase()]) assert.equal(await failureCode(status(id)), Code.INVALID_ARGUMENT, id);
       assert.deepEqual(f.docker.methods(), []);
@@ -171,6 +178,13 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.equal(await failureCode(stop('')), Code.INVALID_ARGUMENT);
       assert.deepEqual(f.network.calls, []);
       assert.deepEqual(f.docker.argsOf('stopContainer'), []);
+    });
+
+    it('stops neither pod when a prefix names a running pod and a gone one (INVALID_ARGUMENT)', async () => {
+      await checkpoint(idWithPrefix('aa2', 'e'), {});
+      assert.equal(await failureCode(stop('aa')), Code.INVALID_ARGUMENT);
+      assert.deepEqual(f.network.calls, []);
+      assert.equal(f.docker.containers.get(POD_A)?.State.Running, true);
     });
 
     it('kills the pod when its network teardown fails, then passes the failure on', async () => {
