@@ -15,7 +15,7 @@ import { removeContainer } from '../../../../src/handlers/container/remove-conta
 import { stopContainer } from '../../../../src/handlers/container/stop-container';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { failure, failureCode } from '../../../support/rejection';
-import { addPauseContainer, addPodContainer, exitedState, idWithPrefix } from '../../../support/fixtures/shim-containers';
+import { addPauseContainer, addPodContainer, exitedState, idWithPrefix, UUID_ID } from '../../../support/fixtures/shim-containers';
 
 const POD_A = idWithPrefix('aa00', 'a');
 const POD_B = idWithPrefix('bb00', 'b');
@@ -25,12 +25,10 @@ const C1_EXITED = idWithPrefix('c1b', '2');
 const C2_CREATED = idWithPrefix('c2', '3');
 /** A Docker container the shim did not make (no type label). */
 const FOREIGN = idWithPrefix('c3', '4');
-const UUID = '6f9619ff-8b86-d011-b42d-00cf4fc964ff';
 
-const ctx = (method: string) => callContext(method);
 const listOf = async (f: FakeShim, filter: Partial<ContainerFilter__Output> | null): Promise<string[]> => {
   const full = filter && { id: '', state: null, podSandboxId: '', labelSelector: {}, ...filter };
-  const { containers } = await listContainers(f.shim, { filter: full }, ctx('ListContainers'));
+  const { containers } = await listContainers(f.shim, { filter: full }, callContext('ListContainers'));
   return (containers ?? []).map((c) => c.id ?? '').sort();
 };
 const state = (s: ContainerState__Output) => ({ state: s });
@@ -64,7 +62,7 @@ describe('container handlers over the fake Docker', () => {
     });
 
     it('answers nothing for an ID that is not hex (a UUID, a name), without asking Docker', async () => {
-      for (const id of [UUID, 'C1A', 'app', 'c1a-']) {
+      for (const id of [UUID_ID, 'C1A', 'app', 'c1a-']) {
         assert.deepEqual(await listOf(f, { id }), [], id);
       }
       assert.deepEqual(f.docker.methods(), [], 'no list call');
@@ -83,7 +81,7 @@ describe('container handlers over the fake Docker', () => {
       assert.deepEqual(await listOf(f, { podSandboxId: POD_A }), [C1_RUNNING, C1_EXITED].sort());
       assert.deepEqual(await listOf(f, { podSandboxId: 'bb' }), [C2_CREATED]);
       assert.deepEqual(await listOf(f, { podSandboxId: 'cc' }), []);
-      assert.deepEqual(await listOf(f, { podSandboxId: UUID }), []);
+      assert.deepEqual(await listOf(f, { podSandboxId: UUID_ID }), []);
     });
 
     it('filters by label selector: every pair must hold, among labels and not annotations', async () => {
@@ -100,7 +98,7 @@ describe('container handlers over the fake Docker', () => {
   });
 
   describe('ContainerStatus', () => {
-    const status = (containerId: string) => containerStatus(f.shim, { containerId, verbose: false }, ctx('ContainerStatus'));
+    const status = (containerId: string) => containerStatus(f.shim, { containerId, verbose: false }, callContext('ContainerStatus'));
 
     it('answers for a unique prefix with the full ID', async () => {
       const { status: s } = await status('c1a');
@@ -121,7 +119,7 @@ describe('container handlers over the fake Docker', () => {
     });
 
     it('answers INVALID_ARGUMENT for an ID that cannot be one (empty, a UUID, upper case, too long), without asking Docker', async () => {
-      for (const id of ['', UUID, C1_RUNNING.toUpperCase(), `${C1_RUNNING}0`]) {
+      for (const id of ['', UUID_ID, C1_RUNNING.toUpperCase(), `${C1_RUNNING}0`]) {
         assert.equal(await failureCode(status(id)), Code.INVALID_ARGUMENT, id);
       }
       assert.deepEqual(f.docker.methods(), []);
@@ -134,7 +132,7 @@ describe('container handlers over the fake Docker', () => {
   });
 
   describe('StopContainer', () => {
-    const stop = (containerId: string, timeout = '10') => stopContainer(f.shim, { containerId, timeout }, ctx('StopContainer'));
+    const stop = (containerId: string, timeout = '10') => stopContainer(f.shim, { containerId, timeout }, callContext('StopContainer'));
 
     it('stops the container a unique prefix names, by its full ID, with the timeout given', async () => {
       await stop('c1a', '7');
@@ -157,7 +155,7 @@ describe('container handlers over the fake Docker', () => {
     });
 
     it('succeeds for a UUID or a name (kubelet and critest send them) without asking Docker', async () => {
-      for (const id of [UUID, 'app', C1_RUNNING.toUpperCase()]) await stop(id);
+      for (const id of [UUID_ID, 'app', C1_RUNNING.toUpperCase()]) await stop(id);
       assert.deepEqual(f.docker.methods(), []);
     });
 
@@ -181,7 +179,7 @@ describe('container handlers over the fake Docker', () => {
   });
 
   describe('RemoveContainer', () => {
-    const remove = (containerId: string) => removeContainer(f.shim, { containerId }, ctx('RemoveContainer'));
+    const remove = (containerId: string) => removeContainer(f.shim, { containerId }, callContext('RemoveContainer'));
 
     it('force-removes the container a unique prefix names, running or not', async () => {
       await remove('c1a');
@@ -206,7 +204,7 @@ describe('container handlers over the fake Docker', () => {
     });
 
     it('succeeds for a UUID or a name without asking Docker', async () => {
-      for (const id of [UUID, 'app']) await remove(id);
+      for (const id of [UUID_ID, 'app']) await remove(id);
       assert.deepEqual(f.docker.methods(), []);
     });
 

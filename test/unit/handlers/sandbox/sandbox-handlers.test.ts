@@ -16,7 +16,7 @@ import { stopPodSandbox } from '../../../../src/handlers/sandbox/stop-pod-sandbo
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { failure, failureCode } from '../../../support/rejection';
 import { sandboxCheckpoint } from '../../../support/fixtures/checkpoint';
-import { addPauseContainer, addPodContainer, exitedState, idWithPrefix } from '../../../support/fixtures/shim-containers';
+import { addPauseContainer, addPodContainer, exitedState, idWithPrefix, UUID_ID } from '../../../support/fixtures/shim-containers';
 
 /** A running pod with a checkpoint and a running container. */
 const POD_A = idWithPrefix('aa1', 'a');
@@ -28,10 +28,8 @@ const B_APP = idWithPrefix('bc', '2');
 const GONE_C = idWithPrefix('cc1', 'c');
 /** A running pod without a checkpoint (made before checkpoints, or its file lost). */
 const POD_D = idWithPrefix('dd1', 'd');
-const UUID = '6f9619ff-8b86-d011-b42d-00cf4fc964ff';
 const REMOVE_QUERY = { force: true, removeVolumes: true };
 
-const ctx = (method: string) => callContext(method);
 const state = (s: PodSandboxState__Output) => ({ state: s });
 
 describe('sandbox handlers over the fake Docker', () => {
@@ -53,7 +51,7 @@ describe('sandbox handlers over the fake Docker', () => {
   describe('ListPodSandbox', () => {
     const listOf = async (filter: Partial<PodSandboxFilter__Output> | null): Promise<Array<[string, string]>> => {
       const full = filter && { id: '', state: null, labelSelector: {}, ...filter };
-      const { items } = await listPodSandbox(f.shim, { filter: full }, ctx('ListPodSandbox'));
+      const { items } = await listPodSandbox(f.shim, { filter: full }, callContext('ListPodSandbox'));
       return (items ?? []).map((s): [string, string] => [s.id ?? '', String(s.state)]).sort();
     };
 
@@ -76,7 +74,7 @@ describe('sandbox handlers over the fake Docker', () => {
     });
 
     it('answers nothing for an ID that is not hex (a UUID, a name), without asking Docker', async () => {
-      for (const id of [UUID, 'AA1', 'web']) assert.deepEqual(await listOf({ id }), [], id);
+      for (const id of [UUID_ID, 'AA1', 'web']) assert.deepEqual(await listOf({ id }), [], id);
       assert.deepEqual(f.docker.methods(), []);
     });
 
@@ -94,7 +92,7 @@ describe('sandbox handlers over the fake Docker', () => {
   });
 
   describe('PodSandboxStatus', () => {
-    const status = (podSandboxId: string) => podSandboxStatus(f.shim, { podSandboxId, verbose: false }, ctx('PodSandboxStatus'));
+    const status = (podSandboxId: string) => podSandboxStatus(f.shim, { podSandboxId, verbose: false }, callContext('PodSandboxStatus'));
 
     it('answers for a unique prefix of a pause container with the full ID', async () => {
       const { status: s } = await status('aa');
@@ -136,13 +134,13 @@ describe('sandbox handlers over the fake Docker', () => {
     });
 
     it('answers INVALID_ARGUMENT for an ID that cannot be one (empty, a UUID, upper case), without asking Docker', async () => {
-      for (const id of ['', UUID, POD_A.toUpperCase()]) assert.equal(await failureCode(status(id)), Code.INVALID_ARGUMENT, id);
+      for (const id of ['', UUID_ID, POD_A.toUpperCase()]) assert.equal(await failureCode(status(id)), Code.INVALID_ARGUMENT, id);
       assert.deepEqual(f.docker.methods(), []);
     });
   });
 
   describe('StopPodSandbox', () => {
-    const stop = (podSandboxId: string) => stopPodSandbox(f.shim, { podSandboxId }, ctx('StopPodSandbox'));
+    const stop = (podSandboxId: string) => stopPodSandbox(f.shim, { podSandboxId }, callContext('StopPodSandbox'));
 
     it('tears down the network, kills what runs of the pod, then its pause container', async () => {
       await stop('aa');
@@ -166,7 +164,7 @@ describe('sandbox handlers over the fake Docker', () => {
     });
 
     it('succeeds, doing nothing, for an ID that names no sandbox: unknown, a container’s, a UUID, a name', async () => {
-      for (const id of ['ee', A_APP, UUID, 'web']) await stop(id);
+      for (const id of ['ee', A_APP, UUID_ID, 'web']) await stop(id);
       assert.deepEqual(f.network.calls, []);
       assert.deepEqual(f.docker.argsOf('stopContainer'), []);
       assert.equal(f.docker.containers.get(A_APP)?.State.Running, true);
@@ -196,7 +194,7 @@ describe('sandbox handlers over the fake Docker', () => {
   });
 
   describe('RemovePodSandbox', () => {
-    const remove = (podSandboxId: string) => removePodSandbox(f.shim, { podSandboxId }, ctx('RemovePodSandbox'));
+    const remove = (podSandboxId: string) => removePodSandbox(f.shim, { podSandboxId }, callContext('RemovePodSandbox'));
 
     it('removes the pod’s containers, its pause container and its checkpoint; a second call finds nothing', async () => {
       await remove('aa');
@@ -219,7 +217,7 @@ describe('sandbox handlers over the fake Docker', () => {
     });
 
     it('succeeds, removing nothing, for an ID that names no sandbox: unknown, a container’s, a UUID, a name', async () => {
-      for (const id of ['ee', A_APP, 'bc', UUID, 'web']) await remove(id);
+      for (const id of ['ee', A_APP, 'bc', UUID_ID, 'web']) await remove(id);
       assert.deepEqual(f.docker.argsOf('removeContainer'), []);
       assert.equal(f.docker.containers.size, 5);
       assert.deepEqual((await f.shim.checkpoints.ids()).sort(), [POD_A, POD_B, GONE_C].sort());
