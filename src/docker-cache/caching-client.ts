@@ -87,14 +87,18 @@ export class CachingDockerClient implements DockerClient {
       const o = this.objectOf(c, undefined);
       if (o && matchesObjectQuery(o, query)) matched.push(c);
     }
-    let images: Map<string, string>;
-    try {
-      images = await this.listedImageNames(matched, opts);
-    } catch {
-      return listObjectsFromDocker(this.docker, query, opts);
+    // A sandbox's image is nobody's business (CRI's PodSandbox has none): no image lookup,
+    // which may have to ask Docker (after an image event), stands between a pod list and memory.
+    let images: Map<string, string> | undefined;
+    if (query.kind === 'container') {
+      try {
+        images = await this.listedImageNames(matched, opts);
+      } catch {
+        return listObjectsFromDocker(this.docker, query, opts);
+      }
     }
     // Docker lists the newest first.
-    return matched.map((c) => this.objectOf(c, images.get(c.Id) ?? c.Image)!).sort((a, b) => b.createdSeconds - a.createdSeconds);
+    return matched.map((c) => this.objectOf(c, images?.get(c.Id))!).sort((a, b) => b.createdSeconds - a.createdSeconds);
   }
 
   /** The document's object; `image` (undefined: not known yet) is what Docker's list shows as its Image. */
