@@ -69,18 +69,34 @@ export function cniChains(): Set<string> {
   return out;
 }
 
-/** Deletes the CNI-* chains that were not in `before`, with every jump to them. */
-export function removeCniChainsSince(before: ReadonlySet<string>): void {
+/** The plugins' chains shared by every network (portmap's, the firewall's), as against a pod's own. */
+const SHARED_CHAIN = /^CNI-(HOSTPORT-[A-Z]+|FORWARD|ADMIN)$/;
+
+/**
+ * Deletes the CNI-* chains that were not in `before` and are this network's (a rule in them, or
+ * a jump to them, names one of `marks`: the network's name or subnet, as the plugins' comments
+ * and matches do), with every jump to them; and the shared chains made since (portmap's
+ * CNI-HOSTPORT-*, the firewall's CNI-FORWARD) once they are empty. Another test's network on
+ * the same host keeps its chains: removing them would fail its pods' teardown.
+ */
+export function removeCniChainsSince(before: ReadonlySet<string>, marks: readonly string[]): void {
   const made = [...cniChains()].filter((c) => !before.has(c)).map((c) => c.split('/') as [string, string, string]);
-  for (const [family, table, chain] of made) {
-    for (const rule of sh(family, ['-t', table, '-S']).split('\n')) {
+  const rulesOf = (family: string, table: string): string[] => sh(family, ['-t', table, '-S']).split('\n');
+  const ours = made.filter(([family, table, chain]) => {
+    const rules = rulesOf(family, table).filter((r) => r.startsWith(`-A ${chain} `) || r.endsWith(`-j ${chain}`));
+    return rules.length === 0 ? false : rules.some((r) => marks.some((m) => r.includes(m)));
+  });
+  const empty = made.filter(([family, table, chain]) => SHARED_CHAIN.test(chain) && !rulesOf(family, table).some((r) => r.startsWith(`-A ${chain} `)));
+  const remove = [...ours, ...empty];
+  for (const [family, table, chain] of remove) {
+    for (const rule of rulesOf(family, table)) {
       if (rule.startsWith('-A ') && rule.endsWith(`-j ${chain}`)) {
         execFileSync('sh', ['-c', `${family} -t ${table} ${rule.replace(/^-A /, '-D ')}`], { stdio: 'ignore' });
       }
     }
   }
-  for (const [family, table, chain] of made) execFileSync(family, ['-t', table, '-F', chain], { stdio: 'ignore' });
-  for (const [family, table, chain] of made) execFileSync(family, ['-t', table, '-X', chain], { stdio: 'ignore' });
+  for (const [family, table, chain] of remove) execFileSync(family, ['-t', table, '-F', chain], { stdio: 'ignore' });
+  for (const [family, table, chain] of remove) execFileSync(family, ['-t', table, '-X', chain], { stdio: 'ignore' });
 }
 
 export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
@@ -151,7 +167,7 @@ export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
       } catch {
         // never made (no pod ran)
       }
-      removeCniChainsSince(chainsBefore);
+      removeCniChainsSince(chainsBefore, [name, subnet, ...(subnet6 ? [subnet6] : [])]);
       fs.rmSync(work, { recursive: true, force: true });
     },
   };
