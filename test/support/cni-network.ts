@@ -75,28 +75,33 @@ const SHARED_CHAIN = /^CNI-(HOSTPORT-[A-Z]+|FORWARD|ADMIN)$/;
 /**
  * Deletes the CNI-* chains that were not in `before` and are this network's (a rule in them, or
  * a jump to them, names one of `marks`: the network's name or subnet, as the plugins' comments
- * and matches do), with every jump to them; and the shared chains made since (portmap's
- * CNI-HOSTPORT-*, the firewall's CNI-FORWARD) once they are empty. Another test's network on
- * the same host keeps its chains: removing them would fail its pods' teardown.
+ * and matches do), with every jump to them; then, once no pod's own chain is left on the host
+ * (whoever's), the shared chains of portmap and the firewall. Another test's network keeps its
+ * chains: removing them would fail its pods' teardown.
  */
 export function removeCniChainsSince(before: ReadonlySet<string>, marks: readonly string[]): void {
-  const made = [...cniChains()].filter((c) => !before.has(c)).map((c) => c.split('/') as [string, string, string]);
   const rulesOf = (family: string, table: string): string[] => sh(family, ['-t', table, '-S']).split('\n');
-  const ours = made.filter(([family, table, chain]) => {
-    const rules = rulesOf(family, table).filter((r) => r.startsWith(`-A ${chain} `) || r.endsWith(`-j ${chain}`));
-    return rules.length === 0 ? false : rules.some((r) => marks.some((m) => r.includes(m)));
-  });
-  const empty = made.filter(([family, table, chain]) => SHARED_CHAIN.test(chain) && !rulesOf(family, table).some((r) => r.startsWith(`-A ${chain} `)));
-  const remove = [...ours, ...empty];
-  for (const [family, table, chain] of remove) {
-    for (const rule of rulesOf(family, table)) {
+  const split = (c: string): [string, string, string] => c.split('/') as [string, string, string];
+  const ours = [...cniChains()]
+    .filter((c) => !before.has(c))
+    .map(split)
+    .filter(([family, table, chain]) => rulesOf(family, table).some((r) => (r.startsWith(`-A ${chain} `) || r.endsWith(`-j ${chain}`)) && marks.some((m) => r.includes(m))));
+  deleteChains(ours);
+  const left = [...cniChains()].map(split);
+  if (left.every(([, , chain]) => SHARED_CHAIN.test(chain))) deleteChains(left);
+}
+
+/** Deletes the chains (family, table, name), every jump to them first. */
+function deleteChains(chains: ReadonlyArray<[string, string, string]>): void {
+  for (const [family, table, chain] of chains) {
+    for (const rule of sh(family, ['-t', table, '-S']).split('\n')) {
       if (rule.startsWith('-A ') && rule.endsWith(`-j ${chain}`)) {
         execFileSync('sh', ['-c', `${family} -t ${table} ${rule.replace(/^-A /, '-D ')}`], { stdio: 'ignore' });
       }
     }
   }
-  for (const [family, table, chain] of remove) execFileSync(family, ['-t', table, '-F', chain], { stdio: 'ignore' });
-  for (const [family, table, chain] of remove) execFileSync(family, ['-t', table, '-X', chain], { stdio: 'ignore' });
+  for (const [family, table, chain] of chains) execFileSync(family, ['-t', table, '-F', chain], { stdio: 'ignore' });
+  for (const [family, table, chain] of chains) execFileSync(family, ['-t', table, '-X', chain], { stdio: 'ignore' });
 }
 
 export function makeTestNetwork(options: TestNetworkOptions = {}): TestNetwork {
