@@ -48,10 +48,12 @@ export interface EngineFeatures {
   imageSubpaths: boolean;
   /** CDI is on in this engine (its info names the spec dirs it reads). */
   cdi: boolean;
+  /** SELinux labelling is on in this engine (its info's security options name it): relabelling means something. */
+  selinux: boolean;
 }
 
 /** The features from Docker's API version, its host's kernel release ("6.1.0-18-amd64") and its info. */
-export function engineFeatures(apiVersion: string, kernelRelease: string | undefined, info: Pick<DockerInfo, 'CDISpecDirs'> = {}): EngineFeatures {
+export function engineFeatures(apiVersion: string, kernelRelease: string | undefined, info: Pick<DockerInfo, 'CDISpecDirs' | 'SecurityOptions'> = {}): EngineFeatures {
   const bindOptions = isApiVersionAtLeast(apiVersion, BIND_OPTIONS_API_VERSION);
   const m = /^(\d+)\.(\d+)/.exec(kernelRelease ?? '');
   const mountSetattr = m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 12));
@@ -61,6 +63,7 @@ export function engineFeatures(apiVersion: string, kernelRelease: string | undef
     imageMounts: isApiVersionAtLeast(apiVersion, IMAGE_MOUNT_API_VERSION),
     imageSubpaths: isApiVersionAtLeast(apiVersion, IMAGE_SUBPATH_API_VERSION),
     cdi: (info.CDISpecDirs ?? []).length > 0,
+    selinux: (info.SecurityOptions ?? []).some((o) => o.split(',').includes('name=selinux')),
   };
 }
 

@@ -3,7 +3,9 @@
 // kubelet relies on, and takes propagation and SELinux relabel as bind options. Except for a
 // read-only mount on an engine with bind options (API 1.44): there a read-only bind is made
 // recursively read-only by default, so each one goes in HostConfig.Mounts and says which it is
-// (CRI's readonly alone is not recursive), making its mount point as a bind does.
+// (CRI's readonly alone is not recursive), making its mount point as a bind does. SELinux
+// relabelling is asked of Docker only where its SELinux labelling is on: elsewhere Docker (as
+// containerd) does nothing with it, and a relabelled bind could not say whether it is recursive.
 import type { CDIDevice__Output, Device__Output, Mount__Output, MountPropagation__Output } from '../../cri/types';
 import { BIND_OPTIONS_API_VERSION, IMAGE_MOUNT_API_VERSION, IMAGE_SUBPATH_API_VERSION, type EngineFeatures } from '../../docker/docker-version';
 import type { DeviceRequest, DockerMount } from '../../docker/types';
@@ -65,6 +67,7 @@ export function toDockerMounts(field: string, mounts: Mount__Output[], resolveHo
     }
     checkPath(`${f}.container_path`, m.containerPath);
     checkPath(`${f}.host_path`, m.hostPath);
+    const relabel = m.selinuxRelabel && engine.selinux;
     if (m.recursiveReadOnly) {
       // As the CRI says (and containerd checks): only a read-only, private mount can be one.
       if (!m.readonly) throw new InvalidArgumentError(`${f}.recursive_read_only needs readonly`);
@@ -72,11 +75,11 @@ export function toDockerMounts(field: string, mounts: Mount__Output[], resolveHo
       if (!engine.recursiveReadOnlyMounts) {
         throw new InvalidArgumentError(`${f}.recursive_read_only: this Docker cannot make recursively read-only mounts (it needs API ${BIND_OPTIONS_API_VERSION} and Linux 5.12)`);
       }
-      if (m.selinuxRelabel) throw new InvalidArgumentError(`${f}: Docker cannot relabel a recursively read-only mount (selinux_relabel)`);
+      if (relabel) throw new InvalidArgumentError(`${f}: Docker cannot relabel a recursively read-only mount (selinux_relabel)`);
     }
     const host = resolveHostPath(m.hostPath);
     const propagation = PROPAGATION_OPTION[m.propagation];
-    if (m.readonly && engine.bindOptions && !m.selinuxRelabel) {
+    if (m.readonly && engine.bindOptions && !relabel) {
       out.mounts.push({
         Type: 'bind',
         Source: host,
@@ -92,7 +95,7 @@ export function toDockerMounts(field: string, mounts: Mount__Output[], resolveHo
     }
     const options: string[] = [];
     if (m.readonly) options.push('ro');
-    if (m.selinuxRelabel) options.push('Z');
+    if (relabel) options.push('Z');
     if (propagation) options.push(propagation);
     out.binds.push(options.length > 0 ? `${host}:${m.containerPath}:${options.join(',')}` : `${host}:${m.containerPath}`);
   });

@@ -15,8 +15,10 @@ import { containerConfig, sandboxConfig } from '../../../support/fixtures/cri';
 
 const SANDBOX = 'a'.repeat(64);
 /** Docker 20.10 (API 1.41); Docker 28 (API 1.51) on this kernel. */
-const DOCKER_20: EngineFeatures = engineFeatures('1.41', '6.1.0');
-const DOCKER_28: EngineFeatures = engineFeatures('1.51', '6.1.0', { CDISpecDirs: ['/etc/cdi', '/var/run/cdi'] });
+// Both with SELinux labelling on, where relabelling means something; NO_SELINUX_28 without.
+const DOCKER_20: EngineFeatures = engineFeatures('1.41', '6.1.0', { SecurityOptions: ['name=seccomp,profile=default', 'name=selinux'] });
+const DOCKER_28: EngineFeatures = engineFeatures('1.51', '6.1.0', { CDISpecDirs: ['/etc/cdi', '/var/run/cdi'], SecurityOptions: ['name=selinux'] });
+const NO_SELINUX_28: EngineFeatures = { ...DOCKER_28, selinux: false };
 
 function securityContext(over: Partial<LinuxContainerSecurityContext__Output> = {}): LinuxContainerSecurityContext__Output {
   return {
@@ -180,12 +182,14 @@ describe('container mounts and devices', () => {
 
   it('knows the engine: bind options from API 1.44, recursive read-only where the kernel has mount_setattr (5.12), image mounts from 1.48, CDI where its info names spec dirs', () => {
     const f = (api: string, kernel: string | undefined, cdi?: string[] | null) => engineFeatures(api, kernel, cdi === undefined ? {} : { CDISpecDirs: cdi });
-    assert.deepEqual(f('1.41', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false, imageMounts: false, imageSubpaths: false, cdi: false });
-    assert.deepEqual(f('1.43', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false, imageMounts: false, imageSubpaths: false, cdi: false });
-    assert.deepEqual(f('1.44', '5.12.0'), { bindOptions: true, recursiveReadOnlyMounts: true, imageMounts: false, imageSubpaths: false, cdi: false });
-    assert.deepEqual(f('1.51', '5.11.9-x', ['/etc/cdi']), { bindOptions: true, recursiveReadOnlyMounts: false, imageMounts: true, imageSubpaths: true, cdi: true });
-    assert.deepEqual(f('1.48', undefined, null), { bindOptions: true, recursiveReadOnlyMounts: false, imageMounts: true, imageSubpaths: false, cdi: false });
+    assert.deepEqual(f('1.41', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false, imageMounts: false, imageSubpaths: false, cdi: false, selinux: false });
+    assert.deepEqual(f('1.43', '6.1.0'), { bindOptions: false, recursiveReadOnlyMounts: false, imageMounts: false, imageSubpaths: false, cdi: false, selinux: false });
+    assert.deepEqual(f('1.44', '5.12.0'), { bindOptions: true, recursiveReadOnlyMounts: true, imageMounts: false, imageSubpaths: false, cdi: false, selinux: false });
+    assert.deepEqual(f('1.51', '5.11.9-x', ['/etc/cdi']), { bindOptions: true, recursiveReadOnlyMounts: false, imageMounts: true, imageSubpaths: true, cdi: true, selinux: false });
+    assert.deepEqual(f('1.48', undefined, null), { bindOptions: true, recursiveReadOnlyMounts: false, imageMounts: true, imageSubpaths: false, cdi: false, selinux: false });
     assert.equal(f('1.45', '4.19.0', []).cdi, false, 'CDI off: no spec dirs');
+    assert.equal(engineFeatures('1.51', '6.1.0', { SecurityOptions: ['name=apparmor', 'name=selinux', 'name=seccomp,profile=builtin'] }).selinux, true);
+    assert.equal(engineFeatures('1.51', '6.1.0', { SecurityOptions: ['name=seccomp,profile=builtin', 'name=cgroupns'] }).selinux, false);
   });
 
   it('mounts an image (kubelet\'s image volumes) read-only where the engine can, a path inside it from API 1.49', () => {
@@ -212,6 +216,20 @@ describe('container mounts and devices', () => {
     }
   });
 
+  it('asks for no relabelling where the engine has no SELinux labelling, so read-only mounts still say whether they are recursive', () => {
+    const { binds, mounts } = toDockerMounts('config.mounts', [
+      mount({ selinuxRelabel: true }),
+      mount({ readonly: true, selinuxRelabel: true }),
+      mount({ readonly: true, recursiveReadOnly: true, selinuxRelabel: true }),
+    ], host.resolvePath, NO_SELINUX_28);
+    assert.deepEqual(binds, ['/srv/data:/data']);
+    assert.deepEqual(mounts, [
+      { Type: 'bind', Source: '/srv/data', Target: '/data', ReadOnly: true, BindOptions: { CreateMountpoint: true, ReadOnlyNonRecursive: true } },
+      { Type: 'bind', Source: '/srv/data', Target: '/data', ReadOnly: true, BindOptions: { CreateMountpoint: true, ReadOnlyForceRecursive: true } },
+    ]);
+    assert.deepEqual(toDockerMounts('config.mounts', [mount({ readonly: true, selinuxRelabel: true })], host.resolvePath, { ...DOCKER_20, selinux: false }).binds, ['/srv/data:/data:ro']);
+  });
+
   it('refuses empty, relative and unsupported mounts, and the combinations the CRI forbids', () => {
     const bind = (m: Partial<Mount__Output>, engine = DOCKER_28) => () => toDockerMounts('config.mounts', [mount(m)], host.resolvePath, engine);
     assert.throws(bind({ hostPath: '' }), /config.mounts\[0\].host_path is required/);
@@ -222,6 +240,7 @@ describe('container mounts and devices', () => {
     assert.throws(bind({ recursiveReadOnly: true }), invalid(/recursive_read_only needs readonly/));
     assert.throws(bind({ readonly: true, recursiveReadOnly: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }), invalid(/needs private propagation/));
     assert.throws(bind({ readonly: true, recursiveReadOnly: true, selinuxRelabel: true }), invalid(/relabel/));
+    assert.doesNotThrow(bind({ readonly: true, recursiveReadOnly: true, selinuxRelabel: true }, NO_SELINUX_28), 'no labelling to refuse without SELinux');
     assert.throws(bind({ uidMappings: [{ hostId: 1, containerId: 0, length: 1 }] }), UnimplementedError);
   });
 
