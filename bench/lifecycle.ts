@@ -7,6 +7,7 @@ import {
   type BenchRun,
   containerConfig,
   EXEC_COMMAND,
+  inTurn,
   LIFECYCLE_COMMAND,
   podConfig,
   rawContainerSpec,
@@ -101,13 +102,7 @@ export async function runLifecycle(client: CriClient, docker: Dockerode, bench: 
     const name = `life${i}`;
     const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => samples[c].shim.push(ms) : ignore);
     const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => samples[c].raw.push(ms) : ignore);
-    if (i % 2 === 0) {
-      await shim();
-      await raw();
-    } else {
-      await raw();
-      await shim();
-    }
+    await inTurn(i, shim, raw);
   }
   return samples;
 }

@@ -7,7 +7,7 @@ import type { CriClient } from '../test/support/client';
 import { TEST_LABEL } from '../test/support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../test/support/images';
 import { mapLimit } from '../test/support/map-limit';
-import { type BenchRun, POPULATION_COMMAND, type ShimPod, startShimPod, timed } from './workload';
+import { type BenchRun, inTurn, POPULATION_COMMAND, type ShimPod, startShimPod, timed } from './workload';
 
 /** One pod of the population: its pause container and one busybox container, both running. */
 export interface PopulatedPod {
@@ -192,13 +192,7 @@ export async function measureReads(ctx: ReadContext, iterations: number, warmup:
         const { ms } = await timed(() => call.raw(ctx, i));
         if (measured) samples.raw.push(ms);
       };
-      if (i % 2 === 0) {
-        await shim();
-        await raw();
-      } else {
-        await raw();
-        await shim();
-      }
+      await inTurn(i, shim, raw);
     }
     out.push(samples);
   }

@@ -114,6 +114,16 @@ export async function rawExec(docker: Dockerode, containerId: string, cmd: strin
   }
 }
 
+/**
+ * Runs both sides of round `round`, the shim's first in even rounds and the raw call's first in
+ * odd ones, so neither always gets the warmer daemon.
+ */
+export async function inTurn(round: number, shim: () => Promise<void>, raw: () => Promise<void>): Promise<void> {
+  const [first, second] = round % 2 === 0 ? [shim, raw] : [raw, shim];
+  await first();
+  await second();
+}
+
 /** Milliseconds `fn` took, with its result. */
 export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const start = process.hrtime.bigint();

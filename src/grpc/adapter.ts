@@ -8,6 +8,7 @@ import { checkRequestBounds } from '../cri/bounds';
 import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';
 import { CancelledError, DeadlineExceededError, toGrpcStatus, UnimplementedError } from '../errors';
 import type { Logger } from '../util/logger';
+import { whenRoomIn } from '../util/stream-room';
 
 type AnyUnary = UnaryImpl<unknown, unknown>;
 type AnyStream = ServerStreamImpl<unknown, unknown>;
@@ -174,17 +175,7 @@ function streamHandler(rpc: RpcName, fn: AnyStream | undefined, sinks: CallSinks
 /** Settles when the call's write buffer has emptied, or the call ended or was cancelled. */
 function waitForDrain(call: grpc.ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
   if (!call.writableNeedDrain || call.cancelled || signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      call.off('drain', done);
-      call.off('close', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    call.once('drain', done);
-    call.once('close', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
+  return new Promise<void>((resolve) => whenRoomIn(call, resolve, signal));
 }
 
 /** Logs the finished call and tells the recorder. */

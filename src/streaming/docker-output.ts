@@ -11,6 +11,7 @@
 // naming no known stream means the stream was not multiplexed after all: it and everything after
 // it goes to stdout as is. With a TTY (`raw`) everything goes to stdout.
 import { Writable } from 'node:stream';
+import { whenRoomIn } from '../util/stream-room';
 
 export class DockerOutput extends Writable {
   private head: Buffer = Buffer.alloc(0);
@@ -71,21 +72,10 @@ function writeInOrder(pieces: Array<[Writable, Buffer]>, done: () => void): void
     while (i < pieces.length) {
       const [target, data] = pieces[i++]!;
       if (target.destroyed || target.writableEnded) continue;
-      if (!target.write(data)) return roomIn(target, next);
+      if (!target.write(data)) return whenRoomIn(target, next);
     }
     done();
   };
   next();
 }
 
-function roomIn(target: Writable, then: () => void): void {
-  const go = (): void => {
-    target.off('drain', go);
-    target.off('close', go);
-    target.off('error', go);
-    then();
-  };
-  target.on('drain', go);
-  target.on('close', go);
-  target.on('error', go);
-}
