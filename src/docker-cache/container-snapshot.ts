@@ -5,7 +5,6 @@
 // does (listedAsHeld), and inspects every kept one again once it answers (container-store.ts).
 // The file holds what Docker's own config.v2.json files hold (environment variables too), so
 // it is readable by root only, like them. A missing or corrupt file is a cold start, logged.
-import * as fs from 'node:fs';
 import { isFullId } from '../conventions/ids';
 import type { ContainerInspect } from '../docker/types';
 import { errorMessage } from '../errors';
@@ -66,10 +65,5 @@ export class ContainerSnapshotFile {
 
   async save(containers: Iterable<ContainerInspect>): Promise<void> {
     await writeFileAtomic(this.file, encodeContainerSnapshot(containers, new Date()));
-  }
-
-  /** Nothing to resume from (the cache cannot vouch for what it holds). */
-  remove(): void {
-    fs.rmSync(this.file, { force: true });
   }
 }
