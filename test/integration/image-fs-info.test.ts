@@ -66,7 +66,11 @@ describe('ImageFsInfo', () => {
   });
 
   it('counts an image loaded, and no longer counts it once removed', async () => {
-    const size = 8 * MiB;
+    // The figure is every image's: other test files pull, import and remove images meanwhile,
+    // and the compose suites rebuild their images (new layers of tens of MiB) when the sources
+    // changed. The image is large enough for its coming and going to stand out of that.
+    const size = 256 * MiB;
+    const slack = 96 * MiB;
     const before = bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems');
     const id = await importUniqueImage(`cds-test-fsinfo/${run}:big`, [], size);
     f.removeImagesAfter([id], { force: true });
@@ -74,14 +78,14 @@ describe('ImageFsInfo', () => {
       'the image to be counted',
       async () => {
         const now = bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems');
-        return now >= before + size * 0.9 ? now : undefined;
+        return now >= before + size - slack ? now : undefined;
       },
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
     await docker.getImage(id).remove({ force: true });
     await waitFor(
       'the removed image to leave the figure',
-      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems') <= grown - size * 0.9,
+      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'imageFilesystems') <= grown - (size - slack),
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
   });
