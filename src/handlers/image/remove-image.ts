@@ -38,21 +38,23 @@ export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Ou
       throw new FailedPreconditionError(`image ${ref} is in use by container(s) ${ids}; remove them first`);
     }
   }
+  // By ID, Docker refuses an image tagged in several repositories unless forced; no
+  // container uses it (checked above), so force only lifts that refusal.
+  const removed = await removeOnce(shim, byId ? image.Id : ref, byId, ref, opts);
+  if (removed === 'gone' && byId) await untilGone(shim, image.Id, opts);
+  return {};
+}
+
+/** One removal: 'gone' when Docker says there was nothing to remove; in use is FAILED_PRECONDITION. */
+async function removeOnce(shim: ShimContext, target: string, force: boolean, ref: string, opts: { signal: AbortSignal }): Promise<'removed' | 'gone'> {
   try {
-    // By ID, Docker refuses an image tagged in several repositories unless forced; no
-    // container uses it (checked above), so force only lifts that refusal.
-    await shim.docker.removeImage(byId ? image.Id : ref, { force: byId, noprune: false }, opts);
+    await shim.docker.removeImage(target, { force, noprune: false }, opts);
+    return 'removed';
   } catch (err) {
-    if (err instanceof DockerNotFoundError) {
-      if (byId) await untilGone(shim, image.Id, opts);
-      return {};
-    }
-    if (err instanceof DockerConflictError) {
-      throw new FailedPreconditionError(`image ${ref} is in use: ${err.message}`, { cause: err });
-    }
+    if (err instanceof DockerNotFoundError) return 'gone';
+    if (err instanceof DockerConflictError) throw new FailedPreconditionError(`image ${ref} is in use: ${err.message}`, { cause: err });
     throw err;
   }
-  return {};
 }
 
 /** How long a removal answered "gone" waits for another removal of the image to finish it. */
@@ -78,11 +80,5 @@ async function untilGone(shim: ShimContext, id: string, opts: { signal: AbortSig
     if (Date.now() >= deadline) break;
     await sleep(GONE_POLL_MS, undefined, { signal: opts.signal });
   }
-  try {
-    await shim.docker.removeImage(id, { force: true, noprune: false }, opts);
-  } catch (err) {
-    if (err instanceof DockerNotFoundError) return;
-    if (err instanceof DockerConflictError) throw new FailedPreconditionError(`image ${id} is in use: ${err.message}`, { cause: err });
-    throw err;
-  }
+  await removeOnce(shim, id, true, id, opts);
 }
