@@ -153,7 +153,11 @@ export class ContainerStore implements OomKills {
     }
     for (const id of this.docs.keys()) if (!kept.has(id)) ids.add(id);
     // Through each container's queue: an event's refresh asked for meanwhile is newer, and wins.
-    const adopted = [...kept].map((id) => this.enqueue(id, () => Promise.resolve(this.docs.has(id) ? undefined : this.put(savedById.get(id)!))));
+    const adopted = [...kept].map((id) =>
+      this.enqueue(id, async () => {
+        if (!this.docs.has(id)) this.put(savedById.get(id)!);
+      }),
+    );
     await Promise.all([...adopted, this.refreshAll(ids, RESYNC_CONCURRENCY)]);
     return [...kept];
   }
