@@ -80,7 +80,13 @@ const SHARED_CHAIN = /^CNI-(HOSTPORT-[A-Z]+|FORWARD|ADMIN)$/;
  * chains: removing them would fail its pods' teardown.
  */
 export function removeCniChainsSince(before: ReadonlySet<string>, marks: readonly string[]): void {
-  const rulesOf = (family: string, table: string): string[] => sh(family, ['-t', table, '-S']).split('\n');
+  // One listing per family and table, not per chain.
+  const listed = new Map<string, string[]>();
+  const rulesOf = (family: string, table: string): string[] => {
+    const key = `${family}/${table}`;
+    if (!listed.has(key)) listed.set(key, sh(family, ['-t', table, '-S']).split('\n'));
+    return listed.get(key)!;
+  };
   const split = (c: string): [string, string, string] => c.split('/') as [string, string, string];
   const ours = [...cniChains()]
     .filter((c) => !before.has(c))
