@@ -18,6 +18,7 @@ import { DockerStateCache } from '../src/docker-cache/state-cache';
 import type { ContainerInspect } from '../src/docker/types';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX, toDockerLabels } from '../src/conventions/labels';
 import { containerDockerName, sandboxDockerName } from '../src/conventions/naming';
+import { CgroupReader } from '../src/cgroups/reader';
 import { PodMetricsCollector } from '../src/pod-metrics/metrics-collector';
 import type { ShimContext } from '../src/handlers/context';
 import { runtimeService } from '../src/handlers/runtime-service';
@@ -121,13 +122,14 @@ async function main(argv: readonly string[]): Promise<void> {
   const fake = await fakeShimContext({ docker });
   for (const { checkpoint } of made) await fake.shim.checkpoints.write(checkpoint);
   const cgroupSetup = { driver: 'cgroupfs', version: fs.existsSync('/sys/fs/cgroup/cgroup.controllers') ? 2 : 1 } as const;
+  const cgroupReader = new CgroupReader({ driver: cgroupSetup.driver, log });
   const shim: ShimContext = {
     ...fake.shim,
     docker: caching,
     oomKills: cache.containers,
     cgroups: cgroupSetup,
-    stats: new StatsCollector({ docker: caching, cgroups: cgroupSetup, log, storage: fake.shim.storage }),
-    podMetrics: new PodMetricsCollector({ cgroups: cgroupSetup, log }, fake.shim.storage),
+    stats: new StatsCollector({ docker: caching, cgroupReader, storage: fake.shim.storage }),
+    podMetrics: new PodMetricsCollector({ cgroupReader }, fake.shim.storage),
   };
   const service = runtimeService(shim) as Required<RuntimeServiceImpl>;
   const methods = criContract().runtime.v1.RuntimeService.service;
@@ -177,8 +179,7 @@ async function main(argv: readonly string[]): Promise<void> {
   if (dump) fs.writeFileSync(dump, `${JSON.stringify(answers, null, 1)}\n`);
 
   await cache.stop();
-  shim.stats.close();
-  shim.podMetrics.close();
+  cgroupReader.close();
   await fake.close();
 }
 

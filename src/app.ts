@@ -20,6 +20,7 @@ import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/stats-collector';
 import { DockerStorage } from './storage/docker-storage';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
+import { CgroupReader } from './cgroups/reader';
 import { KeyedLock } from './util/keyed-lock';
 import { KernelOomLog, kmsgSource } from './kernel/oom-log';
 import type { OomKills } from './docker-cache/container-store';
@@ -169,9 +170,11 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '');
     logs = followers;
     // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
-    const storage = new DockerStorage({ docker, log }, info.DockerRootDir ?? '', info.Driver ?? '');
-    const stats = new StatsCollector({ docker, cgroups, log, storage });
-    const podMetrics = new PodMetricsCollector({ cgroups, log }, storage);
+    // One reader of the containers' cgroup files for all three: a file they all read is opened once.
+    const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
+    const storage = new DockerStorage({ docker, log, cgroupReader }, info.DockerRootDir ?? '', info.Driver ?? '');
+    const stats = new StatsCollector({ docker, cgroupReader, storage });
+    const podMetrics = new PodMetricsCollector({ cgroupReader }, storage);
     // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
     // network namespace, and that answer must be Docker's own.
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
@@ -240,9 +243,8 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
         await network.close();
         dockerFacts.close();
         storage.close();
-        // After the server: no scrape is reading the held files any more.
-        podMetrics.close();
-        stats.close();
+        // After the server and the storage passes: nobody reads the held files any more.
+        cgroupReader.close();
       },
     };
   } catch (err) {

@@ -40,3 +40,15 @@ export function parseSingleValue(text: string | undefined): bigint | undefined {
 export function parsePids(text: string): number[] {
   return text.split('\n').filter((l) => DIGITS.test(l.trim())).map((l) => Number(l.trim()));
 }
+
+const V2_CPU_USAGE = new Set(['usage_usec']);
+
+/**
+ * The cgroup's cumulative CPU time in nanoseconds: v1's cpuacct.usage, v2's cpu.stat usage_usec
+ * (microseconds). Undefined when the file is missing or says something else.
+ */
+export function cpuUsageNs(files: CgroupFiles, version: 1 | 2): bigint | undefined {
+  if (version === 1) return parseSingleValue(files['cpuacct.usage']);
+  const usec = parseFlatKeyed(files['cpu.stat'] ?? '', V2_CPU_USAGE).get('usage_usec');
+  return usec === undefined ? undefined : usec * 1000n;
+}

@@ -1,8 +1,9 @@
-// Reads containers' cgroup files for the stats (../stats) and the metrics (../pod-metrics), one
-// instance each. It finds a container's cgroup directories from its process once per process
-// (a restarted container has a new PID, and is looked up again), keeps the files it reads open
-// for the container between calls (./kernel-files.ts), tells a cgroup that is gone from a file
-// this host lacks, and logs an unreadable file once.
+// Reads containers' cgroup files, for the stats (../stats), the metrics (../pod-metrics) and the
+// storage figures (../storage, which asks whether a container ran): one instance per shim, so a
+// file the three read is opened once. It finds a container's cgroup directories from its
+// process once per process (a restarted container has a new PID, and is looked up again), keeps
+// the files it reads open for the container between calls (./kernel-files.ts), tells a cgroup
+// that is gone from a file this host lacks, and logs an unreadable file once.
 //
 // Every read here is synchronous, the mount table and /proc/<pid>/cgroup included: they are
 // kernel pseudo-files answered from memory, and fs/promises' thread-pool round trips (open,
@@ -12,7 +13,7 @@ import * as path from 'node:path';
 import type { CgroupDriver } from '../config/flags';
 import type { Logger } from '../util/logger';
 import { KernelFiles } from './kernel-files';
-import { parsePids, type CgroupFiles } from './parse';
+import { cpuUsageNs, parsePids, type CgroupFiles } from './parse';
 import {
   cgroupPathFor,
   dirOfFile,
@@ -43,9 +44,13 @@ export interface CgroupOwner {
 export interface CgroupReaderOptions {
   driver: CgroupDriver;
   log: Logger;
-  /** Who reads, for the log ("stats", "pod metrics"). */
-  reader: string;
   procRoot?: string;
+}
+
+/** The container an owner's files belong to: owners are a container's ID, or "<ID>/<part>" (its pod's cgroup). */
+function containerOf(owner: string): string {
+  const slash = owner.indexOf('/');
+  return slash === -1 ? owner : owner.slice(0, slash);
 }
 
 export class CgroupReader {
@@ -55,7 +60,7 @@ export class CgroupReader {
   private readonly files: KernelFiles;
   /** "<file name> <code>" pairs logged already: a broken file would otherwise log on every call. */
   private readonly logged = new Set<string>();
-  private readonly procRoot: string;
+  readonly procRoot: string;
 
   constructor(private readonly options: CgroupReaderOptions) {
     this.procRoot = options.procRoot ?? '/proc';
@@ -63,7 +68,7 @@ export class CgroupReader {
       const key = `${path.basename(file)} ${err.code ?? ''}`;
       if (this.logged.has(key)) return;
       this.logged.add(key);
-      options.log.debug({ file, err: err.message }, `${options.reader}: cannot read a file; its figures are left out`);
+      options.log.debug({ file, err: err.message }, 'cgroups: cannot read a file; its figures are left out');
     });
   }
 
@@ -118,6 +123,16 @@ export class CgroupReader {
     return out;
   }
 
+  /**
+   * The CPU time the container's processes have used so far (ns), from its cgroup's presence
+   * file, kept open for it; undefined when it does not run or its cgroup is gone.
+   */
+  cpuUsage(c: CgroupOwner): bigint | undefined {
+    const dirs = this.dirsOf(c);
+    const files = dirs && this.read(dirs, [], c.id);
+    return files && cpuUsageNs(files, dirs.version);
+  }
+
   /** The PIDs in the cgroup (its cgroup.procs, kept open for `owner`). */
   pids(dirs: CgroupDirs, owner: string): number[] | undefined {
     const text = this.files.optional(procsDirOf(dirs), 'cgroup.procs', owner);
@@ -149,10 +164,10 @@ export class CgroupReader {
     this.files.release(id);
   }
 
-  /** Forgets every container and owner but `ids`. */
+  /** Forgets every container but `ids`, and closes the files of the others' owners. */
   keepOnly(ids: ReadonlySet<string>): void {
     for (const id of this.known.keys()) if (!ids.has(id)) this.known.delete(id);
-    for (const owner of [...this.files.owners()]) if (!ids.has(owner)) this.files.release(owner);
+    for (const owner of [...this.files.owners()]) if (!ids.has(containerOf(owner))) this.files.release(owner);
   }
 
   /** Closes every file kept open (at shutdown). */

@@ -11,15 +11,13 @@
 // given up.
 import * as fs from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { CgroupSetup } from '../cgroups/driver';
 import { parseNetDev } from '../cgroups/net-dev';
 import type { CgroupDirs } from '../cgroups/paths';
-import { CgroupReader } from '../cgroups/reader';
+import type { CgroupReader } from '../cgroups/reader';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
 import { writableLayerDir } from '../docker/documents';
 import type { ContainerInspect } from '../docker/types';
 import type { DockerStorage } from '../storage/docker-storage';
-import type { Logger } from '../util/logger';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
 import { figuresFromV1, figuresFromV2, V1_FILES, V2_FILES, type CgroupFigures } from './cgroup-figures';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
@@ -59,14 +57,15 @@ export class PodMetricsCollector {
   private readonly layers = new Map<string, Layer | undefined>();
   /** The containers' cgroups, their files held open between scrapes (owner: the container ID). */
   private readonly cgroups: CgroupReader;
+  private readonly procRoot: string;
 
   constructor(
-    shim: { readonly cgroups: CgroupSetup; readonly log: Logger },
+    shim: { readonly cgroupReader: CgroupReader },
     /** The writable layers' figures, measured in the background (shared with the stats RPCs and ImageFsInfo). */
     private readonly storage: Pick<DockerStorage, 'writableLayer'>,
-    private readonly procRoot = '/proc',
   ) {
-    this.cgroups = new CgroupReader({ driver: shim.cgroups.driver, log: shim.log, reader: 'pod metrics', procRoot });
+    this.cgroups = shim.cgroupReader;
+    this.procRoot = shim.cgroupReader.procRoot;
   }
 
   /**
@@ -112,12 +111,6 @@ export class PodMetricsCollector {
       this.partitions = parsePartitions(text ?? '');
     }
     return this.partitions;
-  }
-
-  /** Closes the files held open. */
-  close(): void {
-    this.cgroups.close();
-    this.layers.clear();
   }
 
   private forget(id: string): void {

@@ -1,7 +1,7 @@
 // One reading of a cgroup's cumulative CPU time, memory and process count, straight from its
 // files: no waiting for a second sample as Docker's stats endpoint does. Parsing is pure;
 // `readCgroupSample` reads the files through the cgroup reader (../cgroups/reader.ts).
-import { parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
+import { cpuUsageNs, parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
 import type { CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
 
@@ -28,7 +28,6 @@ const UNLIMITED = 1n << 62n;
 /** The memory.stat and cpu.stat keys a sample uses. */
 const V1_MEMORY_KEYS = new Set(['total_inactive_file', 'inactive_file', 'total_rss', 'rss', 'total_pgfault', 'pgfault', 'total_pgmajfault', 'pgmajfault']);
 const V2_MEMORY_KEYS = new Set(['inactive_file', 'anon', 'pgfault', 'pgmajfault']);
-const V2_CPU_KEYS = new Set(['usage_usec']);
 
 function workingSet(usage: bigint | undefined, inactiveFile: bigint | undefined): bigint | undefined {
   if (usage === undefined) return undefined;
@@ -54,7 +53,7 @@ export function sampleFromV1(f: CgroupFiles): CgroupSample {
   // total_* include child cgroups, which a pod-level cgroup has.
   const ws = workingSet(usage, stat.get('total_inactive_file') ?? stat.get('inactive_file'));
   return prune({
-    cpuUsageNs: parseSingleValue(f['cpuacct.usage']),
+    cpuUsageNs: cpuUsageNs(f, 1),
     memoryUsageBytes: usage,
     workingSetBytes: ws,
     rssBytes: stat.get('total_rss') ?? stat.get('rss'),
@@ -76,14 +75,12 @@ function v1Swap(usage: bigint | undefined, limit: bigint | undefined, memsw: big
 }
 
 export function sampleFromV2(f: CgroupFiles): CgroupSample {
-  const cpu = parseFlatKeyed(f['cpu.stat'] ?? '', V2_CPU_KEYS);
   const stat = parseFlatKeyed(f['memory.stat'] ?? '', V2_MEMORY_KEYS);
   const usage = parseSingleValue(f['memory.current']);
   const swap = parseSingleValue(f['memory.swap.current']);
   const ws = workingSet(usage, stat.get('inactive_file'));
-  const usec = cpu.get('usage_usec');
   return prune({
-    cpuUsageNs: usec === undefined ? undefined : usec * 1000n,
+    cpuUsageNs: cpuUsageNs(f, 2),
     memoryUsageBytes: usage,
     workingSetBytes: ws,
     rssBytes: stat.get('anon'),

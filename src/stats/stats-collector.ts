@@ -9,14 +9,12 @@ import type { ContainerStats, NetworkUsage } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import type { ShimObject } from '../docker/shim-objects';
 import { DockerNotFoundError } from '../errors';
-import type { CgroupSetup } from '../cgroups/driver';
 import type { DockerClient } from '../docker/client';
 import { writableLayerDir } from '../docker/documents';
-import type { Logger } from '../util/logger';
 import { containerFromObject } from '../translate/to-cri/container-convert';
 import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
-import { CgroupReader } from '../cgroups/reader';
+import type { CgroupReader } from '../cgroups/reader';
 import { readCgroupSample, type CgroupSample } from './cgroup-sample';
 import { containerStatsOf, networkUsage, type ContainerFigures } from './stats-convert';
 import { CpuRateTracker } from './cpu-rate';
@@ -48,10 +46,9 @@ export class StatsCollector {
   private readonly cgroups: CgroupReader;
 
   constructor(
-    private readonly shim: { readonly docker: DockerClient; readonly cgroups: CgroupSetup; readonly log: Logger; readonly storage: Pick<DockerStorage, 'writableLayer'> },
-    procRoot = '/proc',
+    private readonly shim: { readonly docker: DockerClient; readonly cgroupReader: CgroupReader; readonly storage: Pick<DockerStorage, 'writableLayer'> },
   ) {
-    this.cgroups = new CgroupReader({ driver: shim.cgroups.driver, log: shim.log, reader: 'stats', procRoot });
+    this.cgroups = shim.cgroupReader;
   }
 
   /** The container's target, inspecting it when not known yet. Undefined: it was removed meanwhile. */
@@ -161,12 +158,6 @@ export class StatsCollector {
   private forget(id: string): void {
     this.targets.delete(id);
     this.forgetCgroup(id);
-  }
-
-  /** Closes every file held open (at shutdown). */
-  close(): void {
-    this.targets.clear();
-    this.cgroups.close();
   }
 
   /** Drops what is kept for containers not asked about for a long while. */

@@ -19,6 +19,7 @@ import { DockerNetworkHost } from '../../src/network/docker-host';
 import { NetworkManager } from '../../src/network/network-manager';
 import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/network-plugin';
 import type { ShimContext } from '../../src/handlers/context';
+import { CgroupReader } from '../../src/cgroups/reader';
 import { StatsCollector } from '../../src/stats/stats-collector';
 import { DockerLiveness } from '../../src/docker/liveness';
 import { PodMetricsCollector } from '../../src/pod-metrics/metrics-collector';
@@ -110,8 +111,9 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const logs = new ContainerLogManager(docker, log, rootDir);
   // Nothing feeds it: these tests do not stream container events.
   const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);
-  const storage = new DockerStorage({ docker, log }, '/var/lib/docker', 'overlay2');
-  const stats = new StatsCollector({ docker, cgroups, log, storage });
+  const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
+  const storage = new DockerStorage({ docker, log, cgroupReader }, '/var/lib/docker', 'overlay2');
+  const stats = new StatsCollector({ docker, cgroupReader, storage });
   const shim: ShimContext = {
     config,
     docker,
@@ -128,7 +130,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     logs,
     storage,
     stats,
-    podMetrics: new PodMetricsCollector({ cgroups, log }, storage),
+    podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
     sharedReads: new SingleFlight(),
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.
     streaming: new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log }),

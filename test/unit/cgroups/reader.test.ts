@@ -43,7 +43,7 @@ describe('CgroupReader', () => {
     };
     const out: string[] = [];
     const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
-    const reader = new CgroupReader({ driver: 'systemd', log, reader: 'test', procRoot: proc });
+    const reader = new CgroupReader({ driver: 'systemd', log, procRoot: proc });
     readers.push(reader);
     return { root, proc, cg, scope, reader, debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
   }
@@ -123,7 +123,7 @@ describe('CgroupReader', () => {
     const logged = h.debugLines().filter((l) => String(l.file).endsWith('memory.stat'));
     assert.equal(logged.length, 1);
     assert.equal(logged[0]!.level, 20);
-    assert.match(String(logged[0]!.msg), /^test: cannot read a file/);
+    assert.match(String(logged[0]!.msg), /^cgroups: cannot read a file/);
   });
 
   it('reads the mount table once', () => {
@@ -131,6 +131,6 @@ describe('CgroupReader', () => {
     assert.equal(h.reader.mounts().length, 1);
     fs.rmSync(path.join(h.proc, 'self', 'mountinfo'));
     assert.equal(h.reader.mounts().length, 1);
-    assert.ok(new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'x', procRoot: path.join(h.root, 'none') }).mounts().length === 0);
+    assert.ok(new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), procRoot: path.join(h.root, 'none') }).mounts().length === 0);
   });
 });

@@ -9,6 +9,8 @@ import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { PodMetricsCollector, type PodTarget } from '../../../src/pod-metrics/metrics-collector';
+import { CgroupReader } from '../../../src/cgroups/reader';
+import type { Logger } from '../../../src/util/logger';
 import { V1_FILES, V2_FILES } from '../../../src/pod-metrics/cgroup-figures';
 import { tempDir } from '../../support/temp';
 
@@ -79,11 +81,13 @@ function pod(networkMode = 'bridge'): PodTarget {
 /** A caller that never gives up. */
 const LIVE = new AbortController().signal;
 
-const collectors: PodMetricsCollector[] = [];
-after(() => collectors.forEach((c) => c.close()));
-function track(c: PodMetricsCollector): PodMetricsCollector {
-  collectors.push(c);
-  return c;
+const readers: CgroupReader[] = [];
+after(() => readers.forEach((r) => r.close()));
+
+function cgroupReader(log: Logger, procRoot: string): CgroupReader {
+  const reader = new CgroupReader({ driver: 'cgroupfs', log, procRoot });
+  readers.push(reader);
+  return reader;
 }
 
 function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines: () => Array<Record<string, unknown>> } {
@@ -91,7 +95,7 @@ function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines:
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
   const layers = { writableLayer: () => ({ bytes: 8192, inodes: 2, atMs: Date.now() }) };
   return {
-    collector: track(new PodMetricsCollector({ cgroups: { driver: 'cgroupfs' } as never, log }, layers, host.proc)),
+    collector: new PodMetricsCollector({ cgroupReader: cgroupReader(log, host.proc) }, layers),
     debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }

@@ -98,7 +98,7 @@ describe('readCgroupSample on fixture trees', () => {
       [`pids/docker/${ID}/cgroup.procs`]: '4242\n4250\n',
     });
     const dirs = { version: 1 as const, dirs: { cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` } };
-    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'stats' });
+    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger() });
     assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
     assert.equal(reader.pids(dirs, 'c1')?.[0], 4242);
     // Read for an owner, the files stay open; the figures are the same.
@@ -108,7 +108,7 @@ describe('readCgroupSample on fixture trees', () => {
     assert.equal(reader.heldFiles, 0);
   });
   it('a cgroup that is gone gives no sample', () => {
-    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), reader: 'stats' });
+    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger() });
     assert.equal(readCgroupSample(reader, { version: 2, dir: path.join(tmp, 'nowhere') }, 'c1'), undefined);
     assert.equal(reader.heldFiles, 0);
   });
@@ -140,8 +140,9 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     docker.containers.set(ID, inspectOf(77));
     // The writable layer's figure is the background's (../storage); a fixed one here.
     const storage = { writableLayer: (id: string) => (id === ID ? { bytes: 12_288, inodes: 2, atMs: 1_700_000_000_000 } : undefined) };
-    const collector = new StatsCollector({ docker, cgroups: { driver: 'systemd', version: 2 }, log: silentLogger(), storage }, path.join(root, 'proc'));
-    return { collector, scope, root, docker, inspects: () => docker.argsOf('inspectContainer').length };
+    const cgroupReader = new CgroupReader({ driver: 'systemd', log: silentLogger(), procRoot: path.join(root, 'proc') });
+    const collector = new StatsCollector({ docker, cgroupReader, storage });
+    return { collector, cgroupReader, scope, root, docker, inspects: () => docker.argsOf('inspectContainer').length };
   }
 
   it('finds the scope from /proc/<pid>/cgroup, inspects once, and gives attributes, CPU, memory and the writable layer', async () => {
@@ -164,7 +165,7 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
 
   it('a container seen stopped is looked up afresh when it runs again (a new process, here in another cgroup)', async () => {
     const rel = `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9.slice/docker-${ID}.scope`;
-    const { collector, inspects, root, docker } = setUp('v2-restart', `0::${rel}\n`);
+    const { collector, cgroupReader, inspects, root, docker } = setUp('v2-restart', `0::${rel}\n`);
     const signal = new AbortController().signal;
     assert.equal((await collector.containerStats(running, signal))!.memory!.usageBytes!.value, 8192);
     assert.equal((await collector.containerStats(objectFromSummary({ ...summary, State: 'exited' })!, signal))!.memory!.usageBytes!.value, 0);
@@ -173,7 +174,7 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     docker.containers.set(ID, inspectOf(78));
     assert.equal((await collector.containerStats(running, signal))!.memory!.usageBytes!.value, 512);
     assert.equal(inspects(), 2);
-    collector.close();
+    cgroupReader.close();
   });
 
   it('a PID now held by another process (its cgroup does not name the container) falls back to the driver naming', async () => {

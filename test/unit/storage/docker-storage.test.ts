@@ -57,6 +57,8 @@ describe('DockerStorage', () => {
   let storage: DockerStorage;
   let now: number;
   const walks: string[][] = [];
+  /** Each container's CPU time, as its cgroup would say; none: unknown. */
+  const cpuUsage = new Map<string, bigint>();
 
   /** A layer of Docker's: its record in the layer database and `files` in its directory. */
   function layer(chain: string, cacheId: string, dockerBytes: number, files: Record<string, string>): void {
@@ -85,7 +87,7 @@ describe('DockerStorage', () => {
   }
 
   function start(opts: { walk?: typeof diskUsage } = {}): void {
-    storage = new DockerStorage({ docker, log: silentLogger() }, root, 'overlay2', {
+    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) } }, root, 'overlay2', {
       now: () => now,
       walkShare: 1,
       walk: async (roots, o) => {
@@ -101,6 +103,7 @@ describe('DockerStorage', () => {
     docker = new FakeDocker();
     now = Date.parse('2026-11-24T00:00:00Z');
     walks.length = 0;
+    cpuUsage.clear();
   });
   afterEach(() => {
     storage?.close();
@@ -158,7 +161,7 @@ describe('DockerStorage', () => {
     await storage.settled();
     const layerOf = (name: string): number => walks.filter((w) => w[0] === path.join(root, 'overlay2', name)).length;
     assert.deepEqual([layerOf('running'), layerOf('stopped')], [1, 1]);
-    assert.deepEqual(walks.find((w) => w[0] === path.join(root, 'overlay2', 'running')), [path.join(root, 'overlay2', 'running'), path.join(root, 'overlay2', 'running-init')]);
+    assert.deepEqual([layerOf('running-init'), layerOf('stopped-init')], [1, 1]);
 
     fs.writeFileSync(path.join(root, 'overlay2', 'running', 'diff', 'log'), 'z'.repeat(8192));
     now += 5_000;
@@ -170,8 +173,10 @@ describe('DockerStorage', () => {
     storage.requestPass();
     await storage.settled();
     assert.deepEqual([layerOf('running'), layerOf('stopped')], [2, 1], 'the stopped one cannot have changed');
+    assert.equal(layerOf('running-init'), 1, 'an init layer is measured once');
     assert.ok(storage.writableLayer(hex('1'))!.bytes >= 8192);
     assert.equal(storage.writableLayer(hex('1'))!.atMs, now);
+    assert.equal(storage.confirmed, 0, 'without a CPU figure nothing is confirmed unwalked');
 
     // It runs again and stops: it may have written.
     const doc = docker.containers.get(hex('2'))!;
@@ -184,6 +189,38 @@ describe('DockerStorage', () => {
     const { containers } = await storage.imageFs(signal);
     assert.equal(containers.bytes, storage.writableLayer(hex('1'))!.bytes + storage.writableLayer(hex('2'))!.bytes);
     assert.equal(containers.atMs, Math.min(storage.writableLayer(hex('1'))!.atMs, storage.writableLayer(hex('2'))!.atMs), 'the oldest figure in it');
+  });
+
+  it('does not walk a running container\'s layer again while its CPU time stands still', async () => {
+    container(hex('1'), 'idle', true);
+    container(hex('2'), 'busy', true);
+    cpuUsage.set(hex('1'), 5_000n).set(hex('2'), 7_000n);
+    start();
+    await storage.settled();
+    const layerOf = (name: string): number => walks.filter((w) => w[0] === path.join(root, 'overlay2', name)).length;
+    const first = storage.writableLayer(hex('1'))!;
+    assert.deepEqual([layerOf('idle'), layerOf('busy')], [1, 1]);
+
+    // Written from outside the container's cgroup: no CPU of its own, so not seen (as documented).
+    fs.writeFileSync(path.join(root, 'overlay2', 'idle', 'diff', 'unseen'), 'u'.repeat(8192));
+    fs.writeFileSync(path.join(root, 'overlay2', 'busy', 'diff', 'log'), 'z'.repeat(8192));
+    cpuUsage.set(hex('2'), 9_000n);
+    now += 10_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.deepEqual([layerOf('idle'), layerOf('busy')], [1, 2], 'only the one whose processes ran is walked');
+    assert.equal(storage.confirmed, 1);
+    assert.deepEqual(storage.writableLayer(hex('1')), { ...first, atMs: now }, 'the idle one\'s figure stands, confirmed as of now');
+    assert.ok(storage.writableLayer(hex('2'))!.bytes >= first.bytes + 8192);
+
+    // Its processes ran again: walked, and what they (or anyone) wrote is counted.
+    cpuUsage.set(hex('1'), 5_001n);
+    now += 10_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.deepEqual([layerOf('idle'), layerOf('busy')], [2, 2]);
+    assert.ok(storage.writableLayer(hex('1'))!.bytes >= first.bytes + 8192);
+    assert.deepEqual([layerOf('idle-init'), layerOf('busy-init')], [1, 1]);
   });
 
   it('forgets removed images and containers', async () => {
@@ -213,7 +250,7 @@ describe('DockerStorage', () => {
   });
 
   it('without a root or driver from Docker, ImageFsInfo is not offered', async () => {
-    storage = new DockerStorage({ docker, log: silentLogger() }, '', '');
+    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: () => undefined } }, '', '');
     storage.start();
     await assert.rejects(storage.imageFs(signal), UnimplementedError);
   });
@@ -229,7 +266,7 @@ describe('DockerStorage', () => {
     container(hex('1'), 'c1', true);
     assert.equal(storage.writableLayer(hex('1')), undefined, 'not measured yet: a pass is asked for');
     await waitFor('the container\'s layer, while the image layer\'s walk is held', () => storage.writableLayer(hex('1')));
-    assert.deepEqual(walks.map((w) => path.basename(w[0]!)).filter((n) => n !== 'image'), ['base', 'c1'], 'the second image layer waits for the first');
+    assert.deepEqual(walks.map((w) => path.basename(w[0]!)).filter((n) => n !== 'image'), ['base', 'c1-init', 'c1'], 'the second image layer waits for the first');
     release();
     await storage.settled();
     assert.ok(walks.some((w) => path.basename(w[0]!) === 'app'), 'the image layers are walked on afterwards');
