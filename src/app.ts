@@ -21,6 +21,7 @@ import { StatsCollector } from './stats/stats-collector';
 import { DockerStorage } from './storage/docker-storage';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
 import { CgroupReader } from './cgroups/reader';
+import { ListAnswers } from './handlers/list-answers';
 import { KeyedLock } from './util/keyed-lock';
 import { KernelOomLog, kmsgSource } from './kernel/oom-log';
 import type { OomKills } from './docker-cache/container-store';
@@ -201,6 +202,11 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       stats,
       podMetrics,
       sharedReads: new SingleFlight(),
+      // The lists are built from the cache's documents and the checkpoints alone.
+      listAnswers: new ListAnswers(() => {
+        const version = state.version;
+        return version === undefined ? undefined : version + checkpoints.version;
+      }),
       streaming: streamingServer,
       containerEvents,
       metrics,

@@ -9,13 +9,22 @@ export class CheckpointCache {
   private loaded: Promise<Map<string, SandboxCheckpoint>> | undefined;
   /** The same map, once loaded, for synchronous reads. */
   private held: Map<string, SandboxCheckpoint> | undefined;
+  private changes = 0;
 
   constructor(private readonly store: CheckpointStore) {}
+
+  /** Moves with every change of what is held (the load, each write and removal). */
+  get version(): number {
+    return this.changes;
+  }
 
   /** Reads every checkpoint from disk (once; later calls share the first). */
   load(): Promise<Map<string, SandboxCheckpoint>> {
     if (!this.loaded) {
-      const loading = this.store.readAll().then((all) => (this.held = new Map(all.map((c) => [c.id, c]))));
+      const loading = this.store.readAll().then((all) => {
+        this.changes++;
+        return (this.held = new Map(all.map((c) => [c.id, c])));
+      });
       // A failed load (an unreadable directory) is retried by the next caller.
       loading.catch(() => {
         if (this.loaded === loading) this.loaded = undefined;
@@ -29,12 +38,14 @@ export class CheckpointCache {
     const held = await this.load();
     await this.store.write(checkpoint);
     held.set(checkpoint.id, checkpoint);
+    this.changes++;
   }
 
   async remove(id: string): Promise<void> {
     const held = await this.load();
     await this.store.remove(id);
     held.delete(id);
+    this.changes++;
   }
 
   async read(id: string): Promise<SandboxCheckpoint | undefined> {

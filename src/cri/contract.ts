@@ -194,15 +194,31 @@ function serviceDefinition(
   return def;
 }
 
+/**
+ * Answers whose encoding is kept with them once made (null until then): answers given again
+ * and again unchanged (../handlers/list-answers.ts), so their bytes are made once. Such an
+ * answer must not change after it is first given. grpc-js copies the bytes into each frame.
+ */
+const keptEncodings = new WeakMap<object, Buffer | null>();
+
+/** Keeps `answer`'s encoding once made, for as long as the answer lives; it must not change any more. */
+export function keepEncoding(answer: object): void {
+  if (!keptEncodings.has(answer)) keptEncodings.set(answer, null);
+}
+
 /** Encodes as `typeOf()` (looked up on the first call) describes. */
 function serializer(typeOf: () => protobuf.Type): (value: object) => Buffer {
   let type: protobuf.Type | undefined;
   return (value) => {
+    const kept = keptEncodings.get(value);
+    if (kept) return kept;
     type ??= typeOf();
     // fromObject would quietly turn an array into an empty message.
     if (Array.isArray(value)) throw new Error(`cannot serialize an array as ${type.name}`);
     const bytes = type.encode(type.fromObject(value as Record<string, unknown>)).finish();
-    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (kept === null) keptEncodings.set(value, buffer);
+    return buffer;
   };
 }
 

@@ -12,7 +12,7 @@ const MAX_ENTRIES = 512;
 type InspectAnswer = { found: true; image: ImageInspect } | { found: false; error: DockerNotFoundError };
 
 export class ImageStore {
-  private generation = 0;
+  private gen = 0;
   private readonly lists = new Map<string, ImageSummary[]>();
   private readonly inspects = new Map<string, InspectAnswer>();
 
@@ -23,8 +23,13 @@ export class ImageStore {
     return this.lists.size + this.inspects.size;
   }
 
+  /** Moves with every invalidation: answers made from the store before it may be out of date. */
+  get generation(): number {
+    return this.gen;
+  }
+
   invalidate(): void {
-    this.generation++;
+    this.gen++;
     this.lists.clear();
     this.inspects.clear();
   }
@@ -34,9 +39,9 @@ export class ImageStore {
     const key = JSON.stringify([query.all === true, query.digests !== false, query.filters ?? {}]);
     const held = this.lists.get(key);
     if (held) return held;
-    const generation = this.generation;
+    const generation = this.gen;
     const images = await this.docker.listImages(query, opts);
-    if (generation === this.generation) keep(this.lists, key, images);
+    if (generation === this.gen) keep(this.lists, key, images);
     return images;
   }
 
@@ -47,7 +52,7 @@ export class ImageStore {
       if (held.found) return held.image;
       throw held.error;
     }
-    const generation = this.generation;
+    const generation = this.gen;
     let answer: InspectAnswer;
     try {
       answer = { found: true, image: await this.docker.inspectImage(ref, opts) };
@@ -55,7 +60,7 @@ export class ImageStore {
       if (!(err instanceof DockerNotFoundError)) throw err;
       answer = { found: false, error: err };
     }
-    if (generation === this.generation) keep(this.inspects, ref, answer);
+    if (generation === this.gen) keep(this.inspects, ref, answer);
     if (answer.found) return answer.image;
     throw answer.error;
   }

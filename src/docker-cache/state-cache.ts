@@ -55,6 +55,9 @@ export class DockerStateCache {
   /** Containers changed since the snapshot was last saved. */
   private changedSinceSave = false;
   private saveTimer: NodeJS.Timeout | undefined;
+  /** Container documents stored or dropped, and losses of sync, so far (see `version`). */
+  private containerChanges = 0;
+  private unsyncs = 0;
 
   constructor(
     private readonly docker: DockerClient,
@@ -70,6 +73,15 @@ export class DockerStateCache {
   /** True while every event since the last full resync has been applied. */
   get synced(): boolean {
     return this.isSynced && !this.stopped;
+  }
+
+  /**
+   * Moves with every container document stored or dropped, every image change and every loss
+   * of sync; undefined while unsynced. What is built from the cache alone is the same for as
+   * long as the version is (../handlers/list-answers.ts keeps such answers).
+   */
+  get version(): number | undefined {
+    return this.synced ? this.containerChanges + this.images.generation + this.unsyncs : undefined;
   }
 
   /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */
@@ -143,6 +155,7 @@ export class DockerStateCache {
 
   private markUnsynced(reason: string): void {
     this.isSynced = false;
+    this.unsyncs++;
     const watchers = [...this.watchers];
     this.watchers.clear();
     for (const w of watchers) w.unsynced(reason);
@@ -150,6 +163,7 @@ export class DockerStateCache {
 
   private announce(change: ContainerChange): void {
     this.changedSinceSave = true;
+    this.containerChanges++;
     // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
     for (const w of this.watchers) w.containerChanged(change);
   }

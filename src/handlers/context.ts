@@ -12,6 +12,7 @@ import type { DockerFacts } from '../docker/docker-version';
 import type { DockerLiveness } from '../docker/liveness';
 import type { ContainerLogManager } from '../logs/log-manager';
 import type { NetworkManager } from '../network/network-manager';
+import type { ListAnswers } from './list-answers';
 import type { PodMetricsCollector } from '../pod-metrics/metrics-collector';
 import type { StatsCollector } from '../stats/stats-collector';
 import type { DockerStorage } from '../storage/docker-storage';
@@ -50,6 +51,8 @@ export interface ShimContext {
   readonly podMetrics: PodMetricsCollector;
   /** Overlapping identical stats and metrics reads share one computation, stopped when all their callers are gone. */
   readonly sharedReads: SingleFlight;
+  /** ListPodSandbox and ListContainers answers, kept while nothing they are built from changed. */
+  readonly listAnswers: ListAnswers;
   /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */
   readonly streaming: StreamingServer;
   /** The container and sandbox transitions GetContainerEvents streams (see ../container-events). */

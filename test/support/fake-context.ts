@@ -20,6 +20,7 @@ import { NetworkManager } from '../../src/network/network-manager';
 import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/network-plugin';
 import type { ShimContext } from '../../src/handlers/context';
 import { CgroupReader } from '../../src/cgroups/reader';
+import { ListAnswers } from '../../src/handlers/list-answers';
 import { StatsCollector } from '../../src/stats/stats-collector';
 import { DockerLiveness } from '../../src/docker/liveness';
 import { PodMetricsCollector } from '../../src/pod-metrics/metrics-collector';
@@ -132,6 +133,8 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     stats,
     podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
     sharedReads: new SingleFlight(),
+    // No state cache here: every list is built afresh.
+    listAnswers: new ListAnswers(() => undefined),
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.
     streaming: new StreamingServer({ bindAddress: config.streamingBindAddr, docker, log }),
     containerEvents,

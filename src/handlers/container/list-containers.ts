@@ -1,6 +1,7 @@
 // ListContainers: the shim's containers, filtered by ID prefix, state, pod sandbox ID and label
 // selector, all combined: one typed query (../../docker/shim-objects.ts), answered by the state
-// cache from memory, or by Docker's list while the cache is unsynced.
+// cache from memory, or by Docker's list while the cache is unsynced. The answer is kept while
+// nothing changes (../list-answers.ts).
 import type { CallContext, Container, ContainerFilter__Output, ListContainersRequest__Output, ListContainersResponse } from '../../cri/types';
 import { objectQueryOf } from '../../docker/shim-objects';
 import type { ShimContext } from '../context';
@@ -10,6 +11,6 @@ export async function findContainers(shim: ShimContext, filter: ContainerFilter_
   return (await shim.docker.listObjects(objectQueryOf('container', filter), { signal })).map(containerFromObject);
 }
 
-export async function listContainers(shim: ShimContext, req: ListContainersRequest__Output, ctx: CallContext): Promise<ListContainersResponse> {
-  return { containers: await findContainers(shim, req.filter, ctx) };
+export function listContainers(shim: ShimContext, req: ListContainersRequest__Output, ctx: CallContext): Promise<ListContainersResponse> {
+  return shim.listAnswers.answer(`ListContainers ${JSON.stringify(req.filter)}`, async () => ({ containers: await findContainers(shim, req.filter, ctx) }));
 }

@@ -1,7 +1,7 @@
 // ListPodSandbox: every sandbox this shim made, from Docker's pause containers (one typed query,
 // ../../docker/shim-objects.ts, answered by the state cache from memory) plus checkpoints whose
 // container is gone (NOTREADY, so kubelet removes them), filtered by ID prefix, state and label
-// selector together.
+// selector together. The answer is kept while nothing changes (../list-answers.ts).
 import type { CallContext, ListPodSandboxRequest__Output, ListPodSandboxResponse, PodSandbox, PodSandboxFilter__Output } from '../../cri/types';
 import { matchesObjectQuery, objectQueryOf } from '../../docker/shim-objects';
 import type { ShimContext } from '../context';
@@ -23,6 +23,6 @@ export async function listSandboxes(shim: ShimContext, filter: PodSandboxFilter_
   return sandboxes;
 }
 
-export async function listPodSandbox(shim: ShimContext, req: ListPodSandboxRequest__Output, ctx: CallContext): Promise<ListPodSandboxResponse> {
-  return { items: await listSandboxes(shim, req.filter, ctx) };
+export function listPodSandbox(shim: ShimContext, req: ListPodSandboxRequest__Output, ctx: CallContext): Promise<ListPodSandboxResponse> {
+  return shim.listAnswers.answer(`ListPodSandbox ${JSON.stringify(req.filter)}`, async () => ({ items: await listSandboxes(shim, req.filter, ctx) }));
 }
