@@ -6,6 +6,7 @@
 // saved with that point); and reading has backpressure (the next chunk only after the last
 // write finished), so memory per follower stays at one chunk plus one record piece.
 import * as fs from 'node:fs';
+import type { Slots } from '../util/slots';
 import type { DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
 import { DockerNotFoundError, errorMessage, FailedPreconditionError } from '../errors';
@@ -52,6 +53,8 @@ export interface FollowerDeps {
   recorder: LogRecorder;
   /** Docker's root directory (its info's DockerRootDir); "" leaves every container to the log API. */
   dockerRootDir: string;
+  /** Held from the start until the follower knows its source (its first inspect): resumed followers share a few. */
+  startSlots?: Slots;
 }
 
 /** Where a container's output is read from. */
@@ -287,13 +290,16 @@ export class LogFollower {
   private async run(): Promise<void> {
     const { docker, log, store } = this.deps;
     const signal = this.abort.signal;
-    let filePoint = await resumePointOfFile(this.state.logPath);
+    const releaseSlot = (await this.deps.startSlots?.acquire()) ?? (() => undefined);
+    let filePoint: ResumePoint | undefined;
     let failures = 0;
     let complete = false;
     try {
+      filePoint = await resumePointOfFile(this.state.logPath);
       while (!signal.aborted) {
         try {
           const inspect = await docker.inspectContainer(this.containerId, { signal });
+          releaseSlot();
           const source = logSourceOf(inspect, this.deps.dockerRootDir);
           const first = this.source === undefined;
           if (this.source !== source.kind) {
@@ -333,6 +339,7 @@ export class LogFollower {
         }
       }
     } finally {
+      releaseSlot();
       await this.enqueue(async () => {
         this.finished = true;
         clearTimeout(this.saveTimer);

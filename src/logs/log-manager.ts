@@ -6,8 +6,12 @@ import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
 import { errorMessage, FailedPreconditionError } from '../errors';
 import type { Logger } from '../util/logger';
+import { Slots } from '../util/slots';
 import { LogFollower, NO_LOG_RECORDER, type LogRecorder } from './follower';
 import { FollowerRecordStore, type FollowerRecord } from './follower-records';
+
+/** Resumed followers finding their source at once. */
+const RESUME_CONCURRENCY = 4;
 
 export class ContainerLogManager {
   private readonly followers = new Map<string, LogFollower>();
@@ -47,9 +51,9 @@ export class ContainerLogManager {
     this.start(containerId, state, file);
   }
 
-  private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle): void {
+  private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle, startSlots?: Slots): void {
     const follower = new LogFollower(
-      { docker: this.docker, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir },
+      { docker: this.docker, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir, startSlots },
       containerId,
       state,
       file,
@@ -61,13 +65,19 @@ export class ContainerLogManager {
     });
   }
 
-  /** Picks up every follower a previous run of the shim left unfinished. */
+  /**
+   * Picks up every follower a previous run of the shim left unfinished. Each is in place at
+   * once (for StartContainer, RemoveContainer and the rest), but they start a few at a time:
+   * hundreds of inspects and log files at once held the event loop for half a second at 500
+   * containers, and with it the answers to kubelet's first calls.
+   */
   resumeAll(): number {
     let resumed = 0;
+    const slots = new Slots(RESUME_CONCURRENCY);
     for (const id of this.store.list()) {
       const state = this.store.load(id);
       if (!state || state.complete || this.followers.has(id)) continue;
-      this.start(id, state);
+      this.start(id, state, undefined, slots);
       resumed++;
     }
     return resumed;

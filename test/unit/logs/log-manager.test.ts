@@ -1,0 +1,65 @@
+// The log followers a restarted shim resumes (src/logs/log-manager.ts): all in place at once,
+// but only a few asking Docker at a time, so that hundreds of them do not hold the event loop
+// (and kubelet's first answers) while they start.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { FollowerRecordStore } from '../../../src/logs/follower-records';
+import { ContainerLogManager } from '../../../src/logs/log-manager';
+import { silentLogger } from '../../../src/util/logger';
+import { Slots } from '../../../src/util/slots';
+import { FakeDocker } from '../../support/fake-docker';
+import { waitFor } from '../../support/poll';
+import { tempDir } from '../../support/temp';
+
+describe('resumed log followers', () => {
+  it('are all in place at once, and ask Docker four at a time', async () => {
+    const root = tempDir('log-manager');
+    const docker = new FakeDocker();
+    const store = new FollowerRecordStore(root);
+    const ids = Array.from({ length: 10 }, (_, i) => String(i).repeat(64).slice(0, 64));
+    for (const id of ids) {
+      // The "none" driver: nothing to copy, so each follower ends once it has its answer.
+      docker.addContainer({ Id: id, HostConfig: { LogConfig: { Type: 'none', Config: {} } } });
+      store.save(id, { logPath: path.join(root, 'logs', `${id}.log`), tty: false, complete: false });
+    }
+    const held = docker.hold('inspectContainer');
+    const manager = new ContainerLogManager(docker, silentLogger(), root);
+    try {
+      assert.equal(manager.resumeAll(), 10);
+      const inspects = (): number => docker.argsOf('inspectContainer').length;
+      await waitFor('the first four inspects', () => inspects() === 4);
+      for (let i = 0; i < 20; i++) await nextTurn();
+      assert.equal(inspects(), 4, 'the others wait for a slot');
+      assert.equal(manager.resumeAll(), 0, 'every follower is in place already');
+      held.release();
+      await waitFor('every follower to have asked', () => inspects() === 10);
+    } finally {
+      await manager.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Slots', () => {
+  it('gives out at most its count, then one per release, in the order asked; a release counts once', async () => {
+    const slots = new Slots(2);
+    const a = await slots.acquire();
+    const b = await slots.acquire();
+    const order: string[] = [];
+    const c = slots.acquire().then((release) => (order.push('c'), release));
+    const d = slots.acquire().then((release) => (order.push('d'), release));
+    await nextTurn();
+    assert.deepEqual(order, []);
+    a();
+    a();
+    await c;
+    await nextTurn();
+    assert.deepEqual(order, ['c'], 'a second release of the same slot frees nothing');
+    b();
+    (await d)();
+    assert.deepEqual(order, ['c', 'd']);
+  });
+});
