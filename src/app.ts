@@ -22,6 +22,7 @@ import { DockerStorage } from './storage/docker-storage';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
 import { CgroupReader } from './cgroups/reader';
 import { ListAnswers } from './handlers/list-answers';
+import { HeapTrim } from './util/heap-trim';
 import { KeyedLock } from './util/keyed-lock';
 import { KernelOomLog, kmsgSource } from './kernel/oom-log';
 import type { OomKills } from './docker-cache/container-store';
@@ -173,7 +174,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
     // One reader of the containers' cgroup files for all three: a file they all read is opened once.
     const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
-    const storage = new DockerStorage({ docker, log, cgroupReader }, info.DockerRootDir ?? '', info.Driver ?? '');
+    const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '');
     const stats = new StatsCollector({ docker, cgroupReader, storage });
     const podMetrics = new PodMetricsCollector({ cgroupReader }, storage);
     // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
@@ -185,6 +186,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const oomKills: OomKills = { oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id) };
     const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
     const containerEvents = new EventHub(state, buildEvent, log);
+    const heapTrim = new HeapTrim({ log });
     const context: ShimContext = {
       config,
       docker,
@@ -225,6 +227,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
       void network.start();
       storage.start();
+      heapTrim.start();
     });
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
     const [, , metricsAddress] = await prepared;
@@ -249,6 +252,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
         await network.close();
         dockerFacts.close();
         storage.close();
+        heapTrim.stop();
         // After the server and the storage passes: nobody reads the held files any more.
         cgroupReader.close();
       },

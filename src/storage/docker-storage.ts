@@ -8,6 +8,7 @@
 //   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
 // - the shim's containers: each one's writable layer directory (and its "-init" layer), and
 //   whether it runs.
+// Nothing is reconciled while the state cache's version stands (no container or image changed).
 // Then it measures, one directory tree at a time, what is due (the walks of both lanes below
 // share one pace: together they take WALK_SHARE of one core):
 // - an image layer once, in a lane of its own (a walker going through the new layers one after
@@ -99,6 +100,8 @@ export class DockerStorage {
   /** Every walk so far, and the entries they visited: what a call must never add to. */
   readonly walked = { trees: 0, entries: 0 };
   private confirmedCount = 0;
+  /** The state cache's version at the last reconciling (nothing changed since while it stands). */
+  private reconciledAt: number | undefined;
   private readonly images = new Map<string, { chains: string[]; dockerSize: number }>();
   private readonly imageLayers = new Map<string, ImageLayerState>();
   private readonly containers = new Map<string, ContainerLayer>();
@@ -119,7 +122,13 @@ export class DockerStorage {
   private readonly opts: Required<DockerStorageOptions>;
 
   constructor(
-    private readonly deps: { readonly docker: DockerClient; readonly log: Logger; readonly cgroupReader: Pick<CgroupReader, 'cpuUsage'> },
+    private readonly deps: {
+      readonly docker: DockerClient;
+      readonly log: Logger;
+      readonly cgroupReader: Pick<CgroupReader, 'cpuUsage'>;
+      /** The state cache's version (undefined while unsynced): while it stands, the images and containers are as last reconciled. */
+      readonly stateVersion: () => number | undefined;
+    },
     private readonly root: string,
     private readonly driver: string,
     opts: DockerStorageOptions = {},
@@ -208,9 +217,14 @@ export class DockerStorage {
     const trees = this.walked.trees;
     const confirmed = this.confirmedCount;
     const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
+    // Taken first: a change while reconciling makes the next pass reconcile again.
+    const version = this.deps.stateVersion();
     try {
-      await this.reconcileImages(asking);
-      await this.reconcileContainers(asking);
+      if (version === undefined || version !== this.reconciledAt) {
+        await this.reconcileImages(asking);
+        await this.reconcileContainers(asking);
+        this.reconciledAt = version;
+      }
     } catch (err) {
       if (!signal.aborted && asking.aborted) throw new Error(`Docker did not answer the pass's requests within ${this.opts.reconcileTimeoutMs} ms`);
       throw err;

@@ -113,7 +113,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   // Nothing feeds it: these tests do not stream container events.
   const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);
   const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
-  const storage = new DockerStorage({ docker, log, cgroupReader }, '/var/lib/docker', 'overlay2');
+  const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => undefined }, '/var/lib/docker', 'overlay2');
   const stats = new StatsCollector({ docker, cgroupReader, storage });
   const shim: ShimContext = {
     config,

@@ -59,6 +59,8 @@ describe('DockerStorage', () => {
   const walks: string[][] = [];
   /** Each container's CPU time, as its cgroup would say; none: unknown. */
   const cpuUsage = new Map<string, bigint>();
+  /** The state cache's version as the storage sees it; undefined (unsynced) unless a test sets one. */
+  let stateVersion: number | undefined;
 
   /** A layer of Docker's: its record in the layer database and `files` in its directory. */
   function layer(chain: string, cacheId: string, dockerBytes: number, files: Record<string, string>): void {
@@ -87,7 +89,7 @@ describe('DockerStorage', () => {
   }
 
   function start(opts: { walk?: typeof diskUsage } = {}): void {
-    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) } }, root, 'overlay2', {
+    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) }, stateVersion: () => stateVersion }, root, 'overlay2', {
       now: () => now,
       walkShare: 1,
       walk: async (roots, o) => {
@@ -104,6 +106,7 @@ describe('DockerStorage', () => {
     now = Date.parse('2026-11-24T00:00:00Z');
     walks.length = 0;
     cpuUsage.clear();
+    stateVersion = undefined;
   });
   afterEach(() => {
     storage?.close();
@@ -223,6 +226,25 @@ describe('DockerStorage', () => {
     assert.deepEqual([layerOf('idle-init'), layerOf('busy-init')], [1, 1]);
   });
 
+  it('asks Docker nothing while the state cache\'s version stands, and reconciles once it moves', async () => {
+    container(hex('1'), 'c1', true);
+    stateVersion = 7;
+    start();
+    await storage.settled();
+    const asked = (): number => docker.calls.length;
+    const before = asked();
+    now += 10_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(asked(), before, 'nothing changed: no list, no inspect');
+    container(hex('2'), 'c2', false);
+    stateVersion = 8;
+    storage.requestPass();
+    await storage.settled();
+    assert.ok(asked() > before);
+    assert.ok(storage.writableLayer(hex('2')), 'the new container is measured');
+  });
+
   it('forgets removed images and containers', async () => {
     layer(diff('a'), 'base', 5_000, { f: 'x'.repeat(4096) });
     docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
@@ -250,7 +272,7 @@ describe('DockerStorage', () => {
   });
 
   it('without a root or driver from Docker, ImageFsInfo is not offered', async () => {
-    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: () => undefined } }, '', '');
+    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, '', '');
     storage.start();
     await assert.rejects(storage.imageFs(signal), UnimplementedError);
   });
