@@ -36,7 +36,8 @@ export interface ScaleStep {
   reads: ScaleReadRow[];
   cpuPerCall: CpuPerCallRow[];
   /** The shim's, after the reads and per-call calls. */
-  shim: { rssBytes: number; peakBytes: number; files: OpenFiles };
+  /** rssBytes: at the end of kubelet's loop; afterCallsBytes: right after the per-call reads (20 of each RPC back to back). */
+  shim: { rssBytes: number; afterCallsBytes?: number; peakBytes: number; files: OpenFiles };
   kubeletLoop: KubeletLoopResult;
   /** dockerd idle with the shim running (its log streams, one per app container, open) and with it stopped. */
   logStreams: { withShim: DockerdIdle; withoutShim: DockerdIdle };
@@ -115,7 +116,7 @@ export function checkScaleTargets(steps: readonly ScaleStep[]): TargetCheck[] {
       const limit = readTargetMs(r.call);
       if (limit !== undefined) checks.push({ target: `${r.call} ${at}: p50 <= ${limit} ms`, value: `${ms(r.shim.p50)} ms`, pass: r.shim.p50 <= limit });
     }
-    checks.push({ target: `shim RSS ${at}: <= ${SCALE_TARGETS.rssMiB} MiB`, value: `${mib(s.shim.rssBytes)} MiB`, pass: s.shim.rssBytes <= SCALE_TARGETS.rssMiB * MiB });
+    checks.push({ target: `shim RSS under kubelet's loop ${at}: <= ${SCALE_TARGETS.rssMiB} MiB`, value: `${mib(s.shim.rssBytes)} MiB`, pass: s.shim.rssBytes <= SCALE_TARGETS.rssMiB * MiB });
     for (const [call, t] of [
       ['Version', s.startup.version],
       ['ListContainers', s.startup.listContainers],
@@ -157,7 +158,11 @@ export function renderScaleTable(r: ScaleResult): string {
   }
   const rpcs = [...new Set(steps.flatMap((s) => s.cpuPerCall.map((c) => c.rpc)))];
   for (const rpc of rpcs) add(`shim CPU ms per ${rpc}`, '', (s) => String(s.cpuPerCall.find((c) => c.rpc === rpc)?.cpuMsPerCall ?? ''));
-  add('shim RSS MiB (VmRSS; peak)', `<= ${SCALE_TARGETS.rssMiB}`, (s) => `${judged(s.shim.rssBytes, SCALE_TARGETS.rssMiB * MiB, mib(s.shim.rssBytes))} (${mib(s.shim.peakBytes)})`);
+  add(
+    'shim RSS MiB under kubelet\'s loop (right after the per-call reads; peak)',
+    `<= ${SCALE_TARGETS.rssMiB}`,
+    (s) => `${judged(s.shim.rssBytes, SCALE_TARGETS.rssMiB * MiB, mib(s.shim.rssBytes))} (${s.shim.afterCallsBytes === undefined ? '-' : mib(s.shim.afterCallsBytes)}; ${mib(s.shim.peakBytes)})`,
+  );
   add('shim open fds: all / sockets / unbound unix (its Docker connections)', '', (s) => `${s.shim.files.fds} / ${s.shim.files.sockets} / ${s.shim.files.unixUnbound}`);
   add('kubelet loop: shim / dockerd CPU ms net of idle', '', (s) => `${s.kubeletLoop.shim.netCpuMs} / ${s.kubeletLoop.dockerd.netCpuMs} in ${s.kubeletLoop.seconds} s`);
   add('kubelet loop: node CPU ms per 30 s', `<= ${SCALE_TARGETS.kubeletLoopCpuMsPer30s}`, (s) => judged(s.kubeletLoop.nodeNetCpuMsPer30s, SCALE_TARGETS.kubeletLoopCpuMsPer30s, String(s.kubeletLoop.nodeNetCpuMsPer30s)));

@@ -147,10 +147,15 @@ async function measureStep(plan: ScalePlan, bench: BenchRun, shim: ShimProcess, 
   const reads = samples.map((s) => ({ call: s.call.name, rawCall: s.call.rawCall, shim: summarize(s.shim), raw: s.raw.length > 0 ? summarize(s.raw) : null }));
   log(`step ${containers}: shim CPU per call, ${CPU_CALLS} calls per RPC`);
   const perCall = await cpuPerCall(client, pods, shimPid, CPU_PER_CALL_RPCS, CPU_CALLS, WARMUP);
-  const shimFigures = { rssBytes: memoryBytes(shimPid), peakBytes: memoryBytes(shimPid, 'VmHWM'), files: openFiles(shimPid) };
-  log(`step ${containers}: shim RSS ${(shimFigures.rssBytes / 2 ** 20).toFixed(1)} MiB, ${shimFigures.files.fds} fds, ${shimFigures.files.unixUnbound} unbound unix sockets`);
+  // Right after 20 of each call back to back (ListPodSandboxMetrics at this size makes tens of
+  // MiB of garbage per call); the target is read below, under kubelet's own polling.
+  const afterCallsBytes = memoryBytes(shimPid);
+  const files = openFiles(shimPid);
+  log(`step ${containers}: shim RSS ${(afterCallsBytes / 2 ** 20).toFixed(1)} MiB after the calls, ${files.fds} fds, ${files.unixUnbound} unbound unix sockets`);
   log(`step ${containers}: kubelet loop, ${plan.loopSeconds} loop slots and as many idle`);
   const kubeletLoop = await measureKubeletLoop(client, pods, { shim: shimPid, dockerd }, plan.loopSeconds);
+  const shimFigures = { rssBytes: memoryBytes(shimPid), afterCallsBytes, peakBytes: memoryBytes(shimPid, 'VmHWM'), files };
+  log(`step ${containers}: shim RSS ${(shimFigures.rssBytes / 2 ** 20).toFixed(1)} MiB at the end of kubelet's loop`);
   log(`step ${containers}: dockerd idle ${plan.idleSeconds} s with the shim's log streams open`);
   const withShim = await dockerdIdle(dockerd, plan.idleSeconds);
   await shim.stop();
