@@ -41,13 +41,17 @@ export class HeapTrim {
   private readonly residentBytes: () => number;
   private readonly collect: (() => Promise<void>) | undefined;
   private readonly now: () => number;
-  /** Collections run so far. */
-  collections = 0;
+  private collected = 0;
 
   constructor(private readonly opts: HeapTrimOptions) {
     this.residentBytes = opts.residentBytes ?? (() => process.memoryUsage.rss());
     this.collect = 'collect' in opts ? opts.collect : inspectorCollector(opts.log);
     this.now = opts.now ?? Date.now;
+  }
+
+  /** Collections run so far. */
+  get collections(): number {
+    return this.collected;
   }
 
   start(everyMs = CHECK_MS): void {
@@ -68,7 +72,7 @@ export class HeapTrim {
     this.running = true;
     try {
       await this.collect();
-      this.collections++;
+      this.collected++;
       this.leftBytes = this.residentBytes();
       this.opts.log.debug({ residentMiB: mib(before), afterMiB: mib(this.leftBytes) }, 'heap collected after a burst');
     } catch (err) {
