@@ -19,6 +19,7 @@ import { CheckpointCache } from './checkpoint/checkpoint-cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/stats-collector';
 import { DockerStorage } from './storage/docker-storage';
+import { LayerFiguresFile } from './storage/layer-figures-file';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
 import { CgroupReader } from './cgroups/reader';
 import { ListAnswers } from './handlers/list-answers';
@@ -174,7 +175,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
     // One reader of the containers' cgroup files for all three: a file they all read is opened once.
     const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
-    const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '');
+    const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
+      layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
+    });
     const stats = new StatsCollector({ docker, cgroupReader, storage });
     const podMetrics = new PodMetricsCollector({ cgroupReader }, storage);
     // Docker itself, not the cache: port forward re-inspects the sandbox after opening its

@@ -14,7 +14,7 @@
 // - an image layer once, in a lane of its own (a walker going through the new layers one after
 //   another), so that a large layer's walk never holds the passes back: layers never change
 //   (content-addressed; Docker makes a new one for new content), so a layer measured is never
-//   measured again;
+//   measured again, nor after a restart (its figure is saved, ./layer-figures-file.ts);
 // - a container's writable layer when it was never measured, when it stopped or started since
 //   it was measured, or when it runs, its figure is older than RUNNING_LAYER_MAX_AGE_MS and its
 //   processes used CPU since (its cgroup's CPU time, ../cgroups/reader.ts). Only a process
@@ -40,6 +40,7 @@ import { abortable } from '../util/abortable';
 import type { CgroupOwner, CgroupReader } from '../cgroups/reader';
 import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
 import { chainIds, readImageLayer, type ImageLayer } from './image-layers';
+import type { LayerFiguresFile, SavedLayer } from './layer-figures-file';
 
 export const REFRESH_MS = 10_000;
 /**
@@ -48,6 +49,8 @@ export const REFRESH_MS = 10_000;
  */
 export const RECONCILE_TIMEOUT_MS = 10_000;
 export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
+/** How often the image layers' figures are saved while the walker is still measuring. */
+export const LAYER_FIGURES_SAVE_MS = 30_000;
 /** The share of one core the walks may take. */
 export const WALK_SHARE = 0.25;
 
@@ -93,6 +96,8 @@ export interface DockerStorageOptions {
   walkShare?: number;
   walk?: (roots: readonly string[], opts: WalkOptions) => Promise<DiskUsage>;
   now?: () => number;
+  /** Where the image layers' figures are kept across restarts; none: measured again by each run. */
+  layerFigures?: LayerFiguresFile;
 }
 
 export class DockerStorage {
@@ -119,7 +124,13 @@ export class DockerStorage {
   private readonly pace: () => Promise<void> | void;
   private reconciled: Promise<void>;
   private markReconciled: () => void = () => undefined;
-  private readonly opts: Required<DockerStorageOptions>;
+  private readonly opts: Required<Omit<DockerStorageOptions, 'layerFigures'>>;
+  private readonly layerFigures: LayerFiguresFile | undefined;
+  /** What an earlier run measured (loaded at start); an entry is taken once its layer is seen. */
+  private saved = new Map<string, SavedLayer>();
+  /** A layer was measured or dropped since the figures were last saved. */
+  private layerFiguresChanged = false;
+  private layerFiguresSavedAtMs = 0;
 
   constructor(
     private readonly deps: {
@@ -142,6 +153,7 @@ export class DockerStorage {
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
     };
+    this.layerFigures = opts.layerFigures;
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
     this.pace = dutyCyclePace(this.opts.walkShare);
   }
@@ -154,6 +166,7 @@ export class DockerStorage {
   /** Starts the passes: one now, then every refreshMs. */
   start(): void {
     if (!this.known()) return;
+    this.saved = this.layerFigures?.load(this.root, this.driver) ?? new Map();
     this.timer = setInterval(() => this.requestPass(), this.opts.refreshMs);
     this.timer.unref();
     this.requestPass();
@@ -251,9 +264,12 @@ export class DockerStorage {
     const walking = (async () => {
       for (;;) {
         const next = [...this.imageLayers.values()].find((state) => !state.measured && state.layer);
-        if (!next) return;
+        if (!next) return this.saveLayerFigures();
         // A layer removed meanwhile keeps its figure on a state nobody holds any more.
         next.measured = await this.measure([next.layer!.dir], this.stopped.signal);
+        this.layerFiguresChanged = true;
+        // A long first walk (minutes on a large store) keeps what it did if the shim stops.
+        if (this.opts.now() - this.layerFiguresSavedAtMs >= LAYER_FIGURES_SAVE_MS) await this.saveLayerFigures();
       }
     })();
     this.layerWalking = walking
@@ -300,7 +316,7 @@ export class DockerStorage {
       const chains = chainIds(diffIds);
       this.images.set(image.Id, { chains, dockerSize: image.Size });
       for (const chain of chains) {
-        if (!this.imageLayers.has(chain)) this.imageLayers.set(chain, { layer: readImageLayer(this.root, this.driver, chain), measured: undefined });
+        if (!this.imageLayers.has(chain)) this.imageLayers.set(chain, this.layerState(chain));
       }
       changed = true;
     }
@@ -312,7 +328,11 @@ export class DockerStorage {
     }
     if (changed) {
       const used = new Set([...this.images.values()].flatMap((i) => i.chains));
-      for (const chain of this.imageLayers.keys()) if (!used.has(chain)) this.imageLayers.delete(chain);
+      for (const chain of this.imageLayers.keys()) {
+        if (used.has(chain)) continue;
+        this.imageLayers.delete(chain);
+        this.layerFiguresChanged = true;
+      }
       this.metadataStale = true;
     }
     this.imagesAtMs = this.opts.now();
@@ -351,6 +371,32 @@ export class DockerStorage {
       if (seen.has(id)) continue;
       this.containers.delete(id);
       this.metadataStale = true;
+    }
+  }
+
+  /** A layer seen for the first time: its record, and its figure when an earlier run measured it in the same directory. */
+  private layerState(chain: string): ImageLayerState {
+    const layer = readImageLayer(this.root, this.driver, chain);
+    const saved = this.saved.get(chain);
+    this.saved.delete(chain);
+    const measured = layer && saved?.dir === layer.dir ? { bytes: saved.bytes, inodes: saved.inodes, atMs: saved.atMs } : undefined;
+    return { layer, measured };
+  }
+
+  /** Saves the measured image layers' figures, when that changed (logged, not thrown, if it fails). */
+  private async saveLayerFigures(): Promise<void> {
+    if (!this.layerFigures || !this.layerFiguresChanged) return;
+    this.layerFiguresChanged = false;
+    this.layerFiguresSavedAtMs = this.opts.now();
+    const layers = new Map<string, SavedLayer>();
+    for (const [chain, state] of this.imageLayers) {
+      if (state.layer && state.measured) layers.set(chain, { dir: state.layer.dir, bytes: state.measured.bytes, inodes: state.measured.inodes, atMs: state.measured.atMs });
+    }
+    try {
+      await this.layerFigures.save(this.root, this.driver, layers);
+    } catch (err) {
+      this.layerFiguresChanged = true;
+      this.deps.log.warn({ file: this.layerFigures.file, err: errorMessage(err) }, 'image layer figures not saved; the next start measures the layers again');
     }
   }
 

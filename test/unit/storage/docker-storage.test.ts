@@ -8,6 +8,7 @@ import { CONTAINER_TYPE_LABEL } from '../../../src/conventions/labels';
 import { UnimplementedError } from '../../../src/errors';
 import { chainIds, readImageLayer } from '../../../src/storage/image-layers';
 import { DockerStorage } from '../../../src/storage/docker-storage';
+import { decodeLayerFigures, encodeLayerFigures, LayerFiguresFile } from '../../../src/storage/layer-figures-file';
 import { diskUsage, dutyCyclePace } from '../../../src/util/disk-usage';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker } from '../../support/fake-docker';
@@ -88,8 +89,9 @@ describe('DockerStorage', () => {
     });
   }
 
-  function start(opts: { walk?: typeof diskUsage } = {}): void {
+  function start(opts: { walk?: typeof diskUsage; layerFigures?: LayerFiguresFile } = {}): void {
     storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) }, stateVersion: () => stateVersion }, root, 'overlay2', {
+      layerFigures: opts.layerFigures,
       now: () => now,
       walkShare: 1,
       walk: async (roots, o) => {
@@ -243,6 +245,63 @@ describe('DockerStorage', () => {
     await storage.settled();
     assert.ok(asked() > before);
     assert.ok(storage.writableLayer(hex('2')), 'the new container is measured');
+  });
+
+  it('keeps the image layers\' figures across a restart: a layer is walked once, a changed directory again', async () => {
+    layer(diff('a'), 'base', 5_000, { 'bin/sh': 'x'.repeat(5_000) });
+    layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { 'app.txt': 'y'.repeat(3_000) });
+    docker.addImage('app:1', { RootFS: { Type: 'layers', Layers: [diff('a'), diff('b')] } } as never);
+    const file = new LayerFiguresFile(path.join(root, 'figures.json'), silentLogger());
+    const imageWalks = (): string[] => walks.map((w) => path.basename(w[0]!)).filter((n) => n === 'base' || n === 'app' || n === 'app2');
+    start({ layerFigures: file });
+    await storage.settled();
+    const first = await storage.imageFs(signal);
+    assert.deepEqual(imageWalks().sort(), ['app', 'base']);
+    storage.close();
+
+    walks.length = 0;
+    start({ layerFigures: file });
+    await storage.settled();
+    assert.deepEqual(imageWalks(), [], 'both figures taken from the file');
+    assert.deepEqual((await storage.imageFs(signal)).images, first.images);
+    storage.close();
+
+    // Docker made the top layer anew in another directory (cache-id): its saved figure is not it.
+    const record = path.join(root, 'image', 'overlay2', 'layerdb', 'sha256', chainIds([diff('a'), diff('b')])[1]!.slice('sha256:'.length));
+    fs.writeFileSync(path.join(record, 'cache-id'), 'app2');
+    fs.mkdirSync(path.join(root, 'overlay2', 'app2', 'diff'), { recursive: true });
+    walks.length = 0;
+    start({ layerFigures: file });
+    await storage.settled();
+    assert.deepEqual(imageWalks(), ['app2']);
+  });
+
+  it('walks every layer when the saved figures are corrupt, foreign or of another Docker root', async () => {
+    layer(diff('a'), 'base', 5_000, { f: 'x' });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] } } as never);
+    const figures = path.join(root, 'figures.json');
+    const saved = { dir: path.join(root, 'overlay2', 'base'), bytes: 1, inodes: 1, atMs: 1 };
+    for (const text of ['{"format":', '[]', encodeLayerFigures('/elsewhere', 'overlay2', new Map([[diff('a'), saved]]))]) {
+      fs.writeFileSync(figures, text);
+      walks.length = 0;
+      start({ layerFigures: new LayerFiguresFile(figures, silentLogger()) });
+      await storage.settled();
+      assert.ok(walks.some((w) => path.basename(w[0]!) === 'base'), text);
+      assert.notEqual((await storage.imageFs(signal)).images.bytes, 1, text);
+      storage.close();
+    }
+  });
+
+  it('reads only well-formed saved figures under the Docker root', () => {
+    const ok = { dir: '/var/lib/docker/overlay2/abc', bytes: 4096, inodes: 3, atMs: 5 };
+    const text = JSON.stringify({
+      format: 'cri-docker-shim.image-layers/v1',
+      root: '/var/lib/docker',
+      driver: 'overlay2',
+      layers: { [diff('a')]: ok, [diff('b')]: { ...ok, dir: '/etc/passwd' }, [diff('c')]: { ...ok, bytes: -1 }, 'sha256:../x': ok, [diff('d')]: null },
+    });
+    assert.deepEqual([...decodeLayerFigures(text, '/var/lib/docker', 'overlay2')], [[diff('a'), ok]]);
+    assert.throws(() => decodeLayerFigures('{}', '/var/lib/docker', 'overlay2'), /not a/);
   });
 
   it('forgets removed images and containers', async () => {
