@@ -237,6 +237,9 @@ export class DockerStorage {
         await this.reconcileImages(asking);
         await this.reconcileContainers(asking);
         this.reconciledAt = version;
+      } else {
+        // No image came or went since: the images' figure stands as of now.
+        this.imagesAtMs = this.opts.now();
       }
     } catch (err) {
       if (!signal.aborted && asking.aborted) throw new Error(`Docker did not answer the pass's requests within ${this.opts.reconcileTimeoutMs} ms`);

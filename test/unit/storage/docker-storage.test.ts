@@ -239,6 +239,7 @@ describe('DockerStorage', () => {
     storage.requestPass();
     await storage.settled();
     assert.equal(asked(), before, 'nothing changed: no list, no inspect');
+    assert.equal((await storage.imageFs(signal)).images.atMs, now, 'the images\' figure is confirmed as of this pass');
     container(hex('2'), 'c2', false);
     stateVersion = 8;
     storage.requestPass();
