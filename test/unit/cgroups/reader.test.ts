@@ -133,4 +133,34 @@ describe('CgroupReader', () => {
     assert.equal(h.reader.mounts().length, 1);
     assert.ok(new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), procRoot: path.join(h.root, 'none') }).mounts().length === 0);
   });
+  it('gives a running container\'s CPU time from its presence file, and nothing for one not running or gone', () => {
+    const h = host();
+    const dir = h.scope('system.slice', ID);
+    write(path.join(h.proc, '77', 'cgroup'), `0::/system.slice/docker-${ID}.scope\n`);
+    const c = { id: ID, pid: 77, cgroupParent: '' };
+    assert.equal(h.reader.cpuUsage(c), 10_000n, 'usage_usec in nanoseconds');
+    write(path.join(dir, 'cpu.stat'), 'usage_usec 12\nuser_usec 7\n');
+    assert.equal(h.reader.cpuUsage(c), 12_000n, 'read afresh through the held file');
+    assert.equal(h.reader.cpuUsage({ ...c, pid: 0 }), undefined);
+    // (A removed cgroup's held file fails to read; a removed regular file's does not, so the
+    // reader is told to forget here, and finds the cgroup gone on its next lookup.)
+    h.reader.forget(ID);
+    fs.rmSync(dir, { recursive: true });
+    assert.equal(h.reader.cpuUsage(c), undefined);
+  });
+
+  it('keepOnly keeps the files of a kept container\'s other owners (its pod\'s cgroup)', () => {
+    const h = host();
+    const dir = h.scope('system.slice', ID);
+    const pod = { version: 2 as const, dir: path.dirname(dir) };
+    write(path.join(pod.dir, 'cpu.stat'), 'usage_usec 1\n');
+    write(path.join(pod.dir, 'memory.current'), '1\n');
+    h.reader.read({ version: 2, dir }, [], ID);
+    h.reader.read(pod, [], `${ID}/pod`);
+    assert.equal(h.reader.heldFiles, 4);
+    h.reader.keepOnly(new Set([ID]));
+    assert.equal(h.reader.heldFiles, 4, 'the pod owner belongs to the kept container');
+    h.reader.keepOnly(new Set([OTHER]));
+    assert.equal(h.reader.heldFiles, 0);
+  });
 });
