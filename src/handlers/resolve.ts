@@ -3,6 +3,7 @@
 // a Docker container the shim did not make, is NOT_FOUND; an ambiguous prefix is INVALID_ARGUMENT.
 import type { CallOptions, DockerClient } from '../docker/client';
 import type { ObjectKind, ShimObject } from '../docker/shim-objects';
+import type { ContainerInspect } from '../docker/types';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { validateId } from '../conventions/ids';
 import { quote } from '../util/quote';
@@ -15,6 +16,12 @@ export async function resolveShimObject(docker: DockerClient, kind: ObjectKind, 
     throw new InvalidArgumentError(`${field}: ${quote(id)} matches ${matches.length} ${kind}s; give more of the ID`);
   }
   return matches[0]!;
+}
+
+/** The shim's container a request's container_id names (as resolveShimObject), inspected. */
+export async function inspectShimContainer(docker: DockerClient, containerId: string, opts?: CallOptions): Promise<ContainerInspect> {
+  const { id } = await resolveShimObject(docker, 'container', 'container_id', containerId, opts);
+  return docker.inspectContainer(id, opts);
 }
 
 /** As resolveShimObject, for calls that need the object running (exec, attach, port forward): its full ID. */

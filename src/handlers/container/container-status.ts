@@ -3,7 +3,7 @@
 import type { CallContext, ContainerStatusRequest__Output, ContainerStatusResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { SANDBOX_ID_LABEL } from '../../conventions/labels';
-import { resolveShimObject } from '../resolve';
+import { inspectShimContainer } from '../resolve';
 import { assembleContainerStatus } from '../../translate/to-cri/assemble-status';
 
 export async function containerStatus(
@@ -12,8 +12,7 @@ export async function containerStatus(
   ctx: CallContext,
 ): Promise<ContainerStatusResponse> {
   const opts = { signal: ctx.signal };
-  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
-  const inspect = await shim.docker.inspectContainer(Id, opts);
+  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
   const status = await assembleContainerStatus(shim, inspect, opts);
   const response: ContainerStatusResponse = { status };
   if (req.verbose) {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
 import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { inspectShimContainer } from '../resolve';
 import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
 import { killExecTree } from './process-tree';
 import { quote } from '../../util/quote';
@@ -20,8 +20,8 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const timeoutSeconds = Number(req.timeout);
   if (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0) throw new InvalidArgumentError(`timeout: ${req.timeout} must be seconds, 0 or more`);
   const opts = { signal: ctx.signal };
-  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
-  const inspect = await shim.docker.inspectContainer(Id, opts);
+  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const { Id } = inspect;
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
 
   const execId = await shim.docker.createExec(Id, { Cmd: [...req.cmd], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false }, opts);

@@ -3,7 +3,7 @@
 import type { CallContext, ReopenContainerLogRequest__Output, ReopenContainerLogResponse } from '../../cri/types';
 import { FailedPreconditionError } from '../../errors';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { inspectShimContainer } from '../resolve';
 
 export async function reopenContainerLog(
   shim: ShimContext,
@@ -11,8 +11,8 @@ export async function reopenContainerLog(
   ctx: CallContext,
 ): Promise<ReopenContainerLogResponse> {
   const opts = { signal: ctx.signal };
-  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
-  const inspect = await shim.docker.inspectContainer(Id, opts);
+  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const { Id } = inspect;
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
   await shim.logs.reopen(Id);
   return {};

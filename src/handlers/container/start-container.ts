@@ -4,12 +4,12 @@ import type { CallContext, StartContainerRequest__Output, StartContainerResponse
 import { openContainerLog } from '../../logs/log-file';
 import type { ShimContext } from '../context';
 import { CONTAINER_LOG_PATH_LABEL } from '../../conventions/labels';
-import { resolveShimObject } from '../resolve';
+import { inspectShimContainer } from '../resolve';
 
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {
   const opts = { signal: ctx.signal };
-  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
-  const inspect = await shim.docker.inspectContainer(Id, opts);
+  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const { Id } = inspect;
   const logPath = inspect.Config.Labels?.[CONTAINER_LOG_PATH_LABEL] ?? '';
   // As containerd does, the log file is made before the container starts: kubelet and log
   // readers find it as soon as this returns, even if the container never prints, and a log

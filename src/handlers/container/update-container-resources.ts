@@ -2,7 +2,7 @@
 import type { CallContext, UpdateContainerResourcesRequest__Output, UpdateContainerResourcesResponse } from '../../cri/types';
 import { InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { inspectShimContainer } from '../resolve';
 import { toDockerUpdate } from '../../translate/to-docker/container-resources';
 
 export async function updateContainerResources(
@@ -12,8 +12,8 @@ export async function updateContainerResources(
 ): Promise<UpdateContainerResourcesResponse> {
   const opts = { signal: ctx.signal };
   if (!req.linux) throw new InvalidArgumentError('linux is required');
-  const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
-  const current = await shim.docker.inspectContainer(Id, opts);
+  const current = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const { Id } = current;
   await shim.docker.updateContainer(Id, toDockerUpdate('linux', req.linux, current), opts);
   return {};
 }
