@@ -1,7 +1,7 @@
 // A container's cgroup files turned into the figures its metrics report. Pure: the caller
 // reads the files (V1_FILES or V2_FILES) and passes their text keyed by file name; a file
 // that is missing or unreadable is undefined, and every figure it would give is left out.
-import { parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
+import { cpuUsageNs, parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
 
 export interface BlockIoEntry {
   major: number;
@@ -120,7 +120,7 @@ export function figuresFromV1(f: CgroupFiles): CgroupFigures {
   const inactiveFile = fromStat('inactive_file');
   const quota = f['cpu.cfs_quota_us']?.trim();
   return {
-    cpuUsageNs: parseSingleValue(f['cpuacct.usage']),
+    cpuUsageNs: cpuUsageNs(f, 1),
     cpuUserNs: parseSingleValue(f['cpuacct.usage_user']),
     cpuSystemNs: parseSingleValue(f['cpuacct.usage_sys']),
     cfsPeriods: cpu.get('nr_periods'),
