@@ -113,8 +113,8 @@ const BACKSLASH = 0x5c;
  * answers nothing more from then on.
  */
 export class JsonMessageSplitter {
-  /** The start of the object under way (its bytes from earlier chunks), at most maxMessageBytes. */
-  private held: Buffer[] = [];
+  /** The start of the object under way (its bytes from earlier chunks); made at the first need. */
+  private held: Buffer | undefined;
   private heldBytes = 0;
   private depth = 0;
   private inString = false;
@@ -152,27 +152,32 @@ export class JsonMessageSplitter {
       } else if (c === CLOSE_BRACE && this.depth > 0) {
         this.depth--;
         if (this.depth > 0) continue;
-        const piece = chunk.subarray(start, i + 1);
-        if (this.heldBytes + piece.length > this.maxMessageBytes) return this.close(out);
-        out.push(this.heldBytes === 0 ? piece : Buffer.concat([...this.held, piece]));
-        this.held = [];
-        this.heldBytes = 0;
+        const length = this.heldBytes + i + 1 - start;
+        if (length > this.maxMessageBytes) return this.close(out);
+        if (this.heldBytes === 0) out.push(chunk.subarray(start, i + 1));
+        else {
+          // Its own copy: the held bytes are overwritten by the next object.
+          const message = Buffer.allocUnsafe(length);
+          this.held!.copy(message, 0, 0, this.heldBytes);
+          chunk.copy(message, this.heldBytes, start, i + 1);
+          out.push(message);
+          this.heldBytes = 0;
+        }
         start = -1;
       }
     }
     if (this.depth > 0) {
-      const rest = chunk.subarray(start);
-      if (this.heldBytes + rest.length > this.maxMessageBytes) return this.close(out);
-      // A copy: the chunk's memory may be reused by its owner once this returns.
-      this.held.push(Buffer.from(rest));
-      this.heldBytes += rest.length;
+      if (this.heldBytes + chunk.length - start > this.maxMessageBytes) return this.close(out);
+      // Copied: the chunk's memory may be reused by its owner once this returns.
+      this.held ??= Buffer.allocUnsafe(this.maxMessageBytes);
+      this.heldBytes += chunk.copy(this.held, this.heldBytes, start);
     }
     return out;
   }
 
   private close(complete: Buffer[]): Buffer[] {
     this.closedFlag = true;
-    this.held = [];
+    this.held = undefined;
     this.heldBytes = 0;
     return complete;
   }
