@@ -76,8 +76,8 @@ export interface TerminalSize {
 }
 
 /**
- * Parses one resize message: JSON {"Width": w, "Height": h}. Sizes are 16-bit on the terminal
- * side; anything else is not a size.
+ * Parses one resize message: JSON {"Width": w, "Height": h}. A terminal's sizes are 16-bit and
+ * not zero; anything else is not a size.
  */
 export function parseResize(text: string): TerminalSize | undefined {
   let doc: unknown;
@@ -88,45 +88,129 @@ export function parseResize(text: string): TerminalSize | undefined {
   }
   if (typeof doc !== 'object' || doc === null) return undefined;
   const { Width, Height } = doc as { Width?: unknown; Height?: unknown };
-  const ok = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 0xffff;
+  const ok = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 0xffff;
   if (!ok(Width) || !ok(Height)) return undefined;
   return { width: Width, height: Height };
 }
 
-/** Splits a stream of concatenated JSON objects (Go's json.Encoder writes one per line) into whole messages. */
-export class JsonMessageSplitter {
-  private pending = '';
+/**
+ * The longest JSON message the splitter holds: a resize message is some 30 bytes, so this leaves
+ * room for any spacing and field order a client may send.
+ */
+export const MAX_JSON_MESSAGE_BYTES = 4 * 1024;
 
-  push(chunk: string): string[] {
-    this.pending += chunk;
-    const out: string[] = [];
-    let depth = 0;
-    let start = -1;
-    let inString = false;
-    let escaped = false;
-    let consumed = 0;
-    for (let i = 0; i < this.pending.length; i++) {
-      const c = this.pending[i];
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (c === '\\') escaped = true;
-        else if (c === '"') inString = false;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Splits a stream of concatenated JSON objects (Go's json.Encoder writes one per line) into whole
+ * messages. It works on bytes: the four it looks for are ASCII, which UTF-8 never uses inside a
+ * multi-byte character, so a character cut between chunks is joined again before it is decoded.
+ * Its scanning state lives between pushes, so each byte is looked at once; bytes between objects
+ * are dropped as they are seen. An object longer than `maxMessageBytes` closes the splitter: it
+ * answers nothing more from then on.
+ */
+export class JsonMessageSplitter {
+  /** The start of the object under way (its bytes from earlier chunks); made at the first need. */
+  private held: Buffer | undefined;
+  private heldBytes = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private closedFlag = false;
+  /** Bytes looked at so far (how tests see the work is linear). */
+  scannedBytes = 0;
+
+  constructor(private readonly maxMessageBytes = MAX_JSON_MESSAGE_BYTES) {}
+
+  /** Whether an object over the bound closed the splitter. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** The whole messages this chunk completes, as views of their bytes, in order. */
+  push(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    if (this.closedFlag) return out;
+    this.scannedBytes += chunk.length;
+    // Where the object under way starts in this chunk: 0 if it began in an earlier one.
+    let start = this.depth > 0 ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const c = chunk[i]!;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === BACKSLASH) this.escaped = true;
+        else if (c === QUOTE) this.inString = false;
         continue;
       }
-      if (c === '"') inString = true;
-      else if (c === '{') {
-        if (depth === 0) start = i;
-        depth++;
-      } else if (c === '}' && depth > 0) {
-        depth--;
-        if (depth === 0) {
-          out.push(this.pending.slice(start, i + 1));
-          consumed = i + 1;
+      if (c === QUOTE) this.inString = true;
+      else if (c === OPEN_BRACE) {
+        if (this.depth === 0) start = i;
+        this.depth++;
+      } else if (c === CLOSE_BRACE && this.depth > 0) {
+        this.depth--;
+        if (this.depth > 0) continue;
+        const length = this.heldBytes + i + 1 - start;
+        if (length > this.maxMessageBytes) return this.close(out);
+        if (this.heldBytes === 0) out.push(chunk.subarray(start, i + 1));
+        else {
+          // Its own copy: the held bytes are overwritten by the next object.
+          const message = Buffer.allocUnsafe(length);
+          this.held!.copy(message, 0, 0, this.heldBytes);
+          chunk.copy(message, this.heldBytes, start, i + 1);
+          out.push(message);
+          this.heldBytes = 0;
         }
+        start = -1;
       }
     }
-    this.pending = this.pending.slice(consumed);
-    if (this.pending.length > 64 * 1024) this.pending = '';
+    if (this.depth > 0) {
+      if (this.heldBytes + chunk.length - start > this.maxMessageBytes) return this.close(out);
+      // Copied: the chunk's memory may be reused by its owner once this returns.
+      this.held ??= Buffer.allocUnsafe(this.maxMessageBytes);
+      this.heldBytes += chunk.copy(this.held, this.heldBytes, start);
+    }
     return out;
+  }
+
+  private close(complete: Buffer[]): Buffer[] {
+    this.closedFlag = true;
+    this.held = undefined;
+    this.heldBytes = 0;
+    return complete;
+  }
+}
+
+/**
+ * The client's resize channel read as terminal sizes: of the messages one chunk completes only
+ * the last that is a size counts (the latest size wins, and each is decoded only if no later one
+ * in the chunk is a size).
+ */
+export class ResizeReader {
+  private readonly splitter: JsonMessageSplitter;
+
+  constructor(maxMessageBytes = MAX_JSON_MESSAGE_BYTES) {
+    this.splitter = new JsonMessageSplitter(maxMessageBytes);
+  }
+
+  /** A message over MAX_JSON_MESSAGE_BYTES closed the channel: nothing more is read. */
+  get closed(): boolean {
+    return this.splitter.closed;
+  }
+
+  get scannedBytes(): number {
+    return this.splitter.scannedBytes;
+  }
+
+  /** The latest size this chunk completes, if any. */
+  push(chunk: Buffer): TerminalSize | undefined {
+    const messages = this.splitter.push(chunk);
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const size = parseResize(messages[i]!.toString('utf8'));
+      if (size) return size;
+    }
+    return undefined;
   }
 }

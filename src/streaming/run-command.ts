@@ -8,6 +8,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import type { StdioChannels } from './channels';
 import { DockerOutput } from './docker-output';
+import { ResizeCoalescer } from './resize-coalescer';
 import type { Outcome, TerminalSize } from './protocol';
 import type { StreamRequest } from './requests';
 
@@ -71,9 +72,10 @@ function relay(
     // Closing our write side closes the process's stdin; its output keeps coming.
     channels.stdin.pipe(connection, { end: true });
   }
-  channels.onResize((size) => {
-    resize(size).catch((err: unknown) => log.debug({ error: errorMessage(err) }, 'terminal resize failed'));
-  });
+  // Only a terminal is resized (attach: the container's own TTY setting, whatever the request said).
+  const resizes = tty ? new ResizeCoalescer(resize, log) : undefined;
+  channels.takeResizes(resizes);
+  void channels.clientGone.then(() => resizes?.stop());
   return new Promise<void>((resolve) => {
     // Done once all the output went to the client's channels; a connection that broke before
     // its end will send nothing more.

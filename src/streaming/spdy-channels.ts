@@ -1,8 +1,7 @@
 // Exec and attach over SPDY: the client opens one stream per channel, naming it in the
 // streamType header; we wait (bounded) for the ones the request asked for, then run.
-import type { Readable } from 'node:stream';
-import { endWritable, type StdioChannels } from './channels';
-import { encodeOutcome, JsonMessageSplitter, parseResize, supportsResize, type Outcome, type TerminalSize } from './protocol';
+import { endWritable, ResizeFeed, type ResizeListener, type StdioChannels } from './channels';
+import { encodeOutcome, supportsResize, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 import type { SpdyServerSession, SpdyStream } from './spdy/session';
 
@@ -68,8 +67,8 @@ function spdyChannels(session: SpdyServerSession, protocol: string, streams: Map
     stdin: streams.get('stdin'),
     stdout,
     stderr,
-    onResize(listener: (size: TerminalSize) => void): void {
-      if (resize) forEachResize(resize, listener);
+    takeResizes(listener?: ResizeListener): void {
+      if (resize) readResizes(resize, listener);
     },
     clientGone,
     async finish(outcome: Outcome): Promise<void> {
@@ -83,13 +82,16 @@ function spdyChannels(session: SpdyServerSession, protocol: string, streams: Map
   };
 }
 
-function forEachResize(stream: Readable, listener: (size: TerminalSize) => void): void {
-  const splitter = new JsonMessageSplitter();
-  stream.setEncoding('utf8');
-  stream.on('data', (text: string) => {
-    for (const message of splitter.push(text)) {
-      const size = parseResize(message);
-      if (size) listener(size);
-    }
+/**
+ * Reads the resize stream into `listener`; until then it is not read (its data waits within the
+ * stream's bound). Without a listener (the container has no TTY), or once a message is over the
+ * bound, the stream is reset: the client need send nothing more there.
+ */
+function readResizes(stream: SpdyStream, listener: ResizeListener | undefined): void {
+  if (!listener) return void stream.destroy();
+  const feed = new ResizeFeed(true);
+  feed.take(listener);
+  stream.on('data', (chunk: Buffer) => {
+    if (!feed.push(chunk)) stream.destroy();
   });
 }

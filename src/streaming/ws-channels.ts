@@ -4,9 +4,9 @@
 // 255, by which the client closes one of its channels (stdin EOF).
 import { type Duplex, PassThrough, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
-import { endWritable, type StdioChannels } from './channels';
+import { endWritable, ResizeFeed, type StdioChannels } from './channels';
 import { IdleTimer, MAX_UNSENT_BYTES, PAUSED_PROBE_MS, SEND_BUFFER_BYTES } from './limits';
-import { encodeOutcome, isBase64WebSocket, JsonMessageSplitter, parseResize, type Outcome, type TerminalSize } from './protocol';
+import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 
 export const enum Channel {
@@ -24,13 +24,17 @@ export function encodeChannelMessage(channel: number, data: Buffer, base64: bool
   return Buffer.concat([Buffer.from([channel]), data]);
 }
 
-/** The channel and payload of a received message; undefined for an empty or malformed one. */
-export function decodeChannelMessage(message: Buffer, base64: boolean): { channel: number; data: Buffer } | undefined {
+/** The channel of a received message; undefined for an empty or malformed one. */
+export function channelOf(message: Buffer, base64: boolean): number | undefined {
   if (message.length === 0) return undefined;
-  if (!base64) return { channel: message[0]!, data: message.subarray(1) };
+  if (!base64) return message[0]!;
   const channel = message[0]! - 0x30;
-  if (channel < 0 || channel > 9) return undefined;
-  return { channel, data: Buffer.from(message.subarray(1).toString('latin1'), 'base64') };
+  return channel >= 0 && channel <= 9 ? channel : undefined;
+}
+
+/** A received message's payload: a view of it, or decoded from base64. */
+export function payloadOf(message: Buffer, base64: boolean): Buffer {
+  return base64 ? Buffer.from(message.subarray(1).toString('latin1'), 'base64') : message.subarray(1);
 }
 
 export interface WsChannelOptions {
@@ -79,8 +83,8 @@ export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOpt
   const stdin = opts.stdin ? new PassThrough() : undefined;
   const stdout = opts.stdout ? output(Channel.Stdout) : undefined;
   const stderr = opts.stderr && !opts.tty ? output(Channel.Stderr) : undefined;
-  const resizeListeners: Array<(size: TerminalSize) => void> = [];
-  const resizeSplitter = new JsonMessageSplitter();
+  // Only a TTY session reads its resize channel; the others ignore it.
+  const resizes = new ResizeFeed(opts.tty);
 
   // Reading stops while any reason holds, and resumes when none does.
   const holds = new Set<'stdin' | 'unsent'>();
@@ -124,16 +128,13 @@ export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOpt
   ws.on('pong', () => idle.touch());
   ws.on('message', (raw: RawData) => {
     idle.touch();
-    const msg = decodeChannelMessage(toBuffer(raw), base64);
-    if (!msg) return;
-    if (msg.channel === Channel.Stdin && stdin && !stdin.writableEnded) {
-      if (!stdin.write(msg.data)) hold('stdin');
-    } else if (msg.channel === Channel.Resize) {
-      for (const text of resizeSplitter.push(msg.data.toString('utf8'))) {
-        const size = parseResize(text);
-        if (size) for (const l of resizeListeners) l(size);
-      }
-    } else if (msg.channel === Channel.Close && msg.data[0] === Channel.Stdin) stdin?.end();
+    const message = toBuffer(raw);
+    const channel = channelOf(message, base64);
+    // A resize channel closed (no TTY, or a message over the bound) is dropped undecoded.
+    if (channel === Channel.Resize && resizes.open) resizes.push(payloadOf(message, base64));
+    else if (channel === Channel.Stdin && stdin && !stdin.writableEnded) {
+      if (!stdin.write(payloadOf(message, base64))) hold('stdin');
+    } else if (channel === Channel.Close && payloadOf(message, base64)[0] === Channel.Stdin) stdin?.end();
   });
   const clientGone = new Promise<void>((resolve) =>
     ws.once('close', () => {
@@ -156,7 +157,7 @@ export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOpt
     stdin,
     stdout,
     stderr,
-    onResize: (listener) => void resizeListeners.push(listener),
+    takeResizes: (listener) => resizes.take(listener),
     clientGone,
     async finish(outcome: Outcome): Promise<void> {
       await Promise.all([endWritable(stdout), endWritable(stderr)]);

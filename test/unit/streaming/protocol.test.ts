@@ -17,7 +17,7 @@ import { checkAttachRequest, checkExecRequest, checkPortForwardRequest } from '.
 import { legacyRequestId } from '../../../src/streaming/port-forward-streams';
 import { expectedStreamTypes } from '../../../src/streaming/spdy-channels';
 import { redactToken, TokenCache } from '../../../src/streaming/tokens';
-import { decodeChannelMessage, encodeChannelMessage } from '../../../src/streaming/ws-channels';
+import { channelOf, encodeChannelMessage, payloadOf } from '../../../src/streaming/ws-channels';
 
 describe('streaming tokens', () => {
   it('are 192-bit URL-safe strings, each different', () => {
@@ -142,23 +142,26 @@ describe('streaming status and messages', () => {
 
   it('parses resize messages and refuses what is not a terminal size', () => {
     assert.deepEqual(parseResize('{"Width":80,"Height":24}'), { width: 80, height: 24 });
-    for (const bad of ['', 'x', '[]', '{"Width":-1,"Height":2}', '{"Width":70000,"Height":2}', '{"Width":"80","Height":24}']) {
+    for (const bad of ['', 'x', '[]', '{"Width":-1,"Height":2}', '{"Width":0,"Height":2}', '{"Width":3,"Height":0}', '{"Width":70000,"Height":2}', '{"Width":"80","Height":24}']) {
       assert.equal(parseResize(bad), undefined, bad);
     }
   });
 
   it('splits concatenated JSON messages, across chunk boundaries', () => {
     const s = new JsonMessageSplitter();
-    assert.deepEqual(s.push('{"Width":1,"Height":2}\n{"Wid'), ['{"Width":1,"Height":2}']);
-    assert.deepEqual(s.push('th":3,"Height":4}{"a":"}"}'), ['{"Width":3,"Height":4}', '{"a":"}"}']);
+    const push = (text: string) => s.push(Buffer.from(text)).map((m) => m.toString());
+    assert.deepEqual(push('{"Width":1,"Height":2}\n{"Wid'), ['{"Width":1,"Height":2}']);
+    assert.deepEqual(push('th":3,"Height":4}{"a":"}"}'), ['{"Width":3,"Height":4}', '{"a":"}"}']);
   });
 
   it('frames WebSocket channel messages, binary and base64', () => {
     assert.deepEqual(encodeChannelMessage(1, Buffer.from('hi'), false), Buffer.from([1, 0x68, 0x69]));
     assert.equal(encodeChannelMessage(2, Buffer.from('hi'), true), '2aGk=');
-    assert.deepEqual(decodeChannelMessage(Buffer.from([0, 0x61]), false), { channel: 0, data: Buffer.from('a') });
-    assert.deepEqual(decodeChannelMessage(Buffer.from('0aGk='), true), { channel: 0, data: Buffer.from('hi') });
-    assert.equal(decodeChannelMessage(Buffer.alloc(0), false), undefined);
-    assert.equal(decodeChannelMessage(Buffer.from('xaGk='), true), undefined);
+    assert.equal(channelOf(Buffer.from([0, 0x61]), false), 0);
+    assert.deepEqual(payloadOf(Buffer.from([0, 0x61]), false), Buffer.from('a'));
+    assert.equal(channelOf(Buffer.from('4aGk='), true), 4);
+    assert.deepEqual(payloadOf(Buffer.from('0aGk='), true), Buffer.from('hi'));
+    assert.equal(channelOf(Buffer.alloc(0), false), undefined);
+    assert.equal(channelOf(Buffer.from('xaGk='), true), undefined);
   });
 });
