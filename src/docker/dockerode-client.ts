@@ -55,6 +55,8 @@ interface DialOptions {
   extraTimeoutMs?: number;
   hijack?: boolean;
   openStdin?: boolean;
+  /** Waits for a connection ahead of the other calls (the liveness ping). */
+  ahead?: boolean;
   auth?: RegistryAuth;
   /** A request body sent as is (application/tar), instead of `body`'s JSON. */
   file?: Buffer;
@@ -189,7 +191,7 @@ export class DockerodeClient implements DockerClient {
     const use = socketUseOf(o);
     let release: () => void;
     try {
-      release = await this.sockets.take(use, signal);
+      release = await this.sockets.take(use, signal, o.ahead === true);
     } catch (err) {
       throw this.classify(err, o.what, timeout, caller);
     }
@@ -233,7 +235,7 @@ export class DockerodeClient implements DockerClient {
   }
 
   async ping(opts?: CallOptions): Promise<void> {
-    await this.dial<unknown>({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, what: 'ping' }, opts);
+    await this.dial<unknown>({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, ahead: true, what: 'ping' }, opts);
   }
 
   version(opts?: CallOptions): Promise<DockerVersion> {

@@ -106,10 +106,12 @@ export class DockerSocketPool {
 
   /**
    * Waits for room for one connection of `use`; answers its release. Rejects with the signal's
-   * reason if it aborts first (a call queued past its deadline holds nothing).
+   * reason if it aborts first (a call queued past its deadline holds nothing). `ahead`: waits
+   * ahead of the others (the liveness ping: a burst of calls queued here is not Docker being
+   * silent, and must not make the node's runtime not ready).
    */
-  take(use: SocketUse, signal?: AbortSignal): Promise<() => void> {
-    return this.slots[use].acquire(signal);
+  take(use: SocketUse, signal?: AbortSignal, ahead = false): Promise<() => void> {
+    return this.slots[use].acquire(signal, ahead);
   }
 
   /**

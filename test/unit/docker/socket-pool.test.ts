@@ -106,6 +106,20 @@ describe('the Docker client on its pool', () => {
     }
   });
 
+  it('lets the liveness ping ahead of a queue of calls: a burst is not Docker being silent', async () => {
+    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2 }));
+    try {
+      let answered = 0;
+      const burst = Promise.all(Array.from({ length: 100 }, () => docker.inspectContainer('c1').then(() => answered++)));
+      await waitFor('the burst to queue', () => docker.sockets.usage().calls.waiting > 90);
+      await docker.ping();
+      assert.ok(answered <= 4, `${answered} of the 100 calls answered before the ping`);
+      await burst;
+    } finally {
+      docker.close();
+    }
+  });
+
   it('keeps sessions apart: sessions past their cap wait for one to close, and calls go on meanwhile', async () => {
     const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2 }));
     const streams: Readable[] = [];

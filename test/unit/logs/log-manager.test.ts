@@ -79,4 +79,16 @@ describe('Slots', () => {
     await assert.rejects(slots.acquire(AbortSignal.abort(new Error('already'))), /already/);
     assert.equal(slots.inUse, 0);
   });
+
+  it('gives the next free slot to a waiter asking ahead before those waiting in line', async () => {
+    const slots = new Slots(1);
+    const held = await slots.acquire();
+    const order: string[] = [];
+    const inLine = slots.acquire().then((release) => (order.push('in line'), release));
+    const ahead = slots.acquire(undefined, true).then((release) => (order.push('ahead'), release));
+    held();
+    (await ahead)();
+    (await inLine)();
+    assert.deepEqual(order, ['ahead', 'in line']);
+  });
 });
