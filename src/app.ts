@@ -11,6 +11,7 @@ import { DockerodeClient } from './docker/dockerode-client';
 import { InstrumentedDockerClient, type DockerCallRecorder } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/docker-version';
 import { DockerLiveness } from './docker/liveness';
+import { DockerSocketPool, dockerSocketCaps } from './docker/socket-pool';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { errorMessage } from './errors';
@@ -26,6 +27,7 @@ import { ListAnswers } from './handlers/list-answers';
 import { HeapTrim } from './util/heap-trim';
 import { KeyedLock } from './util/keyed-lock';
 import { KernelOomLog, kmsgSource } from './kernel/oom-log';
+import { readOpenFilesLimit } from './kernel/open-files-limit';
 import type { OomKills } from './docker-cache/container-store';
 import { SingleFlight } from './util/single-flight';
 import { ChainedCredentials, DockerConfigCredentials } from './credentials/docker-config';
@@ -114,7 +116,11 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
   // Only with --metrics-bind-addr (prom-client loads then); without it every recorder below is
   // its folder's no-op and the Docker client is not wrapped.
   const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
-  const dockerode = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs);
+  // Node raised the soft limit to the hard one as it started (kernel/open-files-limit.ts).
+  const openFiles = readOpenFilesLimit();
+  const dockerSockets = dockerSocketCaps(openFiles.soft);
+  log.info({ openFiles: { soft: openFiles.soft, hard: openFiles.hard, known: openFiles.known }, dockerSockets }, 'descriptor limit');
+  const dockerode = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs, new DockerSocketPool(dockerSockets));
   // Counted under the state cache, so only calls that reach Docker are counted.
   const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(dockerode, metrics.docker) : dockerode;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
@@ -258,6 +264,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
         heapTrim.stop();
         // After the server and the storage passes: nobody reads the held files any more.
         cgroupReader.close();
+        dockerode.close();
       },
     };
   } catch (err) {
@@ -268,6 +275,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     dockerFacts.close();
     await logs?.close();
     await network.close();
+    dockerode.close();
     throw err instanceof StartupError ? err : new StartupError(errorMessage(err));
   }
 }

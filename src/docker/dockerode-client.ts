@@ -1,12 +1,14 @@
 // The DockerClient over dockerode's modem: every short request gets the same deadline
 // (--runtime-request-timeout), the caller's cancellation is honoured, and every failure
-// becomes one of the typed errors in ../errors.
+// becomes one of the typed errors in ../errors. Every connection comes from one bounded pool
+// (./socket-pool.ts).
 import type { Duplex, Readable } from 'node:stream';
 // docker-modem is dockerode's own transport; requiring dockerode itself would also load its
 // BuildKit session code (grpc-js, proto-loader, protobufjs) and tar helpers at start-up, which
 // the shim never uses (about 120 ms of its start-up, measured).
 import DockerModem from 'docker-modem';
 import type { Endpoint } from '../config/endpoint';
+import { readOpenFilesLimit } from '../kernel/open-files-limit';
 import {
   CancelledError,
   DockerAuthError,
@@ -39,6 +41,7 @@ import type {
 } from './types';
 import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
 import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
+import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
 
 interface DialOptions {
   path: string;
@@ -52,6 +55,8 @@ interface DialOptions {
   extraTimeoutMs?: number;
   hijack?: boolean;
   openStdin?: boolean;
+  /** Waits for a connection ahead of the other calls (the liveness ping). */
+  ahead?: boolean;
   auth?: RegistryAuth;
   /** A request body sent as is (application/tar), instead of `body`'s JSON. */
   file?: Buffer;
@@ -70,9 +75,25 @@ interface Modem {
   demuxStream(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void;
 }
 
-function modemOptions(endpoint: Endpoint): DockerModem.ConstructorOptions {
-  if (endpoint.kind === 'unix') return { socketPath: endpoint.path };
-  return { host: endpoint.host, port: endpoint.port, protocol: 'http' };
+/** The endpoints are unix sockets and plain tcp (config/endpoint.ts): http agents serve both. */
+function modemOptions(endpoint: Endpoint, agent: DockerModem.ConstructorOptions['agent']): DockerModem.ConstructorOptions {
+  if (endpoint.kind === 'unix') return { socketPath: endpoint.path, agent };
+  return { host: endpoint.host, port: endpoint.port, protocol: 'http', agent };
+}
+
+/** Which part of the pool a request's connection comes from: sessions hold theirs as long as they like. */
+function socketUseOf(o: DialOptions): SocketUse {
+  return o.stream === true || o.hijack === true || (o.extraTimeoutMs ?? 0) > 0 ? 'session' : 'call';
+}
+
+/**
+ * A read that failed before any answer because its connection was reset: on a kept connection
+ * this is the server having closed it as the request went out (a restarted dockerd, a proxy's
+ * idle timeout), and the read is asked again once, on another. Reads only: a POST may have been
+ * carried out before the reset.
+ */
+function isResetRead(err: ModemError, o: DialOptions): boolean {
+  return o.method === 'GET' && o.stream !== true && err.statusCode === undefined && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
 }
 
 /** The daemon's own words from an error answer, without docker-modem's "(HTTP code …)" wrapping. */
@@ -100,14 +121,23 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRES
 
 export class DockerodeClient implements DockerClient {
   readonly endpoint: string;
-  private readonly modem: Modem;
+  /** A modem per part of the pool: docker-modem takes one agent. */
+  private readonly modems: Record<SocketUse, Modem>;
 
+  /** `sockets`: the pool (by default one sized from this process's descriptor limit). */
   constructor(
     endpoint: Endpoint,
     private readonly requestTimeoutMs: number,
+    readonly sockets: DockerSocketPool = new DockerSocketPool(dockerSocketCaps(readOpenFilesLimit().soft)),
   ) {
     this.endpoint = endpoint.url;
-    this.modem = new DockerModem(modemOptions(endpoint)) as unknown as Modem;
+    const modem = (use: SocketUse): Modem => new DockerModem(modemOptions(endpoint, sockets.agentFor(use))) as unknown as Modem;
+    this.modems = { call: modem('call'), session: modem('session') };
+  }
+
+  /** Closes the pool's kept connections (shutdown). */
+  close(): void {
+    this.sockets.close();
   }
 
   /** Classifies anything the modem throws into our typed errors. */
@@ -151,18 +181,42 @@ export class DockerodeClient implements DockerClient {
     return new DockerServerError(`${what}: ${e?.message ?? String(err)}`, 0, { cause: err });
   }
 
-  private dial<T>(o: DialOptions, opts: CallOptions | undefined): Promise<T> {
+  private async dial<T>(o: DialOptions, opts: CallOptions | undefined): Promise<T> {
     const caller = opts?.signal;
-    if (caller?.aborted) return Promise.reject(this.classify(caller.reason, o.what, undefined, caller));
+    if (caller?.aborted) throw this.classify(caller.reason, o.what, undefined, caller);
+    // The deadline runs while the call waits for a connection too.
     const timeout = o.stream ? undefined : AbortSignal.timeout(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0));
     const signals = [caller, timeout].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const use = socketUseOf(o);
+    let release: () => void;
+    try {
+      release = await this.sockets.take(use, signal, o.ahead === true);
+    } catch (err) {
+      throw this.classify(err, o.what, timeout, caller);
+    }
+    let data: T;
+    try {
+      data = await this.dialOnce<T>(use, o, signal).catch((err: ModemError) => {
+        if (!isResetRead(err, o) || signal?.aborted) throw err;
+        return this.dialOnce<T>(use, o, signal);
+      });
+    } catch (err) {
+      release();
+      throw this.classify(err, o.what, timeout, caller);
+    }
+    if (o.stream === true) this.sockets.releaseWhenClosed(data as object, release);
+    else release();
+    return data;
+  }
+
+  private dialOnce<T>(use: SocketUse, o: DialOptions, signal: AbortSignal | undefined): Promise<T> {
     const hasQuery = o.query !== undefined;
     const options: Record<string, unknown> = {};
     if (o.query) options._query = o.query;
     if (o.body !== undefined) options._body = o.body;
     return new Promise<T>((resolve, reject) => {
-      this.modem.dial(
+      this.modems[use].dial(
         {
           path: hasQuery ? `${o.path}?` : o.path,
           method: o.method,
@@ -175,13 +229,13 @@ export class DockerodeClient implements DockerClient {
           authconfig: o.auth,
           file: o.file,
         },
-        (err, data) => (err ? reject(this.classify(err, o.what, timeout, caller)) : resolve(data as T)),
+        (err, data) => (err ? reject(err) : resolve(data as T)),
       );
     });
   }
 
   async ping(opts?: CallOptions): Promise<void> {
-    await this.dial<unknown>({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, what: 'ping' }, opts);
+    await this.dial<unknown>({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, ahead: true, what: 'ping' }, opts);
   }
 
   version(opts?: CallOptions): Promise<DockerVersion> {
@@ -543,7 +597,7 @@ export class DockerodeClient implements DockerClient {
   }
 
   demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
-    this.modem.demuxStream(source, stdout, stderr);
+    this.modems.session.demuxStream(source, stdout, stderr);
   }
 }
 

@@ -62,4 +62,33 @@ describe('Slots', () => {
     (await d)();
     assert.deepEqual(order, ['c', 'd']);
   });
+
+  it('lets a waiter whose signal aborts leave the queue holding nothing; the next release goes to the next waiter', async () => {
+    const slots = new Slots(1);
+    const held = await slots.acquire();
+    const quitter = new AbortController();
+    const gaveUp = slots.acquire(quitter.signal);
+    const next = slots.acquire();
+    assert.deepEqual([slots.inUse, slots.waiting], [1, 2]);
+    quitter.abort(new Error('gave up'));
+    await assert.rejects(gaveUp, /gave up/);
+    assert.equal(slots.waiting, 1);
+    held();
+    (await next)();
+    assert.deepEqual([slots.inUse, slots.waiting], [0, 0]);
+    await assert.rejects(slots.acquire(AbortSignal.abort(new Error('already'))), /already/);
+    assert.equal(slots.inUse, 0);
+  });
+
+  it('gives the next free slot to a waiter asking ahead before those waiting in line', async () => {
+    const slots = new Slots(1);
+    const held = await slots.acquire();
+    const order: string[] = [];
+    const inLine = slots.acquire().then((release) => (order.push('in line'), release));
+    const ahead = slots.acquire(undefined, true).then((release) => (order.push('ahead'), release));
+    held();
+    (await ahead)();
+    (await inLine)();
+    assert.deepEqual(order, ['ahead', 'in line']);
+  });
 });
