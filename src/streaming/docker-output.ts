@@ -10,6 +10,13 @@
 // passed on as it arrives, whatever length the header claims. As docker-modem does, a header
 // naming no known stream means the stream was not multiplexed after all: it and everything after
 // it goes to stdout as is. With a TTY (`raw`) everything goes to stdout.
+//
+// A channel the client reset (SPDY RST_STREAM) while keeping the session never has room again:
+// the piece for it waits, so Docker's connection is no longer read and the command blocks on its
+// output, as for a client that stops reading. Dropping such pieces instead read `cat /dev/zero`
+// at full speed to throw it away. Closing Docker's connection would not stop the command either:
+// Docker then drains a detached exec's output itself, at full speed. (containerd's CRI closes the
+// command's pipe on a failed write, so the command meets EPIPE; Docker gives no such handle.)
 import { Writable } from 'node:stream';
 import { whenRoomIn } from '../util/stream-room';
 
@@ -65,13 +72,17 @@ export class DockerOutput extends Writable {
   }
 }
 
-/** Writes each piece once its channel has room; `done` once all are written (a channel that is gone drops its pieces). */
+/**
+ * Writes each piece once its channel has room; `done` once all are written. A piece for a channel
+ * we ended is dropped; one for a channel destroyed (reset) waits for good.
+ */
 function writeInOrder(pieces: Array<[Writable, Buffer]>, done: () => void): void {
   let i = 0;
   const next = (): void => {
     while (i < pieces.length) {
       const [target, data] = pieces[i++]!;
-      if (target.destroyed || target.writableEnded) continue;
+      if (target.destroyed) return;
+      if (target.writableEnded) continue;
       if (!target.write(data)) return whenRoomIn(target, next);
     }
     done();
