@@ -11,7 +11,7 @@ import { MAX_REFUSED_STREAMS } from '../../src/streaming/spdy/session';
 import { useShim } from '../support/fixture';
 import { waitFor } from '../support/poll';
 import { SLEEP_FOREVER } from '../support/pods';
-import { rawSpdyConnect, type RawSpdyClient } from '../support/streaming-clients';
+import { parseStatus, rawSpdyConnect, type RawSpdyClient } from '../support/streaming-clients';
 
 const MiB = 1024 * 1024;
 const V4 = 'v4.channel.k8s.io';
@@ -35,12 +35,12 @@ describe('hostile SPDY streams against the real shim: reset output, refused stre
   });
 
   /** An exec session of `cmd` with its error and stdout streams open, as kubectl opens them. */
-  async function execSession(cmd: string[]): Promise<{ spdy: RawSpdyClient; stdout: number }> {
+  async function execSession(cmd: string[]): Promise<{ spdy: RawSpdyClient; error: number; stdout: number }> {
     const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd, stdout: true });
     const spdy = await rawSpdyConnect(url, V4);
-    await spdy.open({ streamType: 'error' }, { fin: true });
+    const error = await spdy.open({ streamType: 'error' }, { fin: true });
     const stdout = await spdy.open({ streamType: 'stdout' }, { fin: true });
-    return { spdy, stdout };
+    return { spdy, error, stdout };
   }
 
   async function versionAnswers(): Promise<void> {
@@ -49,7 +49,7 @@ describe('hostile SPDY streams against the real shim: reset output, refused stre
     assert.ok(Date.now() - started < 2000, 'the shim answers at once');
   }
 
-  it('stops reading a command’s output once the client reset its stdout, and lets the session go when the client does', async () => {
+  it('stops reading a command’s output once the client reset its stdout, lets the session go when the client does, and lets a quiet command end', async () => {
     const socketsBefore = openFiles(pid).sockets;
     const { spdy, stdout } = await execSession(['cat', '/dev/zero']);
     await spdy.until('the first MiB of output', () => spdy.received >= MiB);
@@ -76,6 +76,13 @@ describe('hostile SPDY streams against the real shim: reset output, refused stre
       timeoutMs: 10_000,
       explain: () => `the shim holds ${openFiles(pid).sockets} sockets, ${socketsBefore} before the exec`,
     });
+
+    // A command with little left to say after the reset still ends, and its exit code is told.
+    const quiet = await execSession(['sh', '-c', 'sleep 0.5; echo bye; exit 3']);
+    quiet.spdy.control(ControlType.RstStream, rstStreamPayload(quiet.stdout, RST_CANCEL));
+    await quiet.spdy.until('the exit status', () => quiet.spdy.finished(quiet.error));
+    assert.deepEqual(parseStatus(quiet.spdy.dataOf(quiet.error)).details?.causes, [{ reason: 'ExitCode', message: '3' }]);
+    quiet.spdy.destroy();
   });
 
   it(`ends a session that refused ${MAX_REFUSED_STREAMS} streams with GOAWAY, and the shim answers on`, async () => {
