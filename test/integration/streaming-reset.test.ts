@@ -1,6 +1,7 @@
 // Hostile streams against the real shim, second round (issue 26): a client that resets its
 // stdout and keeps the session must not leave the shim reading the command's output at full
-// speed to drop it (its CPU time, from /proc/<pid>/stat), and SYN_STREAMs the session refuses,
+// speed to drop it (what it reads, /proc/<pid>/io's rchar, and its CPU time, from
+// /proc/<pid>/stat), and SYN_STREAMs the session refuses,
 // or whose header block splits into tens of thousands of values, end the session cheaply.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
