@@ -10,13 +10,26 @@
 // passed on as it arrives, whatever length the header claims. As docker-modem does, a header
 // naming no known stream means the stream was not multiplexed after all: it and everything after
 // it goes to stdout as is. With a TTY (`raw`) everything goes to stdout.
+//
+// Output for a channel the client reset (SPDY RST_STREAM) while keeping the session is dropped
+// up to MAX_DROPPED_BYTES, so that a command with little left to say still ends and its exit
+// code is reported; past it the piece waits for good, so Docker's connection is no longer read and
+// the command blocks on its output, as for a client that stops reading. Dropping all of it read
+// `cat /dev/zero` at full speed to throw it away. Closing Docker's connection would not stop the
+// command either: Docker then drains a detached exec's output itself, at full speed.
+// (containerd's CRI closes the command's pipe on a failed write, so the command meets EPIPE;
+// Docker gives no such handle.)
 import { Writable } from 'node:stream';
 import { whenRoomIn } from '../util/stream-room';
+
+/** Output dropped for channels the client reset, all of them together, before Docker's connection is left unread. */
+export const MAX_DROPPED_BYTES = 1024 * 1024;
 
 export class DockerOutput extends Writable {
   private head: Buffer = Buffer.alloc(0);
   private target: Writable | undefined;
   private left = 0;
+  private droppable = MAX_DROPPED_BYTES;
 
   constructor(
     private readonly stdout: Writable,
@@ -29,7 +42,29 @@ export class DockerOutput extends Writable {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    writeInOrder(this.split(chunk), done);
+    this.writeInOrder(this.split(chunk), done);
+  }
+
+  /**
+   * Writes each piece once its channel has room; `done` once all are written. A piece for a
+   * channel we ended is dropped, one for a channel destroyed (reset) too while the bound allows.
+   */
+  private writeInOrder(pieces: Array<[Writable, Buffer]>, done: () => void): void {
+    let i = 0;
+    const next = (): void => {
+      while (i < pieces.length) {
+        const [target, data] = pieces[i++]!;
+        if (target.destroyed) {
+          if (data.length > this.droppable) return;
+          this.droppable -= data.length;
+          continue;
+        }
+        if (target.writableEnded) continue;
+        if (!target.write(data)) return whenRoomIn(target, next);
+      }
+      done();
+    };
+    next();
   }
 
   /** The pieces of `chunk` and the channel each goes to. */
@@ -64,18 +99,3 @@ export class DockerOutput extends Writable {
     return pieces;
   }
 }
-
-/** Writes each piece once its channel has room; `done` once all are written (a channel that is gone drops its pieces). */
-function writeInOrder(pieces: Array<[Writable, Buffer]>, done: () => void): void {
-  let i = 0;
-  const next = (): void => {
-    while (i < pieces.length) {
-      const [target, data] = pieces[i++]!;
-      if (target.destroyed || target.writableEnded) continue;
-      if (!target.write(data)) return whenRoomIn(target, next);
-    }
-    done();
-  };
-  next();
-}
-

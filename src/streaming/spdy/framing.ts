@@ -199,10 +199,14 @@ export function encodeHeaderBlock(headers: HeaderBlock): Buffer {
 
 /**
  * Bounds on one header block, as a peer may send anything: the streaming protocols' blocks hold
- * a handful of short headers (stream type, port, request ID), well under 1 KiB inflated.
+ * a handful of short headers (stream type, port, request ID), well under 1 KiB inflated. Values
+ * are bounded apart from names: one value splits on NUL into many, and some 100 compressed
+ * bytes inflate to a value of 65,520 NULs.
  */
 export const MAX_HEADER_BLOCK_BYTES = 64 * 1024;
 export const MAX_HEADER_ENTRIES = 128;
+/** Values in one block, all names together. */
+export const MAX_HEADER_VALUES = 256;
 
 export class HeaderBlockError extends Error {}
 
@@ -210,6 +214,7 @@ export function decodeHeaderBlock(block: Buffer): HeaderBlock {
   if (block.length > MAX_HEADER_BLOCK_BYTES) throw new HeaderBlockError(`SPDY header block is over ${MAX_HEADER_BLOCK_BYTES} bytes`);
   const headers: HeaderBlock = {};
   let offset = 0;
+  let values = 0;
   const need = (n: number): void => {
     if (block.length - offset < n) throw new HeaderBlockError('SPDY header block is truncated');
   };
@@ -217,20 +222,26 @@ export function decodeHeaderBlock(block: Buffer): HeaderBlock {
   const count = block.readUInt32BE(offset);
   offset += 4;
   if (count > MAX_HEADER_ENTRIES) throw new HeaderBlockError(`SPDY header block declares ${count} entries (at most ${MAX_HEADER_ENTRIES})`);
-  const readString = (): string => {
+  const readBytes = (): Buffer => {
     need(4);
     const len = block.readUInt32BE(offset);
     offset += 4;
     need(len);
-    const s = block.toString('utf8', offset, offset + len);
     offset += len;
-    return s;
+    return block.subarray(offset - len, offset);
   };
   for (let i = 0; i < count; i++) {
-    const name = readString().toLowerCase();
-    const values = readString().split('\0');
+    const name = readBytes().toString('utf8').toLowerCase();
     const held = (headers[name] ??= []);
-    for (const v of values) held.push(v);
+    // Split on NUL bytes (UTF-8 has no other NUL), counting each value before it is made.
+    const field = readBytes();
+    for (let start = 0; ; ) {
+      if (++values > MAX_HEADER_VALUES) throw new HeaderBlockError(`SPDY header block holds over ${MAX_HEADER_VALUES} values`);
+      const nul = field.indexOf(0, start);
+      held.push(field.toString('utf8', start, nul < 0 ? field.length : nul));
+      if (nul < 0) break;
+      start = nul + 1;
+    }
   }
   return headers;
 }

@@ -14,7 +14,8 @@
 // The connection is not read either while frames wait to be handled (a header block inflating)
 // or while our own output piles up unsent (a client that pings and never reads). While it is not
 // read, a PING now and then notices a client that has gone. A stream count per session, a bound
-// on control frames and an idle timeout complete the bounds.
+// on control frames, a bound on streams refused (a client that keeps opening streams the
+// session will not take is not one of Kubernetes') and an idle timeout complete the bounds.
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -53,6 +54,12 @@ const MAX_QUEUED_BYTES = 256 * 1024;
 const CLOSE_GRACE_MS = 10_000;
 /** Window is granted back in steps of at least this (half the initial window). */
 const MIN_WINDOW_GRANT = DEFAULT_INITIAL_WINDOW / 2;
+/**
+ * The session ends (GOAWAY PROTOCOL_ERROR) once it refused this many streams, whatever the
+ * reason: a type the request does not use or already has, past the stream bound, once nobody
+ * takes streams, an invalid ID. kubectl and crictl open only the streams the request needs.
+ */
+export const MAX_REFUSED_STREAMS = 8;
 
 export interface SpdySessionOptions {
   /** Streams the client may have open at once; a SYN_STREAM past it is answered RST_STREAM REFUSED_STREAM. */
@@ -110,9 +117,12 @@ export class SpdyStream extends Duplex {
     return this.inboxBytes + this.readableLength;
   }
 
-  /** Refuses the stream (RST_STREAM REFUSED_STREAM) and destroys it. */
+  /** Refuses the stream (RST_STREAM REFUSED_STREAM, counted by the session) and destroys it. */
   refuse(): void {
-    this.session.resetStream(this, RST_REFUSED_STREAM);
+    if (!this.reset) {
+      this.reset = true;
+      this.session.refuseStream(this.id, RST_REFUSED_STREAM);
+    }
     this.destroy();
   }
 
@@ -195,6 +205,7 @@ export class SpdyServerSession extends EventEmitter {
   private queuedBytes = 0;
   private handling = false;
   private lastStreamId = 0;
+  private refusedStreams = 0;
   private closed = false;
   /** Streams holding more than STREAM_BUFFER_BYTES unread. */
   private readonly full = new Set<SpdyStream>();
@@ -250,6 +261,15 @@ export class SpdyServerSession extends EventEmitter {
     if (this.closed || stream.reset) return done(new Error('SPDY stream is closed'));
     stream.outgoing = { data, off: 0, fin, done };
     this.flush(stream);
+  }
+
+  /**
+   * Answers a stream the session will not serve with RST_STREAM `status`, and ends the session
+   * once it refused MAX_REFUSED_STREAMS.
+   */
+  refuseStream(streamId: number, status: number): void {
+    this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(streamId, status)));
+    if (++this.refusedStreams >= MAX_REFUSED_STREAMS) this.close(GOAWAY_PROTOCOL_ERROR);
   }
 
   /** Sends RST_STREAM for a stream still open; nothing more goes out for it. */
@@ -463,16 +483,10 @@ export class SpdyServerSession extends EventEmitter {
     // Inflated whatever becomes of the stream, to keep the decompressor in step.
     const headers = await this.codec.inflate(compressedHeaders);
     if (this.closed) return;
-    if (streamId % 2 !== 1 || streamId <= this.lastStreamId) {
-      this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(streamId, RST_PROTOCOL_ERROR)));
-      return;
-    }
+    if (streamId % 2 !== 1 || streamId <= this.lastStreamId) return this.refuseStream(streamId, RST_PROTOCOL_ERROR);
     this.lastStreamId = streamId;
     // Past the bound, or nobody is taking streams any more (exec has all it asked for).
-    if (this.streams.size >= this.options.maxStreams || this.listenerCount('stream') === 0) {
-      this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(streamId, RST_REFUSED_STREAM)));
-      return;
-    }
+    if (this.streams.size >= this.options.maxStreams || this.listenerCount('stream') === 0) return this.refuseStream(streamId, RST_REFUSED_STREAM);
     const stream = new SpdyStream(streamId, headers, this, this.initialSendWindow);
     this.streams.set(streamId, stream);
     // spdystream ignores the reply's headers; HTTP-minded clients (spdy-transport) want a status.

@@ -18,7 +18,7 @@ import {
   SETTINGS_INITIAL_WINDOW_SIZE,
   windowUpdatePayload,
 } from '../../../../src/streaming/spdy/framing';
-import { SpdyServerSession, type SpdySessionOptions, type SpdyStream } from '../../../../src/streaming/spdy/session';
+import { MAX_REFUSED_STREAMS, SpdyServerSession, type SpdySessionOptions, type SpdyStream } from '../../../../src/streaming/spdy/session';
 import { RawSpdyClient } from '../../../support/raw-spdy';
 
 const KiB = 1024;
@@ -143,6 +143,27 @@ describe('SPDY session bounds', () => {
     client.write(d, Buffer.alloc(10 * KiB));
     await client.until('the session window back', () => client.windowUpdates.get(0) === 10 * KiB);
     assert.equal(session.openStreams, 1);
+  });
+
+  it('ends the session with GOAWAY PROTOCOL_ERROR once it refused its bound of streams, whoever refused them', async () => {
+    const { client, session } = await connect({ maxStreams: 2 });
+    session.on('stream', (s) => {
+      if (s.header('streamType') === 'bogus') s.refuse();
+    });
+    const kept = [await client.open({ streamType: 'stdin' }), await client.open({ streamType: 'stdout' })];
+    // One past the stream bound (refused by the session), the rest by whoever takes its streams.
+    const refused = [await client.open({ streamType: 'stdin' })];
+    while (refused.length < MAX_REFUSED_STREAMS - 1) refused.push(await client.open({ streamType: 'bogus' }));
+    assert.deepEqual(refused.map((id) => client.resetStatus(id)), Array(MAX_REFUSED_STREAMS - 1).fill(RST_REFUSED_STREAM));
+    assert.deepEqual(kept.map((id) => client.resetStatus(id)), [undefined, undefined]);
+    assert.equal(session.isClosed, false);
+    assert.equal(client.goAwayStatus, undefined);
+    const last = await client.open({ streamType: 'bogus' });
+    assert.equal(client.resetStatus(last), RST_REFUSED_STREAM);
+    await client.until('GOAWAY', () => client.goAwayStatus !== undefined);
+    assert.equal(client.goAwayStatus, GOAWAY_PROTOCOL_ERROR);
+    assert.equal(session.isClosed, true);
+    await client.until('the connection to close', () => client.closed);
   });
 
   it('ends the session with GOAWAY PROTOCOL_ERROR on a control frame over its bound, before reading it', async () => {
