@@ -55,9 +55,11 @@ const CLOSE_GRACE_MS = 10_000;
 /** Window is granted back in steps of at least this (half the initial window). */
 const MIN_WINDOW_GRANT = DEFAULT_INITIAL_WINDOW / 2;
 /**
- * The session ends (GOAWAY PROTOCOL_ERROR) once it refused this many streams, whatever the
- * reason: a type the request does not use or already has, past the stream bound, once nobody
- * takes streams, an invalid ID. kubectl and crictl open only the streams the request needs.
+ * The session ends (GOAWAY PROTOCOL_ERROR) once it refused this many streams the protocol does
+ * not allow: a type the request does not use or already has, once nobody takes streams, an
+ * invalid ID. kubectl and crictl open only the streams the request needs. A stream past the
+ * bound of open streams is refused but not counted: a busy port forward (a browser's many
+ * connections) is a legitimate client, and each refusal costs one bounded header block.
  */
 export const MAX_REFUSED_STREAMS = 8;
 
@@ -265,11 +267,11 @@ export class SpdyServerSession extends EventEmitter {
 
   /**
    * Answers a stream the session will not serve with RST_STREAM `status`, and ends the session
-   * once it refused MAX_REFUSED_STREAMS.
+   * once it refused MAX_REFUSED_STREAMS that count (`counted`: not a stream past the bound).
    */
-  refuseStream(streamId: number, status: number): void {
+  refuseStream(streamId: number, status: number, counted = true): void {
     this.write(encodeControl(ControlType.RstStream, 0, rstStreamPayload(streamId, status)));
-    if (++this.refusedStreams >= MAX_REFUSED_STREAMS) this.close(GOAWAY_PROTOCOL_ERROR);
+    if (counted && ++this.refusedStreams >= MAX_REFUSED_STREAMS) this.close(GOAWAY_PROTOCOL_ERROR);
   }
 
   /** Sends RST_STREAM for a stream still open; nothing more goes out for it. */
@@ -485,8 +487,9 @@ export class SpdyServerSession extends EventEmitter {
     if (this.closed) return;
     if (streamId % 2 !== 1 || streamId <= this.lastStreamId) return this.refuseStream(streamId, RST_PROTOCOL_ERROR);
     this.lastStreamId = streamId;
-    // Past the bound, or nobody is taking streams any more (exec has all it asked for).
-    if (this.streams.size >= this.options.maxStreams || this.listenerCount('stream') === 0) return this.refuseStream(streamId, RST_REFUSED_STREAM);
+    // Nobody is taking streams any more (exec has all it asked for), or past the bound.
+    if (this.listenerCount('stream') === 0) return this.refuseStream(streamId, RST_REFUSED_STREAM);
+    if (this.streams.size >= this.options.maxStreams) return this.refuseStream(streamId, RST_REFUSED_STREAM, false);
     const stream = new SpdyStream(streamId, headers, this, this.initialSendWindow);
     this.streams.set(streamId, stream);
     // spdystream ignores the reply's headers; HTTP-minded clients (spdy-transport) want a status.

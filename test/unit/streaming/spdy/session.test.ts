@@ -15,6 +15,7 @@ import {
   MAX_CONTROL_FRAME_PAYLOAD,
   RST_CANCEL,
   RST_REFUSED_STREAM,
+  rstStreamPayload,
   SETTINGS_INITIAL_WINDOW_SIZE,
   windowUpdatePayload,
 } from '../../../../src/streaming/spdy/framing';
@@ -145,17 +146,23 @@ describe('SPDY session bounds', () => {
     assert.equal(session.openStreams, 1);
   });
 
-  it('ends the session with GOAWAY PROTOCOL_ERROR once it refused its bound of streams, whoever refused them', async () => {
+  it('ends the session with GOAWAY PROTOCOL_ERROR once it refused its bound of streams the protocol does not allow; streams past the open bound are refused, not counted', async () => {
     const { client, session } = await connect({ maxStreams: 2 });
     session.on('stream', (s) => {
       if (s.header('streamType') === 'bogus') s.refuse();
     });
     const kept = [await client.open({ streamType: 'stdin' }), await client.open({ streamType: 'stdout' })];
-    // One past the stream bound (refused by the session), the rest by whoever takes its streams.
-    const refused = [await client.open({ streamType: 'stdin' })];
+    // Past the bound of open streams (a busy port forward): refused, and the session goes on.
+    const busy: number[] = [];
+    while (busy.length < MAX_REFUSED_STREAMS * 2) busy.push(await client.open({ streamType: 'stdin' }));
+    assert.deepEqual(busy.map((id) => client.resetStatus(id)), Array(MAX_REFUSED_STREAMS * 2).fill(RST_REFUSED_STREAM));
+    // The client resets one of its streams, which makes room; what whoever takes the session's
+    // streams refuses counts.
+    client.control(ControlType.RstStream, rstStreamPayload(kept[1]!, RST_CANCEL));
+    const refused: number[] = [];
     while (refused.length < MAX_REFUSED_STREAMS - 1) refused.push(await client.open({ streamType: 'bogus' }));
     assert.deepEqual(refused.map((id) => client.resetStatus(id)), Array(MAX_REFUSED_STREAMS - 1).fill(RST_REFUSED_STREAM));
-    assert.deepEqual(kept.map((id) => client.resetStatus(id)), [undefined, undefined]);
+    assert.equal(client.resetStatus(kept[0]!), undefined);
     assert.equal(session.isClosed, false);
     assert.equal(client.goAwayStatus, undefined);
     const last = await client.open({ streamType: 'bogus' });
