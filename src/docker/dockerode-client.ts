@@ -39,6 +39,7 @@ import type {
 } from './types';
 import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
 import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
+import { timerDelayMs } from '../util/timer-delay';
 
 interface DialOptions {
   path: string;
@@ -154,7 +155,7 @@ export class DockerodeClient implements DockerClient {
   private dial<T>(o: DialOptions, opts: CallOptions | undefined): Promise<T> {
     const caller = opts?.signal;
     if (caller?.aborted) return Promise.reject(this.classify(caller.reason, o.what, undefined, caller));
-    const timeout = o.stream ? undefined : AbortSignal.timeout(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0));
+    const timeout = o.stream ? undefined : AbortSignal.timeout(timerDelayMs(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0)));
     const signals = [caller, timeout].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const hasQuery = o.query !== undefined;
