@@ -13,7 +13,8 @@ import { rejectsWith } from '../support/client';
 import { TEST_LABEL } from '../support/cleanup';
 import { useShim } from '../support/fixture';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from '../support/images';
-import { podConfig, waitExited } from '../support/pods';
+import { busybox, logFile, podConfig, waitExited } from '../support/pods';
+import { waitFor } from '../support/poll';
 
 /** The fuzzer's StopContainer timeout: 907,189,589 s (28.7 years). */
 const YEARS = '907189589';
@@ -133,5 +134,31 @@ describe('RunPodSandbox with the root directory’s filesystem full', () => {
       listed.items.map((s) => [s.id, s.state]),
       [[podSandboxId, 'SANDBOX_READY']],
     );
+  });
+
+  it('StartContainer answers RESOURCE_EXHAUSTED naming the directory and leaves no container running unlogged', async () => {
+    const root = smallRoot();
+    const { shim } = await f.startShim({ rootDir: root });
+    const pod = await f.startPod('full-start', {}, shim.client);
+    const create = async (name: string): Promise<string> =>
+      (await shim.client.runtime.CreateContainer({ podSandboxId: pod.id, config: busybox(f.run, name, { command: ['sh', '-c', 'echo up; sleep 3600'] }), sandboxConfig: pod.config })).containerId;
+    const first = await create('first');
+    const filler = path.join(root, 'filler');
+    fill(filler);
+
+    const recordDir = path.join(root, 'container-logs');
+    await assert.rejects(
+      shim.client.runtime.StartContainer({ containerId: first }),
+      rejectsWith(Code.RESOURCE_EXHAUSTED, new RegExp(`^no space left on device in ${recordDir} \\(ENOSPC on \\w+\\)$`)),
+    );
+    const { status } = await shim.client.runtime.ContainerStatus({ containerId: first });
+    assert.equal(status?.state, 'CONTAINER_EXITED', 'stopped, not left running unlogged');
+    const left = fs.existsSync(recordDir) ? fs.readdirSync(recordDir) : [];
+    assert.deepEqual(left, [], 'no record (nor temp file) left');
+
+    fs.rmSync(filler);
+    const second = await create('second');
+    await shim.client.runtime.StartContainer({ containerId: second });
+    await waitFor('the second container’s output in its CRI log', () => fs.existsSync(logFile(pod, 'second')) && fs.readFileSync(logFile(pod, 'second'), 'utf8').includes(' stdout F up'));
   });
 });
