@@ -53,15 +53,8 @@ describe('registry auth', () => {
   });
 
   it('refuses a field too long for Docker’s header (431 over 1 MiB), naming it but not its value', () => {
-    const fields: Array<[keyof AuthConfig__Output, string]> = [
-      ['username', 'username'],
-      ['password', 'password'],
-      ['auth', 'auth'],
-      ['serverAddress', 'server_address'],
-      ['identityToken', 'identity_token'],
-      ['registryToken', 'registry_token'],
-    ];
-    for (const [key, name] of fields) {
+    for (const name of ['username', 'password', 'auth', 'server_address', 'identity_token', 'registry_token']) {
+      const key = name.replace(/_(.)/g, (_, c: string) => c.toUpperCase()) as keyof AuthConfig__Output;
       const long = 's'.repeat(MAX_CREDENTIAL_FIELD_LENGTH + 1);
       const c = credentialFromRequest(authConfig({ username: 'u', password: 'p', [key]: long }))!;
       assert.throws(() => toDockerRegistryAuth(c, 'r'), (err: unknown) => {
