@@ -159,6 +159,19 @@ describe('RunPodSandbox with the root directory’s filesystem full', () => {
     fs.rmSync(filler);
     const second = await create('second');
     await shim.client.runtime.StartContainer({ containerId: second });
-    await waitFor('the second container’s output in its CRI log', () => fs.existsSync(logFile(pod, 'second')) && fs.readFileSync(logFile(pod, 'second'), 'utf8').includes(' stdout F up'));
+    const log = logFile(pod, 'second');
+    await waitFor('the second container’s output in its CRI log', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes(' stdout F up'));
+
+    // ReopenContainerLog saves the follower's record first: on a full disk it answers the same,
+    // and once space is freed a reopen works.
+    fill(filler);
+    await assert.rejects(
+      shim.client.runtime.ReopenContainerLog({ containerId: second }),
+      rejectsWith(Code.RESOURCE_EXHAUSTED, new RegExp(`^no space left on device in ${recordDir} \\(ENOSPC on \\w+\\)$`)),
+    );
+    fs.rmSync(filler);
+    fs.renameSync(log, `${log}.1`);
+    await shim.client.runtime.ReopenContainerLog({ containerId: second });
+    assert.ok(fs.existsSync(log), 'a fresh log file');
   });
 });
