@@ -24,6 +24,16 @@ export class UnimplementedError extends ShimError {}
 export class PermissionDeniedError extends ShimError {}
 export class UnauthenticatedError extends ShimError {}
 export class ResourceExhaustedError extends ShimError {}
+/** The filesystem (or the quota) holding a directory the shim writes is full; it works again once space is freed. */
+export class DiskFullError extends ResourceExhaustedError {
+  constructor(
+    readonly directory: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    const what = cause.code === 'EDQUOT' ? 'disk quota exceeded' : 'no space left on device';
+    super(`${what} in ${directory} (${cause.code}${cause.syscall ? ` on ${cause.syscall}` : ''})`, { cause });
+  }
+}
 /** Something the call depends on (a registry, a network) cannot be reached right now; retrying may work. */
 export class UnavailableError extends ShimError {}
 /** The caller went away (cancelled the call). */
@@ -99,6 +109,12 @@ export function toGrpcStatus(err: unknown): GrpcStatus {
     return { code: GrpcCode.INTERNAL, details: capped(`internal error: ${err.message}`) };
   }
   return { code: GrpcCode.INTERNAL, details: capped(`internal error: ${String(err)}`) };
+}
+
+/** `err` as a DiskFullError naming `directory` when it is ENOSPC or EDQUOT; else `err` itself. */
+export function diskFullOr(err: unknown, directory: string): unknown {
+  const e = err as NodeJS.ErrnoException | undefined;
+  return e instanceof Error && (e.code === 'ENOSPC' || e.code === 'EDQUOT') ? new DiskFullError(directory, e) : err;
 }
 
 export function errorMessage(err: unknown): string {

@@ -13,7 +13,7 @@ import { readdirSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { isFullId } from '../conventions/ids';
-import { InvalidArgumentError } from '../errors';
+import { diskFullOr, InvalidArgumentError } from '../errors';
 import type { Logger } from '../util/logger';
 import { writeFileAtomic } from '../util/atomic-write';
 import { readTextNoFollow } from '../util/read-no-follow';
@@ -47,15 +47,22 @@ export class CheckpointStore {
     return path.join(this.directory, path.basename(this.pathOf(id), FILE_SUFFIX));
   }
 
-  /** Writes our checkpoint and cri-dockerd's. */
+  /**
+   * Writes our checkpoint and cri-dockerd's. A full disk is a DiskFullError naming the directory;
+   * the caller removes what may be half-made (remove()), as after any failed write.
+   */
   async write(checkpoint: SandboxCheckpoint): Promise<void> {
     const ours = this.pathOf(checkpoint.id);
-    await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
-    await Promise.all([
-      writeFileAtomic(ours, encodeCheckpoint(checkpoint)),
-      writeFileAtomic(this.criDockerdPathOf(checkpoint.id), encodeCriDockerdCheckpoint(checkpoint)),
-    ]);
-    await this.syncDirectory();
+    try {
+      await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+      await Promise.all([
+        writeFileAtomic(ours, encodeCheckpoint(checkpoint)),
+        writeFileAtomic(this.criDockerdPathOf(checkpoint.id), encodeCriDockerdCheckpoint(checkpoint)),
+      ]);
+      await this.syncDirectory();
+    } catch (err) {
+      throw diskFullOr(err, this.directory);
+    }
   }
 
   /** The checkpoint of `id`: ours, else cri-dockerd's; undefined when neither is readable (ours, corrupt, is removed). */

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
+import { MAX_REQUEST_TIMEOUT_MS, MAX_TIMER_DELAY_MS } from '../util/timer-delay';
 import { isCidr, parseHostPort } from '../util/net';
 import { parseConfigFile } from './config-file';
 import { DEFAULT_DOCKER_ENDPOINT, parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
@@ -122,12 +123,18 @@ function oneOf<T extends string>(label: string, value: string, allowed: readonly
   throw new FlagError(`${label}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
 }
 
-function duration(label: string, value: string): number {
+/** The longest a duration flag may be: what a timer holds (a longer one would fire after 1 ms). */
+const TIMER_BOUND = { ms: MAX_TIMER_DELAY_MS, text: '596h31m23.647s' };
+
+function duration(label: string, value: string, max: { ms: number; text: string } = TIMER_BOUND): number {
+  let ms: number;
   try {
-    return parseDuration(value);
+    ms = parseDuration(value);
   } catch (err) {
     throw new FlagError(`${label}: ${(err as Error).message}`);
   }
+  if (ms > max.ms) throw new FlagError(`${label}: ${value} is longer than ${max.text}`);
+  return ms;
 }
 
 function hostPort(label: string, value: string): string {
@@ -238,7 +245,7 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     logLevel: oneOf(label('log-level'), str('log-level'), LOG_LEVELS),
     logFormat: oneOf(label('log-format'), str('log-format'), ['json', 'pretty', 'auto'] as const),
     imagePullProgressDeadlineMs: duration(label('image-pull-progress-deadline'), str('image-pull-progress-deadline')),
-    runtimeRequestTimeoutMs: duration(label('runtime-request-timeout'), str('runtime-request-timeout')),
+    runtimeRequestTimeoutMs: duration(label('runtime-request-timeout'), str('runtime-request-timeout'), { ms: MAX_REQUEST_TIMEOUT_MS, text: '24h' }),
     shutdownGraceMs: duration(label('shutdown-grace-period'), str('shutdown-grace-period')),
     imageCredentialProviderConfig: str('image-credential-provider-config'),
     imageCredentialProviderBinDir: str('image-credential-provider-bin-dir'),

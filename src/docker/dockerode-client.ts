@@ -42,6 +42,7 @@ import type {
 import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
 import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
+import { timerDelayMs } from '../util/timer-delay';
 
 interface DialOptions {
   path: string;
@@ -185,7 +186,7 @@ export class DockerodeClient implements DockerClient {
     const caller = opts?.signal;
     if (caller?.aborted) throw this.classify(caller.reason, o.what, undefined, caller);
     // The deadline runs while the call waits for a connection too.
-    const timeout = o.stream ? undefined : AbortSignal.timeout(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0));
+    const timeout = o.stream ? undefined : AbortSignal.timeout(timerDelayMs(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0)));
     const signals = [caller, timeout].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const use = socketUseOf(o);

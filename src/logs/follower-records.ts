@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { validateId } from '../conventions/ids';
+import { diskFullOr } from '../errors';
 import type { ResumePoint } from './cri-format';
 
 /** A byte offset in one json-file log (device and inode in decimal: they can exceed 2^53). */
@@ -48,12 +49,18 @@ export class FollowerRecordStore {
     return path.join(this.dir, `${validateId('container_id', containerId)}.json`);
   }
 
+  /** Replaces the record; a full disk is a DiskFullError naming the directory, and leaves no temp file. */
   save(containerId: string, state: FollowerRecord): void {
-    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const target = this.file(containerId);
     const temp = `${target}.tmp`;
-    fs.writeFileSync(temp, JSON.stringify(state), { mode: 0o600 });
-    fs.renameSync(temp, target);
+    try {
+      fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      fs.writeFileSync(temp, JSON.stringify(state), { mode: 0o600 });
+      fs.renameSync(temp, target);
+    } catch (err) {
+      fs.rmSync(temp, { force: true });
+      throw diskFullOr(err, this.dir);
+    }
   }
 
   load(containerId: string): FollowerRecord | undefined {

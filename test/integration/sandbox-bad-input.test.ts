@@ -52,6 +52,16 @@ describe('RunPodSandbox with bad input', () => {
       { config: podConfig(run, linux({ securityContext: { namespaceOptions: { targetId: 'abc' } } })) },
       /namespace_options\.target_id/,
     ],
+    [
+      'a uid Docker refuses only at start (UNKNOWN)',
+      { config: podConfig(run, linux({ securityContext: { runAsUser: { value: '2147483648' } } })) },
+      /config\.linux\.security_context\.run_as_user: "2147483648" is not a uid\/gid \(0\.\.2147483647\)/,
+    ],
+    [
+      'a CPU quota past the kernel’s (UNKNOWN at start)',
+      { config: podConfig(run, linux({ resources: { cpuPeriod: '100000', cpuQuota: '17592186044416' } })) },
+      /config\.linux\.resources\.cpu_quota: 17592186044416 is outside 1000\.\.17592186044415 µs/,
+    ],
     ['negative cpu shares', { config: podConfig(run, linux({ resources: { cpuShares: '-2' } })) }, /config\.linux\.resources\.cpu_shares/],
     ['absurd memory', { config: podConfig(run, linux({ resources: { memoryLimitInBytes: '99999999999999999999' } })) }, /memory_limit_in_bytes.*out of range/],
     ['tiny memory', { config: podConfig(run, linux({ overhead: { memoryLimitInBytes: '1024' } })) }, /config\.linux\.overhead\.memory_limit_in_bytes/],

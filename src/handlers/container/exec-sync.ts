@@ -1,6 +1,7 @@
 // ExecSync: run a command in a running container and hand back its output and exit code.
 // With a timeout (or when the caller's deadline passes) the command's processes are killed
-// and the call fails with DEADLINE_EXCEEDED. Output is capped so that the answer fits in one
+// and the call fails with DEADLINE_EXCEEDED (a timeout of weeks, up to int64's, is clamped to
+// what a timer holds: ../../util/timer-delay.ts). Output is capped so that the answer fits in one
 // 16 MiB gRPC message; what did not fit is reported at the end of stderr.
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,14 +12,14 @@ import { inspectShimContainer } from '../resolve';
 import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
 import { killExecTree } from './process-tree';
 import { quote } from '../../util/quote';
+import { requestedWaitSeconds } from '../../util/timer-delay';
 
 /** After the output ends, Docker may need a moment to record the exit code. */
 const EXIT_CODE_WAIT_MS = 5_000;
 
 export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, ctx: CallContext): Promise<ExecSyncResponse> {
   if (req.cmd.length === 0) throw new InvalidArgumentError('cmd is required');
-  const timeoutSeconds = Number(req.timeout);
-  if (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0) throw new InvalidArgumentError(`timeout: ${req.timeout} must be seconds, 0 or more`);
+  const timeoutSeconds = requestedWaitSeconds('timeout', req.timeout);
   const opts = { signal: ctx.signal };
   const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
   const { Id } = inspect;

@@ -5,6 +5,8 @@ import { openContainerLog } from '../../logs/log-file';
 import type { ShimContext } from '../context';
 import { CONTAINER_LOG_PATH_LABEL } from '../../conventions/labels';
 import { inspectShimContainer } from '../resolve';
+import { killContainerIfPresent } from '../sandbox/pod-containers';
+import { errorMessage } from '../../errors';
 
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {
   const opts = { signal: ctx.signal };
@@ -22,6 +24,17 @@ export async function startContainer(shim: ShimContext, req: StartContainerReque
     throw err;
   }
   // Docker keeps the output from the first byte, so following after the start loses nothing.
-  if (file) await shim.logs.follow(Id, logPath, inspect.Config.Tty === true, file);
+  if (file) {
+    try {
+      await shim.logs.follow(Id, logPath, inspect.Config.Tty === true, file);
+    } catch (err) {
+      // Its follower could not be set up (the root directory's disk is full): rather than a
+      // container running unlogged, the start fails, as for a log file that cannot be opened.
+      await killContainerIfPresent(shim.docker, Id).catch((e: unknown) => {
+        shim.log.error({ containerId: Id, error: errorMessage(e) }, 'stopping a container whose log follower failed to start failed');
+      });
+      throw err;
+    }
+  }
   return {};
 }

@@ -52,7 +52,7 @@ async function candidateAuths(
   ref: ImageReference,
 ): Promise<Array<RegistryAuth | undefined>> {
   const fromRequest = credentialFromRequest(requestAuth);
-  if (fromRequest) return [toDockerRegistryAuth(fromRequest, ref.domain, 'auth.auth')];
+  if (fromRequest) return [toDockerRegistryAuth(fromRequest, ref.domain, 'auth')];
   const provided = await shim.credentials.credentialsFor(ref.normalized);
   const auths: RegistryAuth[] = [];
   for (const c of provided) {

@@ -2,7 +2,7 @@
 // Docker has for it (seccomp, AppArmor and SELinux through ./security-options.ts). Pure.
 import type { Capability__Output, LinuxContainerSecurityContext__Output } from '../../cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
-import { apparmorOption, seccompOption, selinuxOptions, type HostFiles } from './security-options';
+import { apparmorOption, seccompOption, selinuxOptions, uidGid, type HostFiles } from './security-options';
 import { quote } from '../../util/quote';
 
 export interface SecurityTranslation {
@@ -52,16 +52,14 @@ function user(field: string, sc: LinuxContainerSecurityContext__Output): string 
   const group = sc.runAsGroup ? sc.runAsGroup.value : undefined;
   let who: string | undefined;
   if (sc.runAsUser) {
-    if (!/^\d+$/.test(sc.runAsUser.value)) throw new InvalidArgumentError(`${field}.run_as_user must not be negative`);
-    who = sc.runAsUser.value;
+    who = String(uidGid(`${field}.run_as_user`, sc.runAsUser.value));
   } else if (sc.runAsUsername !== '') {
     if (/[:\s]/.test(sc.runAsUsername)) throw new InvalidArgumentError(`${field}.run_as_username: ${quote(sc.runAsUsername)} is not a user name`);
     who = sc.runAsUsername;
   }
   if (group !== undefined) {
     if (who === undefined) throw new InvalidArgumentError(`${field}.run_as_group needs run_as_user or run_as_username`);
-    if (!/^\d+$/.test(group)) throw new InvalidArgumentError(`${field}.run_as_group must not be negative`);
-    return `${who}:${group}`;
+    return `${who}:${uidGid(`${field}.run_as_group`, group)}`;
   }
   return who ?? '';
 }
@@ -95,10 +93,7 @@ export function translateSecurityContext(
   }
   securityOpt.push(...selinuxOptions(field, sc.selinuxOptions));
   if (sc.noNewPrivs) securityOpt.push('no-new-privileges');
-  const groupAdd = sc.supplementalGroups.map((g) => {
-    if (!/^\d+$/.test(g)) throw new InvalidArgumentError(`${field}.supplemental_groups: ${quote(g)} is not a group ID`);
-    return g;
-  });
+  const groupAdd = sc.supplementalGroups.map((g, i) => String(uidGid(`${field}.supplemental_groups[${i}]`, g)));
   return {
     privileged: sc.privileged,
     ...capabilities(`${field}.capabilities`, sc.capabilities),

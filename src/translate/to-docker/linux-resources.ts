@@ -12,6 +12,8 @@ export const DOCKER_MIN_MEMORY_BYTES = 6 * 1024 * 1024;
 const CPU_PERIOD_MIN_US = 1_000;
 const CPU_PERIOD_MAX_US = 1_000_000;
 const CPU_QUOTA_MIN_US = 1_000;
+/** The kernel's largest CFS quota (2^44-1 µs); a larger one fails only when the container starts (a 500 from Docker). */
+const CPU_QUOTA_MAX_US = 2 ** 44 - 1;
 const CPU_SHARES_MIN = 2;
 const CPU_SHARES_MAX = 262_144;
 const CPUSET = /^\d+(-\d+)?(,\d+(-\d+)?)*$/;
@@ -56,7 +58,7 @@ export function checkResources(field: string, r: LinuxContainerResources__Output
   const cpuPeriod = inRange(`${field}.cpu_period`, int64(`${field}.cpu_period`, r.cpuPeriod), CPU_PERIOD_MIN_US, CPU_PERIOD_MAX_US, ' µs');
   const rawQuota = int64(`${field}.cpu_quota`, r.cpuQuota);
   // -1 is the kernel's "no quota"; anything else must be at least its minimum.
-  const cpuQuota = rawQuota === -1 ? -1 : inRange(`${field}.cpu_quota`, rawQuota, CPU_QUOTA_MIN_US, Number.MAX_SAFE_INTEGER, ' µs');
+  const cpuQuota = rawQuota === -1 ? -1 : inRange(`${field}.cpu_quota`, rawQuota, CPU_QUOTA_MIN_US, CPU_QUOTA_MAX_US, ' µs');
   const cpuShares = inRange(`${field}.cpu_shares`, int64(`${field}.cpu_shares`, r.cpuShares), CPU_SHARES_MIN, CPU_SHARES_MAX, '');
   const memory = inRange(
     `${field}.memory_limit_in_bytes`,

@@ -16,7 +16,7 @@ import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { checkCriLabels } from '../../conventions/labels';
 import type { PodMetadata } from '../../conventions/naming';
 import { checkResources, type CheckedResources } from './linux-resources';
-import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, type HostFiles } from './security-options';
+import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, uidGid, type HostFiles } from './security-options';
 import { quote } from '../../util/quote';
 
 export type { PodMetadata };
@@ -214,11 +214,7 @@ function sysctlsOf(sysctls: Record<string, string>, ns: Namespaces): Record<stri
 }
 
 function idValue(field: string, v: { value: string } | null): number | undefined {
-  if (!v) return undefined;
-  if (!/^\d+$/.test(v.value) || Number(v.value) > 0xffffffff) {
-    throw new InvalidArgumentError(`${field}: ${quote(v.value)} is not a uid/gid (0..4294967295)`);
-  }
-  return Number(v.value);
+  return v ? uidGid(field, v.value) : undefined;
 }
 
 function securityOf(sc: LinuxSandboxSecurityContext__Output | null, host: HostFiles): SandboxSecurity {
@@ -232,10 +228,7 @@ function securityOf(sc: LinuxSandboxSecurityContext__Output | null, host: HostFi
   if (runAsGroup !== undefined && runAsUser === undefined) {
     throw new InvalidArgumentError(`${field}.run_as_group: needs run_as_user as well (Docker takes them as "uid:gid")`);
   }
-  const supplementalGroups = sc.supplementalGroups.map((g, i) => {
-    const n = idValue(`${field}.supplemental_groups[${i}]`, { value: g });
-    return n!;
-  });
+  const supplementalGroups = sc.supplementalGroups.map((g, i) => uidGid(`${field}.supplemental_groups[${i}]`, g));
   const securityOpt = [
     seccompOption(field, sc.seccomp, sc.seccompProfilePath, host),
     apparmorOption(field, sc.apparmor, ''),

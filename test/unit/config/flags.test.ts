@@ -90,6 +90,10 @@ describe('parseFlags', () => {
     [['--network-plugin=flannel'], /--network-plugin: "flannel"/],
     [['--image-pull-progress-deadline=soon'], /--image-pull-progress-deadline: "soon" is not a duration/],
     [['--runtime-request-timeout=0'], /--runtime-request-timeout: must be greater than 0/],
+    // Past a timer's 2^31-1 ms a timer fires after 1 ms; the request timeout leaves a stop's grace room on top.
+    [['--runtime-request-timeout=25h'], /--runtime-request-timeout: 25h is longer than 24h/],
+    [['--image-pull-progress-deadline=597h'], /--image-pull-progress-deadline: 597h is longer than 596h31m23.647s/],
+    [['--shutdown-grace-period=1000h'], /--shutdown-grace-period: 1000h is longer than 596h31m23.647s/],
     [['--container-runtime-endpoint=relative.sock'], /--container-runtime-endpoint: "relative.sock" is not/],
     [['--container-runtime-endpoint=tcp://host:99999'], /out of range/],
     [['--cri-dockerd-root-directory=state'], /must be an absolute path/],

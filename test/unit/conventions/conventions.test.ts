@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
 import {
+  diskFullOr,
   DockerConflictError,
   DockerNotFoundError,
   DockerServerError,
@@ -31,6 +32,20 @@ describe('toGrpcStatus', () => {
   for (const [err, code] of cases) {
     it(`${err.name} -> ${Code[code]}`, () => assert.deepEqual(toGrpcStatus(err), { code, details: 'x' }));
   }
+  it('reports a full disk (ENOSPC, EDQUOT) as RESOURCE_EXHAUSTED naming the directory; other failures stay as they are', () => {
+    const errno = (code: string, syscall: string): NodeJS.ErrnoException =>
+      Object.assign(new Error(`${code}: no space left on device, ${syscall}`), { code, syscall });
+    assert.deepEqual(toGrpcStatus(diskFullOr(errno('ENOSPC', 'write'), '/var/lib/shim/sandbox')), {
+      code: Code.RESOURCE_EXHAUSTED,
+      details: 'no space left on device in /var/lib/shim/sandbox (ENOSPC on write)',
+    });
+    assert.deepEqual(toGrpcStatus(diskFullOr(errno('EDQUOT', 'open'), '/r')), {
+      code: Code.RESOURCE_EXHAUSTED,
+      details: 'disk quota exceeded in /r (EDQUOT on open)',
+    });
+    const eio = errno('EIO', 'write');
+    assert.equal(diskFullOr(eio, '/r'), eio);
+  });
   it('reports unexpected errors as INTERNAL with their message', () => {
     assert.deepEqual(toGrpcStatus(new TypeError('boom')), { code: Code.INTERNAL, details: 'internal error: boom' });
     assert.deepEqual(toGrpcStatus('text'), { code: Code.INTERNAL, details: 'internal error: text' });

@@ -94,9 +94,10 @@ describe('RunPodSandbox rollback', () => {
   });
 
   it('removes the container, never started, when the checkpoint cannot be written (INTERNAL)', async () => {
-    f.checkpointStore.failNextWrite = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    // A full disk is RESOURCE_EXHAUSTED (the real store's mapping; test/integration/hostile-answers.test.ts).
+    f.checkpointStore.failNextWrite = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
     const err = await failure(runPodSandbox(f.shim, runRequest(), callContext('RunPodSandbox')));
-    assert.match(err.message, /ENOSPC/);
+    assert.match(err.message, /EIO/);
     assert.equal(toGrpcStatus(err).code, Code.INTERNAL);
     const id = createdId();
     assert.deepEqual(f.docker.methods(), ['inspectImage', 'createContainer', 'inspectContainer', 'removeContainer']);

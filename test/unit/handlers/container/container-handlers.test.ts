@@ -15,6 +15,7 @@ import { removeContainer } from '../../../../src/handlers/container/remove-conta
 import { stopContainer } from '../../../../src/handlers/container/stop-container';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { failure, failureCode } from '../../../support/rejection';
+import { MAX_REQUESTED_WAIT_SECONDS } from '../../../../src/util/timer-delay';
 import { addPauseContainer, addPodContainer, exitedState, idWithPrefix, UUID_ID } from '../../../support/fixtures/shim-containers';
 
 const POD_A = idWithPrefix('aa00', 'a');
@@ -138,6 +139,15 @@ describe('container handlers over the fake Docker', () => {
       await stop('c1a', '7');
       assert.deepEqual(f.docker.argsOf('stopContainer'), [[C1_RUNNING, 7]]);
       assert.equal(f.docker.containers.get(C1_RUNNING)?.State.Running, false);
+    });
+
+    it('clamps a timeout of years (up to int64’s largest) to the longest wait a timer holds', async () => {
+      await stop('c1a', '907189589');
+      await stop(C1_EXITED, '9223372036854775807');
+      assert.deepEqual(f.docker.argsOf('stopContainer'), [
+        [C1_RUNNING, MAX_REQUESTED_WAIT_SECONDS],
+        [C1_EXITED, MAX_REQUESTED_WAIT_SECONDS],
+      ]);
     });
 
     it('succeeds for a container already stopped, and for one stopped twice', async () => {

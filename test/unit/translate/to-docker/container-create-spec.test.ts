@@ -271,6 +271,11 @@ describe('container security context', () => {
     assert.throws(() => t({ runAsGroup: { value: '5' } }), /run_as_group needs/);
     assert.throws(() => t({ runAsUser: { value: '-1' } }), /run_as_user/);
     assert.deepEqual(t({ supplementalGroups: ['10', '20'] }).groupAdd, ['10', '20']);
+    // Docker refuses IDs past 2^31-1 only at start, with a 500 (UNKNOWN): refused here, naming the field.
+    assert.equal(t({ runAsUser: { value: '2147483647' }, runAsGroup: { value: '2147483647' } }).user, '2147483647:2147483647');
+    assert.throws(() => t({ runAsUser: { value: '2147483648' } }), /^InvalidArgumentError: sc\.run_as_user: "2147483648" is not a uid\/gid \(0\.\.2147483647\)$/);
+    assert.throws(() => t({ runAsUser: { value: '1' }, runAsGroup: { value: '9223372036854775807' } }), /sc\.run_as_group: "9223372036854775807" is not a uid\/gid/);
+    assert.throws(() => t({ supplementalGroups: ['10', '4294967295'] }), /sc\.supplemental_groups\[1\]: "4294967295" is not a uid\/gid/);
     assert.throws(() => t({ supplementalGroupsPolicy: 'Strict' }), UnimplementedError);
   });
 

@@ -11,6 +11,16 @@ describe('shared resource rules', () => {
     assert.equal(checkResources('r', linuxResources({ cpuQuota: '-1' })).docker.CpuQuota, -1);
   });
 
+  it('keeps a CPU quota within the kernel’s 2^44-1 µs and refuses a larger one (it failed only at start, with a 500)', () => {
+    assert.equal(checkResources('r', linuxResources({ cpuQuota: '17592186044415' })).docker.CpuQuota, 2 ** 44 - 1);
+    for (const q of ['17592186044416', '9007199254740991']) {
+      assert.throws(
+        () => checkResources('r', linuxResources({ cpuQuota: q })),
+        (e: unknown) => e instanceof InvalidArgumentError && e.message === `r.cpu_quota: ${q} is outside 1000..17592186044415 µs (0 means unset)`,
+      );
+    }
+  });
+
   it('treats hugepage limits of 0 (kubelet lists every size) as nothing asked', () => {
     const r = linuxResources({ hugepageLimits: [{ pageSize: '2MB', limit: '0' }, { pageSize: '1GB', limit: '0' }] });
     const checked = checkResources('r', r);

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AuthConfig__Output } from '../../../../src/cri/types';
 import { InvalidArgumentError } from '../../../../src/errors';
-import { credentialFromRequest, decodeBasicAuth, toDockerRegistryAuth } from '../../../../src/translate/to-docker/registry-auth';
+import {
+  credentialFromRequest,
+  decodeBasicAuth,
+  MAX_CREDENTIAL_FIELD_LENGTH,
+  toDockerRegistryAuth,
+} from '../../../../src/translate/to-docker/registry-auth';
 
 function authConfig(over: Partial<AuthConfig__Output>): AuthConfig__Output {
   return { username: '', password: '', auth: '', serverAddress: '', identityToken: '', registryToken: '', ...over };
@@ -45,5 +50,30 @@ describe('registry auth', () => {
       assert.doesNotMatch(err.message, /justsecret|anVzdHNlY3JldA/);
       return true;
     });
+  });
+
+  it('refuses a field too long for Docker’s header (431 over 1 MiB), naming it but not its value', () => {
+    for (const name of ['username', 'password', 'auth', 'server_address', 'identity_token', 'registry_token']) {
+      const key = name.replace(/_(.)/g, (_, c: string) => c.toUpperCase()) as keyof AuthConfig__Output;
+      const long = 's'.repeat(MAX_CREDENTIAL_FIELD_LENGTH + 1);
+      const c = credentialFromRequest(authConfig({ username: 'u', password: 'p', [key]: long }))!;
+      assert.throws(() => toDockerRegistryAuth(c, 'r'), (err: unknown) => {
+        assert.ok(err instanceof InvalidArgumentError);
+        assert.equal(err.message, `auth.${name}: ${long.length} characters; at most ${MAX_CREDENTIAL_FIELD_LENGTH} are allowed`);
+        return true;
+      });
+    }
+    // The fuzzer's case: a 790 KB registry address.
+    const c = credentialFromRequest(authConfig({ username: 'u', password: 'p', serverAddress: 'r'.repeat(790_000) }))!;
+    assert.throws(() => toDockerRegistryAuth(c, 'r'), /^InvalidArgumentError: auth\.server_address: 790000 characters/);
+  });
+
+  it('every field at its bound, each character at its longest in JSON, still fits Docker’s 1 MiB header', () => {
+    const worst = '\u0001'.repeat(MAX_CREDENTIAL_FIELD_LENGTH);
+    const c = credentialFromRequest(
+      authConfig({ username: worst, password: worst, serverAddress: worst, identityToken: worst, registryToken: worst }),
+    )!;
+    const header = Buffer.from(JSON.stringify({ ...toDockerRegistryAuth(c, 'r'), auth: worst })).toString('base64');
+    assert.ok(header.length < 1024 * 1024, `${header.length} bytes`);
   });
 });

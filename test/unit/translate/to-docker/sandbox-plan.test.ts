@@ -135,6 +135,10 @@ describe('planSandbox', () => {
     invalid(sc({ runAsGroup: { value: '10' } }), /run_as_group: needs run_as_user/);
     invalid(sc({ runAsUser: { value: '-1' } }), /run_as_user/);
     invalid(sc({ supplementalGroups: ['12', 'x'] }), /supplemental_groups\[1\]/);
+    // Docker refuses IDs past 2^31-1 only when the pause container starts, with a 500 (UNKNOWN).
+    invalid(sc({ runAsUser: { value: '2147483648' } }), /run_as_user: "2147483648" is not a uid\/gid \(0\.\.2147483647\)/);
+    invalid(sc({ runAsUser: { value: '0' }, runAsGroup: { value: '4294967295' } }), /run_as_group: "4294967295" is not a uid\/gid/);
+    invalid(sc({ supplementalGroups: ['12', '2147483648'] }), /supplemental_groups\[1\]: "2147483648"/);
     invalid(sc({ seccomp: { profileType: 'Localhost', localhostRef: 'relative.json' } }), /seccomp\.localhost_ref/);
     invalid(sc({ seccompProfilePath: 'localhost/../../etc/shadow' }), /seccomp_profile_path/);
     invalid(sc({ seccompProfilePath: 'bogus' }), /seccomp_profile_path/);
