@@ -41,10 +41,10 @@ describe('streaming sessions per pod', () => {
     const perPod = DEFAULT_STREAMING_LIMITS.sessionsPerPod;
     const fdsBefore = shimFds();
     // Half the allowance on each of the pod's two containers: no container alone is near it.
-    for (let i = 0; i < perPod; i++) held.push(await wsConnect(await execUrl(greedy[i % 2]!, ['sleep', '3600']), [V4]));
+    for (let i = 0; i < perPod; i++) held.push(await wsConnect(await execUrl(greedy[i % 2]!, ['sh', '-c', 'echo up; exec sleep 3600']), [V4]));
+    await waitFor('every command running in Docker', () => held.every((s) => s.received().get(1)?.toString() === 'up\n'), { timeoutMs: 20_000 });
     // What README's node-wide bound rests on: a held exec session costs the shim two or three
     // descriptors (its client's socket and Docker's).
-    await waitFor('every session running in Docker', async () => held.every((s) => s.ws.readyState === s.ws.OPEN) && shimFds() - fdsBefore >= 2 * perPod, { timeoutMs: 10_000 });
     const perSession = (shimFds() - fdsBefore) / perPod;
     t.diagnostic(`descriptors per held exec session: ${perSession.toFixed(2)}`);
     assert.ok(perSession <= 3, `${perSession} descriptors per session`);
