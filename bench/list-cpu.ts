@@ -53,7 +53,7 @@ function podOf(i: number, pid: number, pauseImageId: string, appImageId: string)
     State: runningState(created, { Pid: pid }),
     Config: {
       Image: 'registry.test/pause:3.10',
-      Labels: toDockerLabels(podLabels, { 'kubernetes.io/config.seen': created, 'kubernetes.io/config.source': 'api' }, { [CONTAINER_TYPE_LABEL]: TYPE_SANDBOX }),
+      Labels: toDockerLabels(podLabels, { 'kubernetes.io/config.seen': created, 'kubernetes.io/config.source': 'api' }, { [CONTAINER_TYPE_LABEL]: TYPE_SANDBOX }, sandboxDockerName({ ...pod, attempt: 0 })),
     },
     HostConfig: { NetworkMode: 'none', CgroupParent: `/kubepods/pod${pod.uid}` },
   });
@@ -75,6 +75,7 @@ function podOf(i: number, pid: number, pauseImageId: string, appImageId: string)
           'io.kubernetes.pod.terminationGracePeriod': '30',
         },
         { [CONTAINER_TYPE_LABEL]: TYPE_CONTAINER, [SANDBOX_ID_LABEL]: sandboxId, 'io.kubernetes.container.logpath': `/var/log/pods/${pod.namespace}_${pod.name}_${pod.uid}/app/0.log` },
+        containerDockerName('app', 0, pod),
       ),
     },
     HostConfig: { NetworkMode: `container:${sandboxId}`, CgroupParent: `/kubepods/pod${pod.uid}` },

@@ -8,7 +8,7 @@ import type { CallOptions, DockerClient } from './client';
 import type { ContainerInspect, ContainerSummary, DockerFilters } from './types';
 import type { ContainerState__Output, PodSandboxState__Output } from '../cri/types';
 import { isFullId } from '../conventions/ids';
-import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
+import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, shimLabels, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
 
 export type ObjectKind = 'sandbox' | 'container';
 
@@ -43,6 +43,7 @@ export interface ShimObject {
   /** The CRI labels and annotations the Docker labels carry (see ../conventions/labels.ts). */
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
+  /** The Docker labels the shim wrote (../conventions/labels.ts shimLabels), not those of the image. */
   readonly dockerLabels: Readonly<Record<string, string>>;
   /** Docker's state name: created, running, paused, restarting, removing, exited or dead. */
   readonly status: string;
@@ -88,13 +89,15 @@ function kindOf(dockerLabels: Readonly<Record<string, string>>): ObjectKind | un
 function objectOf(
   parts: Omit<ShimObject, 'kind' | 'sandboxId' | 'labels' | 'annotations' | 'state'>,
 ): ShimObject | undefined {
-  const kind = kindOf(parts.dockerLabels);
+  const dockerLabels = shimLabels(parts.dockerLabels, parts.name);
+  const kind = kindOf(dockerLabels);
   if (!kind) return undefined;
-  const { labels, annotations } = fromDockerLabels(parts.dockerLabels);
+  const { labels, annotations } = fromDockerLabels(dockerLabels);
   return {
     ...parts,
+    dockerLabels,
     kind,
-    sandboxId: kind === 'container' ? (parts.dockerLabels[SANDBOX_ID_LABEL] ?? '') : '',
+    sandboxId: kind === 'container' ? (dockerLabels[SANDBOX_ID_LABEL] ?? '') : '',
     labels,
     annotations,
     state: kind === 'container' ? containerStateOf(parts.status) : sandboxStateOf(parts.status === 'running'),

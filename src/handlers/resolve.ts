@@ -24,9 +24,9 @@ export async function inspectShimContainer(docker: DockerClient, containerId: st
   return docker.inspectContainer(id, opts);
 }
 
-/** As resolveShimObject, for calls that need the object running (exec, attach, port forward): its full ID. */
-export async function resolveRunningShimObject(docker: DockerClient, kind: ObjectKind, field: string, id: string, opts?: CallOptions): Promise<string> {
-  const { id: fullId, status } = await resolveShimObject(docker, kind, field, id, opts);
-  if (status !== 'running') throw new FailedPreconditionError(`${kind === 'sandbox' ? 'pod sandbox' : 'container'} ${fullId} is not running`);
-  return fullId;
+/** As resolveShimObject, for calls that need the object running (exec, attach, port forward). */
+export async function resolveRunningShimObject(docker: DockerClient, kind: ObjectKind, field: string, id: string, opts?: CallOptions): Promise<ShimObject> {
+  const found = await resolveShimObject(docker, kind, field, id, opts);
+  if (found.status !== 'running') throw new FailedPreconditionError(`${kind === 'sandbox' ? 'pod sandbox' : 'container'} ${found.id} is not running`);
+  return found;
 }

@@ -29,6 +29,12 @@ export interface FollowerRecord {
   jsonLog?: JsonLogPosition;
   /** All output is in the file: nothing to resume. */
   complete: boolean;
+  /**
+   * The path is the shim's own, not an image's label (see ../conventions/labels.ts
+   * containerLogPath): StartContainer read it so, or a resumed follower checked it. A record of
+   * an older shim has no such mark, and its follower checks before it writes.
+   */
+  checked?: boolean;
 }
 
 function jsonLogPosition(value: unknown): JsonLogPosition | undefined {
@@ -74,6 +80,7 @@ export class FollowerRecordStore {
         resume: parsed.resume,
         ...(jsonLog ? { jsonLog } : {}),
         complete: parsed.complete === true,
+        ...(parsed.checked === true ? { checked: true } : {}),
       };
     } catch {
       return undefined;

@@ -10,6 +10,7 @@ import type { Slots } from '../util/slots';
 import type { DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
 import { DockerNotFoundError, errorMessage, FailedPreconditionError } from '../errors';
+import { containerLogPath, logPathNeedsImage } from '../conventions/labels';
 import type { Logger } from '../util/logger';
 import {
   encodeCriLine,
@@ -199,7 +200,8 @@ export class LogFollower {
 
   private save(complete: boolean): void {
     const { resume, jsonLog } = this.committed;
-    this.deps.store.save(this.containerId, { logPath: this.state.logPath, tty: this.state.tty, resume, ...(jsonLog ? { jsonLog } : {}), complete });
+    const checked = this.state.checked === true ? { checked: true } : {};
+    this.deps.store.save(this.containerId, { logPath: this.state.logPath, tty: this.state.tty, resume, ...(jsonLog ? { jsonLog } : {}), complete, ...checked });
   }
 
   private scheduleSave(): void {
@@ -287,6 +289,39 @@ export class LogFollower {
     }
   }
 
+  /**
+   * For a record an older shim wrote: whether its path is the container's own log path or its
+   * image's label (an older shim took an image's label for its own when a container had none);
+   * the inspect, when it is the container's own.
+   */
+  private async checkLogPath(signal: AbortSignal): Promise<ContainerInspect | 'not-own' | 'gone'> {
+    const { docker, log } = this.deps;
+    let inspect: ContainerInspect;
+    let imageLabels: Readonly<Record<string, string>> | undefined;
+    try {
+      inspect = await docker.inspectContainer(this.containerId, { signal });
+    } catch (err) {
+      if (err instanceof DockerNotFoundError) return 'gone';
+      throw err;
+    }
+    if (logPathNeedsImage(inspect.Config.Labels, inspect.Name)) {
+      // An image gone (only a forced removal takes one a container uses) leaves the label standing.
+      imageLabels = await docker.inspectImage(inspect.Image, { signal }).then(
+        (image) => image.Config?.Labels ?? {},
+        (err: unknown) => {
+          if (err instanceof DockerNotFoundError) return undefined;
+          throw err;
+        },
+      );
+    }
+    if (containerLogPath(inspect.Config.Labels, inspect.Name, imageLabels) !== this.state.logPath) {
+      log.warn({ containerId: this.containerId, logPath: this.state.logPath }, "the saved log path is the container's image's label, not the shim's: its output is not copied there");
+      return 'not-own';
+    }
+    this.state.checked = true;
+    return inspect;
+  }
+
   private async run(): Promise<void> {
     const { docker, log, store } = this.deps;
     const signal = this.abort.signal;
@@ -295,10 +330,17 @@ export class LogFollower {
     let failures = 0;
     let complete = false;
     try {
+      // Before anything touches the file (the resume point cuts a torn last line off it).
+      let checked = this.state.checked === true ? undefined : await this.checkLogPath(signal);
+      if (checked === 'gone') this.gone = true;
+      if (checked === 'not-own') complete = true;
+      if (checked === 'gone' || checked === 'not-own') return;
       filePoint = await resumePointOfFile(this.state.logPath);
       while (!signal.aborted) {
         try {
-          const inspect = await docker.inspectContainer(this.containerId, { signal });
+          // The check's inspect is this pass's.
+          const inspect = typeof checked === 'object' ? checked : await docker.inspectContainer(this.containerId, { signal });
+          checked = undefined;
           releaseSlot();
           const source = logSourceOf(inspect, this.deps.dockerRootDir);
           const first = this.source === undefined;

@@ -41,7 +41,7 @@ export class ContainerLogManager {
       await file.close();
       return;
     }
-    const state = { logPath, tty, complete: false };
+    const state = { logPath, tty, complete: false, checked: true };
     try {
       this.store.save(containerId, state);
     } catch (err) {

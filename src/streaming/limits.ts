@@ -3,9 +3,13 @@
 // holds against a client that ignores the protocol's own (README, "Security", lists them all).
 
 export interface StreamingLimits {
-  /** Sessions open at once on one container (exec, attach) or pod (port forward). */
-  sessionsPerContainer: number;
-  /** Sessions open at once, all containers together. */
+  /** Sessions open at once to one pod: exec and attach to any of its containers and port forwards to it, together. */
+  sessionsPerPod: number;
+  /**
+   * Sessions open at once on the node, all pods together: a backstop for descriptors (each
+   * session holds its client's socket, and exec and attach one to Docker too), kept far above
+   * what the pods of a full node can hold at sessionsPerPod each, so one pod never locks out another.
+   */
   sessions: number;
   /** Port-forward connections open at once to one pod, all its sessions together. */
   portForwardConnectionsPerPod: number;
@@ -18,8 +22,11 @@ export interface StreamingLimits {
 }
 
 export const DEFAULT_STREAMING_LIMITS: Readonly<StreamingLimits> = {
-  sessionsPerContainer: 32,
-  sessions: 256,
+  sessionsPerPod: 32,
+  // 110 pods (kubelet's default maxPods) at 32 each hold 3,520; 16,384 sessions hold under
+  // 50,000 descriptors (1.8 to 2.3 per exec session measured), far below the unit's LimitNOFILE
+  // (packaging/systemd).
+  sessions: 16_384,
   portForwardConnectionsPerPod: 128,
   portForwardStreamsPerSession: 128,
   // kubelet's own default (--streaming-connection-idle-timeout), and cri-dockerd's.
@@ -46,7 +53,7 @@ export const MAX_UNSENT_BYTES = 1024 * 1024;
 export const PAUSED_PROBE_MS = 30_000;
 
 /**
- * Places for sessions or connections, counted per key (a container or pod ID) and in all.
+ * Places for sessions or connections, counted per pod (its sandbox ID) and on the node.
  * `take` answers a release function, or why there is no place.
  */
 export class Slots {
@@ -54,31 +61,33 @@ export class Slots {
   private total = 0;
 
   constructor(
-    private readonly perKey: number,
+    private readonly perPod: number,
+    /** Infinity: no node-wide bound. */
     private readonly overall: number,
     /** What is counted, for the refusal: "streaming sessions", "port-forward connections". */
     private readonly what: string,
   ) {}
 
-  take(key: string, keyName: string): (() => void) | string {
-    const held = this.byKey.get(key) ?? 0;
-    if (held >= this.perKey) return `too many ${this.what} to ${keyName} ${key} (at most ${this.perKey} at once)`;
-    if (this.total >= this.overall) return `too many ${this.what} (at most ${this.overall} at once)`;
-    this.byKey.set(key, held + 1);
+  /** A place for one more to the pod whose sandbox ID is `sandboxId`. */
+  take(sandboxId: string): (() => void) | string {
+    const held = this.byKey.get(sandboxId) ?? 0;
+    if (held >= this.perPod) return `too many ${this.what} to pod sandbox ${sandboxId} (at most ${this.perPod} at once)`;
+    if (this.total >= this.overall) return `too many ${this.what} on this node (at most ${this.overall} at once)`;
+    this.byKey.set(sandboxId, held + 1);
     this.total++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.total--;
-      const left = (this.byKey.get(key) ?? 1) - 1;
-      if (left > 0) this.byKey.set(key, left);
-      else this.byKey.delete(key);
+      const left = (this.byKey.get(sandboxId) ?? 1) - 1;
+      if (left > 0) this.byKey.set(sandboxId, left);
+      else this.byKey.delete(sandboxId);
     };
   }
 
-  held(key: string): number {
-    return this.byKey.get(key) ?? 0;
+  held(sandboxId: string): number {
+    return this.byKey.get(sandboxId) ?? 0;
   }
 }
 

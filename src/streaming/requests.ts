@@ -11,9 +11,13 @@ export interface StdioOptions {
   tty: boolean;
 }
 
+/**
+ * Every request names its pod's sandbox (an exec's or attach's is its container's pod): sessions
+ * are counted per pod, all its containers together.
+ */
 export type StreamRequest =
-  | ({ kind: 'exec'; containerId: string; cmd: string[] } & StdioOptions)
-  | ({ kind: 'attach'; containerId: string } & StdioOptions)
+  | ({ kind: 'exec'; containerId: string; sandboxId: string; cmd: string[] } & StdioOptions)
+  | ({ kind: 'attach'; containerId: string; sandboxId: string } & StdioOptions)
   | { kind: 'portforward'; sandboxId: string; ports: number[] };
 
 function checkStdio(o: StdioOptions): StdioOptions {

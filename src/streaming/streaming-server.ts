@@ -2,7 +2,8 @@
 // client a URL with a single-use token ({base}/exec/{token}, /attach/…, /portforward/…). The
 // client then upgrades that URL to SPDY/3.1 or to a WebSocket, and the connection runs the
 // request. Unknown, expired or reused tokens get 404 and run nothing. Sessions are counted per
-// container (or pod) and in all, and refused past the bounds (limits.ts) with 429 and the reason.
+// pod (exec and attach to all its containers and port forwards to it together) and on the node,
+// and refused past the bounds (limits.ts) with 429 and the reason.
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -88,7 +89,7 @@ export class StreamingServer {
     this.streamCreationTimeoutMs = opts.streamCreationTimeoutMs ?? DEFAULT_STREAM_CREATION_TIMEOUT_MS;
     this.recorder = opts.recorder ?? NO_STREAMING_RECORDER;
     this.limits = { ...DEFAULT_STREAMING_LIMITS, ...opts.limits };
-    this.sessions = new Slots(this.limits.sessionsPerContainer, this.limits.sessions, 'streaming sessions');
+    this.sessions = new Slots(this.limits.sessionsPerPod, this.limits.sessions, 'streaming sessions');
     this.connections = new Slots(this.limits.portForwardConnectionsPerPod, Infinity, 'port-forward connections');
     this.relays = new PodRelays((sandboxId) => startPodRelay(opts.docker, sandboxId));
     this.wss = new WebSocketServer({
@@ -170,10 +171,10 @@ export class StreamingServer {
     socket.on('error', () => undefined);
     const request = this.take(req.url);
     if (!request) return refuse(socket, 404, 'not found');
-    const [key, keyName] = request.kind === 'portforward' ? [request.sandboxId, 'pod sandbox'] : [request.containerId, 'container'];
-    const release = this.sessions.take(key, keyName);
+    const release = this.sessions.take(request.sandboxId);
     if (typeof release === 'string') {
-      this.opts.log.info({ kind: request.kind, [request.kind === 'portforward' ? 'sandboxId' : 'containerId']: key }, `streaming session refused: ${release}`);
+      const containerId = request.kind === 'portforward' ? undefined : request.containerId;
+      this.opts.log.info({ kind: request.kind, sandboxId: request.sandboxId, containerId }, `streaming session refused: ${release}`);
       return refuse(socket, 429, release);
     }
     socket.once('close', release);
@@ -253,7 +254,7 @@ export class StreamingServer {
     servePortForward(session, {
       target: request,
       dial: async (port) => ((await hostNetwork) ? dialDirect(port) : pod.dial(port)),
-      connectionSlot: () => this.connections.take(request.sandboxId, 'pod sandbox'),
+      connectionSlot: () => this.connections.take(request.sandboxId),
       pairTimeoutMs: this.streamCreationTimeoutMs,
       log,
     });

@@ -1,4 +1,4 @@
-// The streaming server's bounds, answered with a clear refusal: sessions per container (HTTP
+// The streaming server's bounds, answered with a clear refusal: sessions per pod (HTTP
 // 429 and the reason), streams a session may not open (RST_STREAM REFUSED_STREAM), port-forward
 // connections per pod (the pair's error stream says why), port-forward halves whose pair never
 // comes, idle sessions, oversized WebSocket messages. Servers run in-process with small bounds,
@@ -23,10 +23,11 @@ describe('streaming bounds: refusals and timeouts', () => {
   const docker = new DockerodeClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
   const servers: StreamingServer[] = [];
   let sleeper: string;
+  let web: string;
 
   before(async () => {
     sleeper = await f.runContainer('sleeper', SLEEP_FOREVER);
-    await runContainer(
+    web = await runContainer(
       f.client,
       f.pod,
       busybox(f.run, 'web', { command: ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www'] }),
@@ -42,21 +43,26 @@ describe('streaming bounds: refusals and timeouts', () => {
     await server.listen();
     return server;
   }
-  const execUrl = (server: StreamingServer, cmd: string[], stdin = false) =>
-    server.urlFor({ kind: 'exec', containerId: sleeper, cmd, stdin, stdout: true, stderr: false, tty: false });
+  const execUrl = (server: StreamingServer, cmd: string[], stdin = false, containerId = sleeper) =>
+    server.urlFor({ kind: 'exec', containerId, sandboxId: f.pod.id, cmd, stdin, stdout: true, stderr: false, tty: false });
   const portForwardUrl = (server: StreamingServer) => server.urlFor({ kind: 'portforward', sandboxId: f.pod.id, ports: [8080] });
 
-  it('refuses a session past the per-container bound with 429 and the reason (SPDY and WebSocket), and takes one again once one ends', async () => {
-    const server = await serve({ sessionsPerContainer: 2 });
+  it('refuses a session past the per-pod bound (its containers and port forwards together) with 429 and the reason (SPDY and WebSocket), and takes one again once one ends', async () => {
+    const server = await serve({ sessionsPerPod: 2 });
     const first = await rawSpdyConnect(execUrl(server, ['sleep', '3600']), V4);
-    const second = await wsConnect(execUrl(server, ['sleep', '3600']), [V4]);
-    const refusal = /too many streaming sessions to container [0-9a-f]{64} \(at most 2 at once\)/;
+    const second = await wsConnect(execUrl(server, ['sleep', '3600'], false, web), [V4]);
+    const refusal = new RegExp(`too many streaming sessions to pod sandbox ${f.pod.id} \\(at most 2 at once\\)`);
     await assert.rejects(rawSpdyConnect(execUrl(server, ['true']), V4), (err: { status?: number; body?: string }) => {
       assert.equal(err.status, 429);
       assert.match(err.body ?? '', refusal);
       return true;
     });
-    await assert.rejects(wsConnect(execUrl(server, ['true']), [V4]), { status: 429 });
+    await assert.rejects(wsConnect(execUrl(server, ['true'], false, web), [V4]), { status: 429 });
+    await assert.rejects(rawSpdyConnect(portForwardUrl(server), 'portforward.k8s.io'), (err: { status?: number; body?: string }) => {
+      assert.equal(err.status, 429);
+      assert.match(err.body ?? '', refusal);
+      return true;
+    });
     first.destroy();
     second.ws.terminate();
     const again = await waitFor('a place for a session again', () => rawSpdyConnect(execUrl(server, ['true']), V4), { timeoutMs: 5_000 });

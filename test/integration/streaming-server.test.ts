@@ -132,7 +132,7 @@ describe('streaming tokens expire', () => {
 
   it('answers 404 once a token has outlived its lifetime, and runs nothing', async () => {
     assert.match(server.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const url = server.urlFor({ kind: 'exec', containerId: 'ffffffffffff', cmd: ['true'], stdin: false, stdout: true, stderr: false, tty: false });
+    const url = server.urlFor({ kind: 'exec', containerId: 'ffffffffffff', sandboxId: 'eeeeeeeeeeee', cmd: ['true'], stdin: false, stdout: true, stderr: false, tty: false });
     await waitFor('the token to expire', () => server.pendingTokens === 0, { timeoutMs: 10_000 });
     await assert.rejects(spdyConnect(url, ['v4.channel.k8s.io']), { status: 404 });
   });

@@ -3,7 +3,8 @@
 import type { CallContext, StartContainerRequest__Output, StartContainerResponse } from '../../cri/types';
 import { openContainerLog } from '../../logs/log-file';
 import type { ShimContext } from '../context';
-import { CONTAINER_LOG_PATH_LABEL } from '../../conventions/labels';
+import { containerLogPath, logPathNeedsImage } from '../../conventions/labels';
+import { imageIdentity } from '../../translate/to-cri/assemble-status';
 import { inspectShimContainer } from '../resolve';
 import { killContainerIfPresent } from '../sandbox/pod-containers';
 import { errorMessage } from '../../errors';
@@ -12,7 +13,9 @@ export async function startContainer(shim: ShimContext, req: StartContainerReque
   const opts = { signal: ctx.signal };
   const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
   const { Id } = inspect;
-  const logPath = inspect.Config.Labels?.[CONTAINER_LOG_PATH_LABEL] ?? '';
+  // Only a container from before the shim recorded its labels needs its image's to tell its own log path.
+  const imageLabels = logPathNeedsImage(inspect.Config.Labels, inspect.Name) ? (await imageIdentity(shim.docker, inspect, opts)).labels : undefined;
+  const logPath = containerLogPath(inspect.Config.Labels, inspect.Name, imageLabels);
   // As containerd does, the log file is made before the container starts: kubelet and log
   // readers find it as soon as this returns, even if the container never prints, and a log
   // path that cannot be written fails the start instead of running a container unlogged.

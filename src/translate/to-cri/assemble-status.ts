@@ -46,7 +46,7 @@ export async function assembleContainerStatus(src: StatusSources, inspect: Conta
 export async function imageIdentity(docker: DockerClient, inspect: ContainerInspect, opts: CallOptions): Promise<ImageIdentity> {
   try {
     const image = await docker.inspectImage(inspect.Image, opts);
-    return { id: image.Id, ref: image.RepoDigests?.[0] ?? image.Id };
+    return { id: image.Id, ref: image.RepoDigests?.[0] ?? image.Id, labels: image.Config?.Labels ?? {} };
   } catch (err) {
     // The image may have been removed since; the container still knows its ID.
     if (err instanceof DockerNotFoundError) return { id: inspect.Image, ref: inspect.Image };

@@ -12,7 +12,7 @@ import type {
 import type { ContainerInspect, DockerMount, ImageMount } from '../../docker/types';
 import { containerStateOf, type ShimObject } from '../../docker/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
-import { CONTAINER_LOG_PATH_LABEL, fromDockerLabels } from '../../conventions/labels';
+import { containerLogPath, fromDockerLabels, shimLabels } from '../../conventions/labels';
 import { parseContainerDockerName } from '../../conventions/naming';
 import { criSignal } from '../../conventions/signals';
 
@@ -26,6 +26,8 @@ export interface ImageIdentity {
   id: string;
   /** A repo digest when the image has one (what kubelet shows as imageID), else the ID. */
   ref: string;
+  /** The image's own labels, which Docker merged into the container's; undefined: the image is gone. */
+  labels?: Readonly<Record<string, string>>;
 }
 
 export function stateOf(state: ContainerInspect['State']): ContainerState__Output {
@@ -83,7 +85,7 @@ export function containerStatusFromInspect(
   witness: ContainerWitness = { oomKilled: false },
 ): ContainerStatus {
   const state = stateOf(inspect.State);
-  const { labels, annotations } = fromDockerLabels(inspect.Config.Labels);
+  const { labels, annotations } = fromDockerLabels(shimLabels(inspect.Config.Labels, inspect.Name));
   const { reason, message } = reasonOf(inspect, state, witness);
   const status: ContainerStatus = {
     id: inspect.Id,
@@ -101,7 +103,7 @@ export function containerStatusFromInspect(
     labels,
     annotations,
     mounts: mountsFromInspect(inspect),
-    logPath: inspect.Config.Labels?.[CONTAINER_LOG_PATH_LABEL] ?? '',
+    logPath: containerLogPath(inspect.Config.Labels, inspect.Name, image.labels),
     resources: resourcesFromInspect(inspect),
     stopSignal: criSignal((inspect.Config as { StopSignal?: string }).StopSignal),
   };

@@ -7,7 +7,7 @@ import type { ContainerInspect } from '../../docker/types';
 import { sandboxStateOf, type ShimObject } from '../../docker/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
 import { parseSandboxDockerName, type PodMetadata } from '../../conventions/naming';
-import { fromDockerLabels, runtimeHandlerFromDocker } from '../../conventions/labels';
+import { fromDockerLabels, runtimeHandlerFromDocker, shimLabels } from '../../conventions/labels';
 
 /** A sandbox's metadata from its Docker name, else from its checkpoint. */
 export function sandboxMetadata(dockerName: string, checkpoint: SandboxCheckpoint | undefined): PodMetadata {
@@ -70,7 +70,8 @@ function networkStatus(ips: readonly string[]): PodSandboxStatus['network'] {
 }
 
 export function statusFromInspect(c: ContainerInspect, checkpoint: SandboxCheckpoint | undefined, ips: readonly string[]): PodSandboxStatus {
-  const { labels, annotations } = fromDockerLabels(c.Config.Labels);
+  const own = shimLabels(c.Config.Labels, c.Name);
+  const { labels, annotations } = fromDockerLabels(own);
   const host = c.HostConfig;
   return {
     id: c.Id,
@@ -81,7 +82,7 @@ export function statusFromInspect(c: ContainerInspect, checkpoint: SandboxCheckp
     linux: { namespaces: { options: namespaceOptions(host.NetworkMode === 'host', host.PidMode === 'host', host.IpcMode === 'host') } },
     labels,
     annotations,
-    runtimeHandler: runtimeHandlerFromDocker(c.Config.Labels),
+    runtimeHandler: runtimeHandlerFromDocker(own),
   };
 }
 
@@ -110,6 +111,6 @@ export function podRefOf(
   checkpoint: SandboxCheckpoint | undefined,
 ): PodNetworkTarget {
   const meta = sandboxMetadata(dockerName.replace(/^\//, ''), checkpoint);
-  const annotations = ownCheckpoint(checkpoint)?.annotations ?? fromDockerLabels(dockerLabels).annotations;
+  const annotations = ownCheckpoint(checkpoint)?.annotations ?? fromDockerLabels(shimLabels(dockerLabels, dockerName)).annotations;
   return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId, annotations };
 }

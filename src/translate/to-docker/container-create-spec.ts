@@ -130,19 +130,21 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   const deviceRequests = toCdiDeviceRequests('config.CDI_devices', config.CDIDevices, input.engine);
   const stopSignal = dockerStopSignal(config.stopSignal);
 
-  const internal: Record<string, string> = { [CONTAINER_TYPE_LABEL]: TYPE_CONTAINER, [SANDBOX_ID_LABEL]: input.sandboxId };
-  if (logPath !== '') internal[CONTAINER_LOG_PATH_LABEL] = logPath;
+  // The log path is written even when empty: the image's labels merge into the container's,
+  // and an image's own log path label would otherwise name the file StartContainer appends to.
+  const internal = { [CONTAINER_TYPE_LABEL]: TYPE_CONTAINER, [SANDBOX_ID_LABEL]: input.sandboxId, [CONTAINER_LOG_PATH_LABEL]: logPath };
+  const dockerName = containerDockerName(name, config.metadata.attempt, {
+    name: namePart('sandbox_config.metadata.name', pod.name),
+    namespace: namePart('sandbox_config.metadata.namespace', pod.namespace),
+    uid: namePart('sandbox_config.metadata.uid', pod.uid),
+  });
 
   const spec: ContainerCreateSpec = {
-    name: containerDockerName(name, config.metadata.attempt, {
-      name: namePart('sandbox_config.metadata.name', pod.name),
-      namespace: namePart('sandbox_config.metadata.namespace', pod.namespace),
-      uid: namePart('sandbox_config.metadata.uid', pod.uid),
-    }),
+    name: dockerName,
     Image: image,
     Env: envList(config),
     WorkingDir: config.workingDir,
-    Labels: toDockerLabels(config.labels ?? {}, config.annotations ?? {}, internal),
+    Labels: toDockerLabels(config.labels ?? {}, config.annotations ?? {}, internal, dockerName),
     Tty: config.tty,
     OpenStdin: config.stdin,
     StdinOnce: config.stdinOnce,

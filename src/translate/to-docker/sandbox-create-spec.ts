@@ -47,8 +47,10 @@ function userOf(security: SandboxSecurity): string | undefined {
 }
 
 export function sandboxCreateSpec(plan: SandboxPlan, inputs: SandboxCreateInputs): ContainerCreateSpec {
-  const internal: Record<string, string> = { [CONTAINER_TYPE_LABEL]: TYPE_SANDBOX };
-  if (plan.runtimeHandler !== '') internal[RUNTIME_HANDLER_LABEL] = plan.runtimeHandler;
+  // The runtime handler is written even when it is the default (''), as the log path is on a
+  // container: neither is then the pause image's label.
+  const internal = { [CONTAINER_TYPE_LABEL]: TYPE_SANDBOX, [RUNTIME_HANDLER_LABEL]: plan.runtimeHandler };
+  const dockerName = sandboxDockerName(plan.metadata);
   const ports = portSpec(plan);
 
   const host: HostConfig = {
@@ -77,9 +79,9 @@ export function sandboxCreateSpec(plan: SandboxPlan, inputs: SandboxCreateInputs
   if (plan.resources) Object.assign(host, plan.resources.docker);
 
   const spec: ContainerCreateSpec = {
-    name: sandboxDockerName(plan.metadata),
+    name: dockerName,
     Image: inputs.image,
-    Labels: toDockerLabels(plan.labels, plan.annotations, internal),
+    Labels: toDockerLabels(plan.labels, plan.annotations, internal, dockerName),
     HostConfig: host,
   };
   if (plan.hostname !== '') spec.Hostname = plan.hostname;

@@ -13,7 +13,7 @@ import {
   toGrpcStatus,
   UnimplementedError,
 } from '../../../src/errors';
-import { fromDockerLabels, matchesLabelSelector, toDockerLabels } from '../../../src/conventions/labels';
+import { containerLogPath, fromDockerLabels, logPathNeedsImage, matchesLabelSelector, shimLabels, toDockerLabels } from '../../../src/conventions/labels';
 import { containerDockerName, parseContainerDockerName, parseSandboxDockerName, sandboxDockerName } from '../../../src/conventions/naming';
 import { validateId } from '../../../src/conventions/ids';
 import { rfc3339ToNanos, secondsToNanos } from '../../../src/util/time';
@@ -77,9 +77,31 @@ describe('labels', () => {
   it('gives back exactly the labels and annotations that were stored', () => {
     const labels = { app: 'web', 'io.kubernetes.pod.name': 'web' };
     const annotations = { 'kubernetes.io/config.seen': '2026-11-22', note: 'a=b' };
-    const docker = toDockerLabels(labels, annotations, { 'io.kubernetes.docker.type': 'podsandbox' });
+    const docker = toDockerLabels(labels, annotations, { 'io.kubernetes.docker.type': 'podsandbox' }, 'k8s_POD_web_default_u_0');
     assert.equal(docker['annotation.note'], 'a=b');
     assert.deepEqual(fromDockerLabels(docker), { labels, annotations });
+  });
+
+  it("keeps only the labels the shim recorded for the object it names, whatever the image merged in", () => {
+    const own = toDockerLabels({ app: 'web' }, { note: 'n' }, { 'io.kubernetes.container.logpath': '' }, '/k8s_c_p_ns_u_0');
+    const image = { app: 'other', extra: '1', 'annotation.x': 'y', 'io.kubernetes.container.logpath': '/etc/passwd' };
+    const docker = { ...image, ...own };
+    assert.deepEqual(fromDockerLabels(shimLabels(docker, '/k8s_c_p_ns_u_0')), { labels: { app: 'web' }, annotations: { note: 'n' } });
+    assert.equal(containerLogPath(docker, 'k8s_c_p_ns_u_0', image), '');
+    assert.equal(logPathNeedsImage(docker, 'k8s_c_p_ns_u_0'), false);
+    // Another object's name, or a record that is no record: read as it stands (an older shim's, cri-dockerd's).
+    assert.equal(shimLabels(docker, 'k8s_c_p_ns_u_1'), docker);
+    assert.equal(shimLabels({ ...docker, 'io.cri-docker-shim.own-labels': 'not json' }, 'k8s_c_p_ns_u_0')['extra'], '1');
+  });
+
+  it("takes an unrecorded container's log path for the image's when the image carries the same, and keeps it otherwise", () => {
+    const legacy = { 'io.kubernetes.container.logpath': '/var/log/pods/p/c/0.log' };
+    assert.equal(logPathNeedsImage(legacy, 'k8s_c'), true);
+    assert.equal(containerLogPath(legacy, 'k8s_c', { 'io.kubernetes.container.logpath': '/var/log/pods/p/c/0.log' }), '');
+    assert.equal(containerLogPath(legacy, 'k8s_c', {}), '/var/log/pods/p/c/0.log');
+    assert.equal(containerLogPath(legacy, 'k8s_c', undefined), '/var/log/pods/p/c/0.log', 'the image is gone');
+    assert.equal(logPathNeedsImage({}, 'k8s_c'), false);
+    assert.equal(containerLogPath({}, 'k8s_c', undefined), '');
   });
   it('matches label selectors by every key', () => {
     assert.equal(matchesLabelSelector({ a: '1', b: '2' }, { a: '1' }), true);

@@ -43,6 +43,44 @@ describe('resumed log followers', () => {
   });
 });
 
+describe("a resumed follower whose record an older shim wrote", () => {
+  it("leaves alone a file its path names when that path is the container's image's label, and follows one that is the container's own", async () => {
+    const root = tempDir('log-manager');
+    const docker = new FakeDocker();
+    const store = new FollowerRecordStore(root);
+    const planted = path.join(root, 'planted');
+    fs.writeFileSync(planted, 'root:x:0:0:root:/root:/bin/sh\nlast line without a newline');
+    const image = docker.addImage('hostile:1', { Config: { Labels: { 'io.kubernetes.container.logpath': planted } } } as never);
+    const hostile = 'a'.repeat(64);
+    const own = 'b'.repeat(64);
+    const ownLog = path.join(root, 'own.log');
+    const legacy = (id: string, logPath: string) =>
+      docker.addContainer({
+        Id: id,
+        Name: `/k8s_app_web_default_uid_${id === hostile ? 0 : 1}`,
+        Image: image.Id,
+        HostConfig: { LogConfig: { Type: 'none', Config: {} } },
+        Config: { Image: 'hostile:1', Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.container.logpath': logPath } },
+      });
+    legacy(hostile, planted);
+    legacy(own, ownLog);
+    store.save(hostile, { logPath: planted, tty: false, complete: false });
+    store.save(own, { logPath: ownLog, tty: false, complete: false });
+    const manager = new ContainerLogManager(docker, silentLogger(), root);
+    try {
+      assert.equal(manager.resumeAll(), 2);
+      await waitFor('both followers to finish', () => store.load(hostile)?.complete && store.load(own)?.complete);
+      assert.equal(fs.readFileSync(planted, 'utf8'), 'root:x:0:0:root:/root:/bin/sh\nlast line without a newline');
+      assert.equal(store.load(hostile)?.checked, undefined);
+      assert.equal(store.load(own)?.checked, true);
+      assert.equal(docker.argsOf('inspectContainer').length, 2, "the check's inspect is the follower's");
+    } finally {
+      await manager.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('Slots', () => {
   it('gives out at most its count, then one per release, in the order asked; a release counts once', async () => {
     const slots = new Slots(2);

@@ -199,7 +199,7 @@ describe('resizes through the streaming server to a fake Docker', () => {
   let docker: TerminalDocker;
   let server: StreamingServer;
   const containerId = 'c'.repeat(64);
-  const exec = (tty: boolean) => server.urlFor({ kind: 'exec', containerId, cmd: ['sh'], stdin: true, stdout: true, stderr: false, tty });
+  const exec = (tty: boolean) => server.urlFor({ kind: 'exec', containerId, sandboxId: 'pod-of-' + containerId, cmd: ['sh'], stdin: true, stdout: true, stderr: false, tty });
   const last = { width: 222, height: 66 };
 
   before(async () => {
@@ -280,7 +280,7 @@ describe('resizes through the streaming server to a fake Docker', () => {
   it('SPDY: attach to a container without a TTY resets the resize stream (the request\'s tty notwithstanding)', async () => {
     const container = docker.addContainer({ State: { Running: true }, Config: { Tty: false } });
     const before = docker.resizer.calls.length;
-    const url = server.urlFor({ kind: 'attach', containerId: container.Id, stdin: true, stdout: true, stderr: false, tty: true });
+    const url = server.urlFor({ kind: 'attach', containerId: container.Id, sandboxId: 'pod-of-' + container.Id, stdin: true, stdout: true, stderr: false, tty: true });
     const spdy = await rawSpdyConnect(url, 'v4.channel.k8s.io');
     await spdy.open({ streamType: 'error' }, { fin: true });
     const stdin = await spdy.open({ streamType: 'stdin' });

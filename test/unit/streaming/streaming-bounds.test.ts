@@ -7,7 +7,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { DockerOutput } from '../../../src/streaming/docker-output';
-import { IdleTimer, Slots } from '../../../src/streaming/limits';
+import { DEFAULT_STREAMING_LIMITS, IdleTimer, Slots } from '../../../src/streaming/limits';
 import { openPodNetns, PodRelays, type PodRelay } from '../../../src/streaming/pod-relay';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -211,19 +211,32 @@ describe('the pod network namespace check', () => {
 });
 
 describe('streaming session counting', () => {
-  it('refuses past the bound per key and overall, and counts a release once', () => {
+  it('refuses past the bound per pod and on the node, naming which, and counts a release once', () => {
     const slots = new Slots(2, 3, 'streaming sessions');
-    const a1 = slots.take('a', 'container');
-    const a2 = slots.take('a', 'container');
+    const a1 = slots.take('a');
+    const a2 = slots.take('a');
     assert.equal(typeof a1, 'function');
-    assert.equal(slots.take('a', 'container'), 'too many streaming sessions to container a (at most 2 at once)');
-    const b1 = slots.take('b', 'container');
-    assert.equal(slots.take('c', 'container'), 'too many streaming sessions (at most 3 at once)');
+    assert.equal(slots.take('a'), 'too many streaming sessions to pod sandbox a (at most 2 at once)');
+    const b1 = slots.take('b');
+    assert.equal(slots.take('c'), 'too many streaming sessions on this node (at most 3 at once)');
     (a1 as () => void)();
     (a1 as () => void)();
     assert.equal(slots.held('a'), 1);
-    assert.equal(typeof slots.take('c', 'container'), 'function');
+    assert.equal(typeof slots.take('c'), 'function');
     for (const r of [a2, b1]) (r as () => void)();
+  });
+
+  it('gives each pod its whole allowance while another holds all of its own, with the default bounds', () => {
+    const { sessionsPerPod, sessions } = DEFAULT_STREAMING_LIMITS;
+    // A full node (kubelet's default maxPods, 110) at its per-pod bound stays far below the node's.
+    assert.ok(sessions >= 4 * 110 * sessionsPerPod, `${sessions} node-wide for ${sessionsPerPod} per pod`);
+    const slots = new Slots(sessionsPerPod, sessions, 'streaming sessions');
+    const greedy = Array.from({ length: sessionsPerPod }, () => slots.take('greedy'));
+    assert.ok(greedy.every((r) => typeof r === 'function'));
+    assert.match(String(slots.take('greedy')), /to pod sandbox greedy/);
+    for (let pod = 0; pod < 110; pod++) {
+      for (let i = 0; i < sessionsPerPod; i++) assert.equal(typeof slots.take(`pod-${pod}`), 'function', `pod ${pod}, session ${i}`);
+    }
   });
 
   it('calls an idle timer back once nothing touched it for its time', async () => {

@@ -5,6 +5,8 @@
 // them (NOT_FOUND, INVALID_ARGUMENT, or success for Stop and Remove of what is not there), and
 // what it asked of Docker.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { status as Code } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { ContainerFilter__Output, ContainerState__Output } from '../../../../src/cri/types';
@@ -12,10 +14,12 @@ import { DockerNotFoundError, DockerServerError } from '../../../../src/errors';
 import { containerStatus } from '../../../../src/handlers/container/container-status';
 import { listContainers } from '../../../../src/handlers/container/list-containers';
 import { removeContainer } from '../../../../src/handlers/container/remove-container';
+import { startContainer } from '../../../../src/handlers/container/start-container';
 import { stopContainer } from '../../../../src/handlers/container/stop-container';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { failure, failureCode } from '../../../support/rejection';
 import { MAX_REQUESTED_WAIT_SECONDS } from '../../../../src/util/timer-delay';
+import { dockerState } from '../../../support/fixtures/docker-container';
 import { addPauseContainer, addPodContainer, exitedState, idWithPrefix, UUID_ID } from '../../../support/fixtures/shim-containers';
 
 const POD_A = idWithPrefix('aa00', 'a');
@@ -129,6 +133,41 @@ describe('container handlers over the fake Docker', () => {
     it('answers NOT_FOUND when the container goes between the lookup and the inspect', async () => {
       f.docker.fail('inspectContainer', { error: new DockerNotFoundError(`No such container: ${C2_CREATED}`) });
       assert.equal(await failureCode(status('c2')), Code.NOT_FOUND);
+    });
+  });
+
+  describe('StartContainer', () => {
+    const start = (containerId: string) => startContainer(f.shim, { containerId }, callContext('StartContainer'));
+    const planted = () => path.join(f.rootDir, 'planted', 'appended-by-root.log');
+    const hostileImage = () => f.docker.addImage('hostile:1', { Config: { Labels: { 'io.kubernetes.container.logpath': planted() } } } as never);
+
+    it("writes to no log its image's label names, and asks no image, for a container the shim recorded", async () => {
+      const image = hostileImage();
+      const id = idWithPrefix('d1');
+      const doc = addPodContainer(f.docker, id, POD_A, { state: {} });
+      // What Docker shows: the image's label merged in beside the shim's record (which lacks it).
+      doc.Config.Labels = { ...image.Config.Labels, ...doc.Config.Labels };
+      doc.Image = image.Id;
+      await start(id);
+      assert.deepEqual(f.docker.argsOf('startContainer').map((a) => a[0]), [id]);
+      assert.equal(fs.existsSync(planted()), false);
+      assert.deepEqual(f.docker.argsOf('inspectImage'), []);
+    });
+
+    it("takes an unrecorded container's log path equal to its image's for the image's, and writes none", async () => {
+      const image = hostileImage();
+      const id = idWithPrefix('d2');
+      f.docker.addContainer({
+        Id: id,
+        Name: '/k8s_app_web_default_uid-web_0',
+        Image: image.Id,
+        State: dockerState(),
+        Config: { Image: 'hostile:1', Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': POD_A, ...image.Config.Labels } },
+      });
+      await start(id);
+      assert.deepEqual(f.docker.argsOf('startContainer').map((a) => a[0]), [id]);
+      assert.equal(fs.existsSync(planted()), false);
+      assert.equal(f.docker.argsOf('inspectImage').length, 1);
     });
   });
 

@@ -12,6 +12,7 @@ import {
   userFromProcStatus,
 } from '../../../../src/translate/to-cri/container-convert';
 import { UnimplementedError } from '../../../../src/errors';
+import { toDockerLabels } from '../../../../src/conventions/labels';
 import { inspectDoc, type DockerState, type InspectOverrides } from '../../../support/fixtures/docker-container';
 
 const SANDBOX = 'b'.repeat(64);
@@ -105,6 +106,49 @@ describe('container status conversion', () => {
     assert.deepEqual(s.mounts, [{ containerPath: '/data', hostPath: '/srv', readonly: true, selinuxRelabel: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }]);
     assert.equal(s.resources?.linux?.cpuQuota, '50000');
     assert.equal(s.stopSignal, 'SIGUSR1');
+  });
+
+  describe("an image's labels, which Docker merges into the container's", () => {
+    const NAME = 'k8s_app_web_default_u-1_3';
+    const imageLabels = {
+      'io.kubernetes.container.logpath': '/etc/ld.so.preload',
+      'io.kubernetes.pod.namespace': 'kube-system',
+      'io.kubernetes.container.name': 'kube-apiserver',
+      'annotation.io.kubernetes.container.preStopHandler': '{"exec":{"command":["x"]}}',
+      maintainer: 'someone',
+    };
+    /** The container's labels as Docker reports them: the image's, then the create request's over them. */
+    const merged = (own: Record<string, string>) => inspect({ Running: true }, { Config: { Image: 'img', Labels: { ...imageLabels, ...own } } } as InspectOverrides);
+    const created = (logPath: string) =>
+      toDockerLabels({ tier: 'web' }, {}, { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, 'io.kubernetes.container.logpath': logPath }, NAME);
+
+    it('reports only what the shim wrote for a container it recorded: no log path, no label or annotation of the image', () => {
+      const s = containerStatusFromInspect(merged(created('')), { ...image, labels: imageLabels }, undefined);
+      assert.equal(s.logPath, '');
+      assert.deepEqual(s.labels, { tier: 'web' });
+      assert.deepEqual(s.annotations, {});
+      assert.deepEqual(s.metadata, { name: 'app', attempt: 3 });
+      const own = containerStatusFromInspect(merged(created('/var/log/pods/x/app/3.log')), { ...image, labels: imageLabels }, undefined);
+      assert.equal(own.logPath, '/var/log/pods/x/app/3.log');
+    });
+
+    it('lists a recorded container with its own labels and pod only', () => {
+      const doc = merged({ ...created(''), 'io.kubernetes.sandbox.id': SANDBOX });
+      const summary = { Id: doc.Id, Names: [`/${NAME}`], Image: 'img', ImageID: 'sha256:feed', Created: 1, State: 'running', Labels: doc.Config.Labels } as unknown as ContainerSummary;
+      const c = containerFromObject(objectFromSummary(summary)!);
+      assert.deepEqual([c.labels, c.annotations, c.podSandboxId], [{ tier: 'web' }, {}, SANDBOX]);
+    });
+
+    it("reads a container from before the record (an older shim's, cri-dockerd's) as it stands, but for a log path that is the image's", () => {
+      const legacy = { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': SANDBOX, tier: 'web' };
+      assert.equal(containerStatusFromInspect(merged(legacy), { ...image, labels: imageLabels }, undefined).logPath, '');
+      const ownPath = { ...legacy, 'io.kubernetes.container.logpath': '/var/log/pods/x/app/3.log' };
+      assert.equal(containerStatusFromInspect(merged(ownPath), { ...image, labels: imageLabels }, undefined).logPath, '/var/log/pods/x/app/3.log');
+      // A record the image carries names another container: not believed.
+      const forged = { ...imageLabels, 'io.cri-docker-shim.own-labels': JSON.stringify({ name: 'k8s_other_x_y_z_0', keys: Object.keys(imageLabels) }) };
+      const s = containerStatusFromInspect(inspect({ Running: true }, { Config: { Image: 'img', Labels: { ...forged, ...legacy } } } as InspectOverrides), { ...image, labels: forged }, undefined);
+      assert.equal(s.logPath, '');
+    });
   });
 
   it('gives the exit reasons Completed, OOMKilled and ContainerCannotRun', () => {

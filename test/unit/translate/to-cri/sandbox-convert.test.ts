@@ -13,6 +13,7 @@ import {
   statusFromInspect,
 } from '../../../../src/translate/to-cri/sandbox-convert';
 import { KeyedLock } from '../../../../src/util/keyed-lock';
+import { toDockerLabels } from '../../../../src/conventions/labels';
 import { sandboxCheckpoint } from '../../../support/fixtures/checkpoint';
 import { inspectDoc, runningState } from '../../../support/fixtures/docker-container';
 
@@ -111,6 +112,17 @@ describe('sandbox conversions', () => {
     const status = statusFromCheckpoint(checkpoint());
     assert.equal(status.linux?.namespaces?.options?.network, 'NODE');
     assert.deepEqual(status.network, { ip: '', additionalIps: [] });
+  });
+
+  it("gives a recorded sandbox's own labels, annotations and runtime handler, not its image's", () => {
+    const own = toDockerLabels({ app: 'web' }, { note: 'x' }, { 'io.kubernetes.docker.type': 'podsandbox', 'io.kubernetes.cri-docker-shim.runtime-handler': '' }, 'k8s_POD_web_default_uid-1_3');
+    const image = { 'io.cri-docker-shim.pause': 'built-locally', 'io.kubernetes.cri-docker-shim.runtime-handler': 'kata', 'annotation.evil': 'y' };
+    const doc = inspectDoc({ Id: ID, Name: '/k8s_POD_web_default_uid-1_3', State: runningState(), Config: { Labels: { ...image, ...own }, Image: 'pause' }, HostConfig: {} });
+    const s = statusFromInspect(doc, undefined, []);
+    assert.deepEqual([s.labels, s.annotations, s.runtimeHandler], [{ app: 'web' }, { note: 'x' }, '']);
+    const l = sandboxFromObject(listed({ Labels: { ...image, ...own } }), undefined);
+    assert.deepEqual([l.labels, l.annotations, l.runtimeHandler], [{ app: 'web' }, { note: 'x' }, '']);
+    assert.deepEqual(podRefOf(ID, doc.Name, doc.Config.Labels, undefined).annotations, { note: 'x' });
   });
 
   it('builds a status from inspect: state, nanosecond creation time, IPs, namespaces', () => {

@@ -55,20 +55,29 @@ describe('container create spec', () => {
     const { spec, logPath } = plan(containerConfig({ logPath: 'app/2.log', labels: { tier: 'web' }, annotations: { note: 'x' } }));
     assert.equal(spec.name, 'k8s_app_web_default_u-1_2');
     assert.equal(logPath, '/var/log/pods/x/app/2.log');
+    const own = ['annotation.note', 'io.kubernetes.container.logpath', 'io.kubernetes.docker.type', 'io.kubernetes.sandbox.id', 'tier'];
     assert.deepEqual(spec.Labels, {
       tier: 'web',
       'annotation.note': 'x',
       'io.kubernetes.docker.type': 'container',
       'io.kubernetes.sandbox.id': SANDBOX,
       'io.kubernetes.container.logpath': '/var/log/pods/x/app/2.log',
+      'io.cri-docker-shim.own-labels': JSON.stringify({ name: 'k8s_app_web_default_u-1_2', keys: own }),
     });
     assert.equal(spec.HostConfig?.CgroupParent, '/kubepods/pod1');
+  });
+
+  it('writes the log path label even when there is none, so an image\'s label of that key never shows through', () => {
+    const { spec, logPath } = plan(containerConfig({ logPath: '' }), sandboxConfig({ logDirectory: '' }));
+    assert.equal(logPath, '');
+    assert.equal(spec.Labels?.['io.kubernetes.container.logpath'], '');
+    assert.match(spec.Labels?.['io.cri-docker-shim.own-labels'] ?? '', /"io\.kubernetes\.container\.logpath"/);
   });
 
   it('refuses the shim\'s own labels and the annotation prefix among the request\'s labels', () => {
     // With no log path of its own, a request's log path label would name the file StartContainer appends the output to.
     assert.throws(() => plan(containerConfig({ logPath: '', labels: { 'io.kubernetes.container.logpath': '/etc/ld.so.preload' } })), /^InvalidArgumentError: config.labels: "io.kubernetes.container.logpath" is reserved for the runtime/);
-    for (const key of ['io.kubernetes.sandbox.id', 'io.kubernetes.docker.type', 'io.kubernetes.cri-docker-shim.runtime-handler']) {
+    for (const key of ['io.kubernetes.sandbox.id', 'io.kubernetes.docker.type', 'io.kubernetes.cri-docker-shim.runtime-handler', 'io.cri-docker-shim.own-labels']) {
       assert.throws(() => plan(containerConfig({ labels: { [key]: 'x' } })), /is reserved for the runtime/, key);
     }
     assert.throws(() => plan(containerConfig({ labels: { 'annotation.note': 'x' } })), /which the runtime uses for annotations/);

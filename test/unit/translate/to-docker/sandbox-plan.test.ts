@@ -211,7 +211,15 @@ describe('sandboxCreateSpec', () => {
     assert.equal(s.name, 'k8s_POD_web_default_uid-1_1');
     assert.equal(s.Image, 'pause:test');
     assert.equal(s.Hostname, 'web-0');
-    assert.deepEqual(s.Labels, { app: 'web', 'annotation.note': 'x', 'io.kubernetes.docker.type': 'podsandbox' });
+    // The runtime handler is written when it is the default too, and every key the shim wrote is recorded.
+    const own = ['annotation.note', 'app', 'io.kubernetes.cri-docker-shim.runtime-handler', 'io.kubernetes.docker.type'];
+    assert.deepEqual(s.Labels, {
+      app: 'web',
+      'annotation.note': 'x',
+      'io.kubernetes.docker.type': 'podsandbox',
+      'io.kubernetes.cri-docker-shim.runtime-handler': '',
+      'io.cri-docker-shim.own-labels': JSON.stringify({ name: 'k8s_POD_web_default_uid-1_1', keys: own }),
+    });
     assert.equal(s.HostConfig?.IpcMode, 'shareable');
     assert.equal(s.HostConfig?.ShmSize, SANDBOX_SHM_SIZE_BYTES);
     assert.equal(s.HostConfig?.OomScoreAdj, PAUSE_OOM_SCORE_ADJ);
