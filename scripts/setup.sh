@@ -87,38 +87,25 @@ fi
 say "building"
 npm run --silent build
 
-# A pod network for the default --network-plugin=cni, only where there is no CNI config at all
-# (a cluster's own CNI config is never touched): Debian's bridge, portmap, firewall and bandwidth
-# plugins, pods on 10.88.0.0/16 behind a cni0 bridge. The firewall plugin lets pod traffic
-# through the FORWARD chain, whose policy Docker sets to DROP.
+# A pod network for the default --network-plugin=cni, for development and test machines only
+# (setup.sh is their set-up; a package never writes one), and only where there is no CNI config
+# at all: Debian's bridge, portmap, firewall and bandwidth plugins, pods on 10.88.0.0/16 behind a
+# cni0 bridge. The firewall plugin lets pod traffic through the FORWARD chain, whose policy Docker
+# sets to DROP. The shim, like kubelet, takes the first file in lexical order, so the name sorts
+# after any cluster's (10-flannel.conflist, 10-calico.conflist): a cluster's network installed
+# later wins. An earlier setup's 10-cri-docker-shim.conflist is renamed to sort last too.
 conf_dir=/etc/cni/net.d
+default_conf="$conf_dir/99-cri-docker-shim.conflist"
+if [ -f "$conf_dir/10-cri-docker-shim.conflist" ] && [ ! -e "$default_conf" ]; then
+  need_root
+  mv "$conf_dir/10-cri-docker-shim.conflist" "$default_conf"
+  say "renamed the default pod network to $default_conf, so that a cluster's own sorts first"
+fi
 if [ -z "$(ls -A "$conf_dir" 2>/dev/null | grep -E '\.(conf|conflist|json)$')" ]; then
   need_root
   mkdir -p "$conf_dir"
-  cat >"$conf_dir/10-cri-docker-shim.conflist" <<'JSON'
-{
-  "cniVersion": "1.0.0",
-  "name": "cri-docker-shim",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{ "subnet": "10.88.0.0/16" }]],
-        "routes": [{ "dst": "0.0.0.0/0" }]
-      }
-    },
-    { "type": "portmap", "capabilities": { "portMappings": true } },
-    { "type": "firewall", "backend": "iptables" },
-    { "type": "bandwidth", "capabilities": { "bandwidth": true } }
-  ]
-}
-JSON
-  say "wrote a default pod network to $conf_dir/10-cri-docker-shim.conflist (10.88.0.0/16 on bridge cni0)"
+  install -m 0644 packaging/cni/99-cri-docker-shim.conflist "$default_conf"
+  say "wrote a default pod network to $default_conf (10.88.0.0/16 on bridge cni0)"
 fi
 
 if [ "${1:-}" = "--run" ]; then

@@ -132,6 +132,8 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
   const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
   const networkHost = new DockerNetworkHost(docker, checkpoints);
   const network = new NetworkManager(wrap(() => createNetworkPlugin(config, networkHost, log)), networkHost, log);
+  // --pod-cidr: what the node starts with; kubelet's UpdateRuntimeConfig replaces it (as in cri-dockerd).
+  if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = new DockerFacts(docker);
 

@@ -4,6 +4,7 @@
 import { startShim, type RunningShim } from './app';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { FlagError, parseFlags, usage } from './config/flags';
+import { notifyReady } from './config/systemd-notify';
 import { SHIM_VERSION } from './handlers/context';
 import { errorMessage } from './errors';
 import { createLogger } from './util/logger';
@@ -27,8 +28,16 @@ async function main(argv: string[], early: EarlyDockerAnswers | undefined): Prom
     process.stdout.write(`cri-docker-shim ${SHIM_VERSION}\n`);
     return 0;
   }
+  if (parsed.kind === 'buildinfo') {
+    // cri-dockerd's --buildinfo lines, with Node.js where it names Go.
+    process.stdout.write(`Program: cri-docker-shim\nVersion: ${SHIM_VERSION}\nNode.js version: ${process.version}\nPlatform: ${process.platform}/${process.arch}\n`);
+    return 0;
+  }
 
   const log = createLogger(parsed.config.logLevel, parsed.config.logFormat);
+  // cri-dockerd's unit reloads with SIGHUP, which would end a Node process: there is nothing to
+  // reload (settings are read at start), so it is said and otherwise ignored, from the start on.
+  process.on('SIGHUP', () => log.info('SIGHUP: nothing to reload; restart the shim to apply new settings'));
   let shim: RunningShim;
   try {
     shim = await startShim(parsed.config, log, early);
@@ -37,6 +46,7 @@ async function main(argv: string[], early: EarlyDockerAnswers | undefined): Prom
     process.stderr.write(`cri-docker-shim: ${errorMessage(err)}\n`);
     return 1;
   }
+  await notifyReady(process.env, log);
 
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -3,7 +3,7 @@
 // reads the same wherever it came from. Pure: the caller reads the file.
 
 /** Keys a file may not set: they choose what the command does, not how the shim runs. */
-const COMMAND_ONLY = new Set(['config', 'help', 'version']);
+const COMMAND_ONLY = new Set(['config', 'help', 'version', 'buildinfo']);
 
 /** Flags whose value is a comma-separated list; a YAML list is accepted for them too. */
 const LIST_FLAGS = new Set(['cni-bin-dir']);
@@ -35,6 +35,8 @@ export function parseConfigFile(text: string, knownFlags: ReadonlySet<string>): 
 function settingText(key: string, value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  // A switch (ipv6-dual-stack: true); flags.ts refuses it for a setting that is not one.
+  if (typeof value === 'boolean') return String(value);
   if (Array.isArray(value) && LIST_FLAGS.has(key) && value.every((v) => typeof v === 'string')) return value.join(',');
   if (value === null) throw new Error(`${key} has no value`);
   const kind = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;

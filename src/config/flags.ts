@@ -3,11 +3,12 @@
 // Parsing is pure but for reading that file (injectable): argv and env in, a Config or a
 // FlagError out; main.ts turns a FlagError into exit code 2.
 import * as fs from 'node:fs';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
 import { MAX_REQUEST_TIMEOUT_MS, MAX_TIMER_DELAY_MS } from '../util/timer-delay';
-import { isCidr, parseHostPort } from '../util/net';
+import { isCidr, parseHostPort, splitCidrList } from '../util/net';
 import { parseConfigFile } from './config-file';
 import { DEFAULT_DOCKER_ENDPOINT, parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
 
@@ -48,11 +49,15 @@ export interface Config {
   imageCredentialProviderConfig: string;
   /** Where the plugins that config names live. */
   imageCredentialProviderBinDir: string;
+  /** --pod-cidr: the pod CIDRs kubenet starts with, until kubelet sends its own (UpdateRuntimeConfig). */
+  podCidrs: string[];
+  /** --ipv6-dual-stack: kubenet takes every pod CIDR kubelet sends; without it only the first (as cri-dockerd). */
+  ipv6DualStack: boolean;
 }
 
 export class FlagError extends Error {}
 
-export type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' };
+export type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' } | { kind: 'buildinfo' };
 
 export const DEFAULT_RUNTIME_ENDPOINT = 'unix:///run/cri-docker-shim.sock';
 export { DEFAULT_DOCKER_ENDPOINT };
@@ -62,7 +67,12 @@ export const DEFAULT_ROOT_DIRECTORY = '/var/lib/cri-docker-shim';
 interface FlagSpec {
   help: string;
   default?: string;
+  /** A command (--help, --version, --buildinfo): it takes no value and no file may set it. */
   boolean?: true;
+  /** A setting that is true or false: given bare, it is true; --name=false as in Go's flags. */
+  switch?: true;
+  /** A one-letter alias (-h). */
+  short?: string;
 }
 
 export const FLAGS: Readonly<Record<string, FlagSpec>> = {
@@ -83,14 +93,22 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'cni-cache-dir': { help: 'Directory where CNI caches results', default: '/var/lib/cni/cache' },
   'network-plugin-mtu': { help: 'MTU for kubenet\'s bridge and pod interfaces; 0 detects it from the host', default: '0' },
   'hairpin-mode': { help: 'How kubenet lets a pod reach itself through a service: promiscuous-bridge, hairpin-veth or none', default: 'promiscuous-bridge' },
+  'pod-cidr': {
+    help: "kubenet's pod CIDR (one, or one per family separated by commas) until kubelet sends the node's",
+    default: '',
+  },
+  'ipv6-dual-stack': { help: 'kubenet takes both of the pod CIDRs kubelet sends (without it, only the first)', switch: true },
   'non-masquerade-cidr': { help: 'kubenet masquerades pod traffic leaving for addresses outside this CIDR', default: '10.0.0.0/8' },
-  'streaming-bind-addr': { help: 'host:port of the exec/attach/port-forward server', default: '127.0.0.1:0' },
+  'streaming-bind-addr': {
+    help: 'host:port of the exec/attach/port-forward server; an address alone takes a free port',
+    default: '127.0.0.1:0',
+  },
   'metrics-bind-addr': {
     help: 'host:port to serve Prometheus metrics on at /metrics, e.g. 127.0.0.1:9101 (off when empty)',
     default: '',
   },
   'cri-dockerd-root-directory': { help: 'State directory (checkpoints, container log state)', default: DEFAULT_ROOT_DIRECTORY },
-  'log-level': { help: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  'log-level': { help: `One of ${LOG_LEVELS.join(', ')} (cri-dockerd's panic is fatal)`, default: 'info' },
   'log-format': { help: 'json, pretty, or auto (pretty when stderr is a terminal)', default: 'auto' },
   'image-pull-progress-deadline': {
     help: 'Cancel a pull that reports no progress for this long (e.g. 1m, 30s)',
@@ -105,17 +123,60 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'image-credential-provider-bin-dir': { help: 'Directory of the credential provider plugin binaries', default: '' },
   config: { help: 'YAML file of settings named like these flags (network-plugin: kubenet); flags given here win', default: '' },
   version: { help: 'Print the version and exit', boolean: true },
-  help: { help: 'Print this help and exit', boolean: true },
+  buildinfo: { help: 'Print the program, its version and the Node.js it runs on, and exit', boolean: true },
+  help: { help: 'Print this help and exit', boolean: true, short: 'h' },
 };
 
 export function usage(): string {
   const lines = ['Usage: cri-docker-shim [flags]', '', 'Flags:'];
   for (const [name, spec] of Object.entries(FLAGS)) {
     const def = spec.default !== undefined && spec.default !== '' ? ` (default ${JSON.stringify(spec.default)})` : '';
-    lines.push(`  --${name}${spec.boolean ? '' : ' value'}`);
+    const alias = spec.short ? `-${spec.short}, ` : '';
+    lines.push(`  ${alias}--${name}${spec.boolean ? '' : spec.switch ? '[=true|false]' : ' value'}`);
     lines.push(`        ${spec.help}${def}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * Go's flags (pflag, as cri-dockerd parses them) give a true/false flag bare or as --name=value;
+ * parseArgs takes commands bare and settings with a value. So a switch given bare carries "true",
+ * and a command given --name=false is dropped (--name=true is the command).
+ */
+function asParseArgs(args: readonly string[]): string[] {
+  return args.flatMap((arg) => {
+    const [name = '', value] = arg.startsWith('--') ? arg.slice(2).split(/=(.*)/s, 2) : [];
+    const spec = FLAGS[name];
+    if (spec?.switch && value === undefined) return [`${arg}=true`];
+    if (spec?.boolean && value !== undefined) return switchValue(`--${name}`, value) ? [`--${name}`] : [];
+    return [arg];
+  });
+}
+
+/** Go's strconv.ParseBool, which cri-dockerd's flags use. */
+function switchValue(label: string, value: string): boolean {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False', ''].includes(value)) return false;
+  throw new FlagError(`${label}: ${JSON.stringify(value)} is not true or false`);
+}
+
+/** cri-dockerd's streaming address may be an address alone ("0.0.0.0", "::1"): it then takes a free port. */
+function streamingAddress(label: string, value: string): string {
+  const family = isIP(value);
+  if (family === 4) return `${value}:0`;
+  if (family === 6) return `[${value}]:0`;
+  return hostPort(label, value);
+}
+
+function podCidrs(label: string, value: string): string[] {
+  const { cidrs, invalid } = splitCidrList(value);
+  if (invalid !== undefined) throw new FlagError(`${label}: ${JSON.stringify(invalid)} is not a CIDR`);
+  return cidrs;
+}
+
+/** cri-dockerd's log levels as ours: logrus has a level above fatal, panic. */
+function logLevel(label: string, value: string): LogLevel {
+  return value === 'panic' ? 'fatal' : oneOf(label, value, LOG_LEVELS);
 }
 
 function oneOf<T extends string>(label: string, value: string, allowed: readonly T[]): T {
@@ -174,17 +235,18 @@ function settingsFromFile(file: string, read: ConfigFileReader): Map<string, str
  * came from: `--flag` or `flag (in FILE)`.
  */
 export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, readFile: ConfigFileReader = readFileText): ParseResult {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const [name, spec] of Object.entries(FLAGS)) options[name] = { type: spec.boolean ? 'boolean' : 'string' };
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
+  for (const [name, spec] of Object.entries(FLAGS)) options[name] = { type: spec.boolean ? 'boolean' : 'string', ...(spec.short ? { short: spec.short } : {}) };
 
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: asParseArgs(argv), options, strict: true, allowPositionals: false }));
   } catch (err) {
     throw new FlagError((err as Error).message.replace(/^TypeError \[\w+\]: /, ''));
   }
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
+  if (values.buildinfo) return { kind: 'buildinfo' };
 
   const configFile = typeof values.config === 'string' ? values.config : '';
   const fromFile = configFile === '' ? new Map<string, string>() : settingsFromFile(configFile, readFile);
@@ -212,7 +274,7 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const podInfraContainerImage = str('pod-infra-container-image').trim();
   if (podInfraContainerImage === '') throw new FlagError(`${label('pod-infra-container-image')}: must not be empty`);
 
-  const streamingBindAddr = hostPort(label('streaming-bind-addr'), str('streaming-bind-addr'));
+  const streamingBindAddr = streamingAddress(label('streaming-bind-addr'), str('streaming-bind-addr'));
   const metricsBindAddrRaw = str('metrics-bind-addr');
   const metricsBindAddr = metricsBindAddrRaw === '' ? '' : hostPort(label('metrics-bind-addr'), metricsBindAddrRaw);
 
@@ -242,13 +304,15 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     streamingBindAddr,
     metricsBindAddr,
     rootDirectory,
-    logLevel: oneOf(label('log-level'), str('log-level'), LOG_LEVELS),
+    logLevel: logLevel(label('log-level'), str('log-level')),
     logFormat: oneOf(label('log-format'), str('log-format'), ['json', 'pretty', 'auto'] as const),
     imagePullProgressDeadlineMs: duration(label('image-pull-progress-deadline'), str('image-pull-progress-deadline')),
     runtimeRequestTimeoutMs: duration(label('runtime-request-timeout'), str('runtime-request-timeout'), { ms: MAX_REQUEST_TIMEOUT_MS, text: '24h' }),
     shutdownGraceMs: duration(label('shutdown-grace-period'), str('shutdown-grace-period')),
     imageCredentialProviderConfig: str('image-credential-provider-config'),
     imageCredentialProviderBinDir: str('image-credential-provider-bin-dir'),
+    podCidrs: podCidrs(label('pod-cidr'), str('pod-cidr')),
+    ipv6DualStack: switchValue(label('ipv6-dual-stack'), str('ipv6-dual-stack')),
   };
   if ((config.imageCredentialProviderConfig === '') !== (config.imageCredentialProviderBinDir === '')) {
     throw new FlagError('--image-credential-provider-config and --image-credential-provider-bin-dir must be given together');

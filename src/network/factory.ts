@@ -15,7 +15,14 @@ export function createNetworkPlugin(config: Config, host: NetworkHost, log: Logg
       return new CniNetworkPlugin({ binDirs: config.cniBinDirs, confDir: config.cniConfDir, cacheDir: config.cniCacheDir }, host, log);
     case 'kubenet':
       return new KubenetNetworkPlugin(
-        { binDirs: config.cniBinDirs, cacheDir: config.cniCacheDir, mtu: config.networkPluginMtu, hairpinMode: config.hairpinMode, nonMasqueradeCidr: config.nonMasqueradeCidr },
+        {
+          binDirs: config.cniBinDirs,
+          cacheDir: config.cniCacheDir,
+          mtu: config.networkPluginMtu,
+          hairpinMode: config.hairpinMode,
+          nonMasqueradeCidr: config.nonMasqueradeCidr,
+          dualStack: config.ipv6DualStack,
+        },
         host,
         log,
       );

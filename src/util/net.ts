@@ -10,6 +10,17 @@ export function isCidr(text: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * A pod CIDR setting as kubelet's UpdateRuntimeConfig and --pod-cidr carry it: one CIDR, or one
+ * per family separated by commas; empty is none. `invalid` names the first part that is not a CIDR.
+ */
+export function splitCidrList(text: string): { cidrs: string[]; invalid?: string } {
+  if (text.trim() === '') return { cidrs: [] };
+  const cidrs = text.split(',').map((part) => part.trim());
+  const invalid = cidrs.find((cidr) => !isCidr(cidr));
+  return invalid === undefined ? { cidrs } : { cidrs, invalid };
+}
+
 /** "127.0.0.1:8080", "[::1]:0", "localhost:9100" as host and port; undefined when it is not host:port. */
 export function parseHostPort(address: string): { host: string; port: number } | undefined {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(address);

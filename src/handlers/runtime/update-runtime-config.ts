@@ -3,7 +3,7 @@
 import type { UpdateRuntimeConfigRequest__Output, UpdateRuntimeConfigResponse } from '../../cri/types';
 import { InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
-import { isCidr } from '../../util/net';
+import { splitCidrList } from '../../util/net';
 import { quote } from '../../util/quote';
 
 export async function updateRuntimeConfig(
@@ -11,13 +11,9 @@ export async function updateRuntimeConfig(
   req: UpdateRuntimeConfigRequest__Output,
 ): Promise<UpdateRuntimeConfigResponse> {
   const cidr = req.runtimeConfig?.networkConfig?.podCidr ?? '';
-  if (cidr === '') return {};
-  const cidrs = cidr.split(',').map((part) => part.trim());
-  for (const part of cidrs) {
-    if (!isCidr(part)) {
-      throw new InvalidArgumentError(`runtime_config.network_config.pod_cidr: ${quote(part)} is not a CIDR`);
-    }
-  }
+  const { cidrs, invalid } = splitCidrList(cidr);
+  if (invalid !== undefined) throw new InvalidArgumentError(`runtime_config.network_config.pod_cidr: ${quote(invalid)} is not a CIDR`);
+  if (cidrs.length === 0) return {};
   shim.network.setPodCidrs(cidrs);
   shim.log.info({ podCidr: cidr }, 'pod CIDR updated');
   return {};

@@ -30,6 +30,11 @@ export interface KubenetOptions {
   mtu: number;
   hairpinMode: HairpinMode;
   nonMasqueradeCidr: string;
+  /**
+   * --ipv6-dual-stack: pods get an address from each pod CIDR kubelet sends; without it, from the
+   * first only (cri-dockerd's rule, so a node moved from it keeps its single-stack pods).
+   */
+  dualStack?: boolean;
   /** host-local's data directory; its own default (/var/lib/cni/networks) when undefined. */
   ipamDataDir?: string;
   runner?: CommandRunner;
@@ -83,12 +88,22 @@ export class KubenetNetworkPlugin implements NetworkPlugin {
   private problem(): string | undefined {
     const missing = REQUIRED_PLUGINS.filter((p) => !this.attachments.runtime.binaryOf(p));
     if (missing.length > 0) return `kubenet needs the CNI plugins ${missing.join(', ')} in ${this.options.binDirs.join(', ')}`;
-    if (this.host.podCidrs().length === 0) return 'kubenet has no pod CIDR yet (UpdateRuntimeConfig gives it)';
+    if (this.podCidrs().length === 0) return 'kubenet has no pod CIDR yet (UpdateRuntimeConfig gives it)';
     if (this.rulesError) return `kubenet could not write its iptables rules: ${this.rulesError}`;
     return undefined;
   }
 
-  podCidrsChanged(cidrs: readonly string[]): void {
+  /** The pod CIDRs kubenet uses: kubelet's, or their first without --ipv6-dual-stack. */
+  private podCidrs(): readonly string[] {
+    const all = this.host.podCidrs();
+    return this.options.dualStack ? all : all.slice(0, 1);
+  }
+
+  podCidrsChanged(given: readonly string[]): void {
+    const cidrs = this.podCidrs();
+    if (cidrs.length < given.length) {
+      this.log.warn({ podCidrs: given, used: cidrs }, 'kubenet: this node has several pod CIDRs and --ipv6-dual-stack is off; only the first is used');
+    }
     this.network = undefined;
     this.rules = this.rules
       .then(() => applyKubenetRules(this.runner, { podCidrs: cidrs, nonMasqueradeCidr: this.options.nonMasqueradeCidr }))
@@ -114,8 +129,8 @@ export class KubenetNetworkPlugin implements NetworkPlugin {
   private async currentNetwork(): Promise<NetworkConfigList> {
     if (!this.network) {
       const mtu = await resolveMtu(this.runner, this.options.mtu);
-      this.network = kubenetNetwork(this.host.podCidrs(), mtu.mtu, this.options.hairpinMode, this.options.ipamDataDir);
-      this.log.info({ podCidrs: this.host.podCidrs(), mtu: mtu.mtu, mtuFrom: mtu.from ?? 'fallback' }, 'kubenet network');
+      this.network = kubenetNetwork(this.podCidrs(), mtu.mtu, this.options.hairpinMode, this.options.ipamDataDir);
+      this.log.info({ podCidrs: this.podCidrs(), mtu: mtu.mtu, mtuFrom: mtu.from ?? 'fallback' }, 'kubenet network');
     }
     return this.network;
   }
@@ -140,7 +155,7 @@ export class KubenetNetworkPlugin implements NetworkPlugin {
 
   async tearDownPod(pod: PodRef, signal?: AbortSignal): Promise<void> {
     await this.hostports.remove(pod.sandboxId);
-    await this.attachments.tearDown(pod, this.host.podCidrs().length > 0 ? await this.currentNetwork() : undefined, signal);
+    await this.attachments.tearDown(pod, this.podCidrs().length > 0 ? await this.currentNetwork() : undefined, signal);
   }
 
   async podStatus(pod: PodRef): Promise<PodNetworkStatus> {

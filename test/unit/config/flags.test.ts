@@ -201,3 +201,72 @@ describe('--config FILE', () => {
     assert.equal(withFile(['--config=/etc/bad-value.yaml', '--hairpin-mode=none']).hairpinMode, 'none');
   });
 });
+
+describe("cri-dockerd's flags", () => {
+  /** Every flag cri-dockerd 0.3.x and 0.4.x register (cmd/server.go, cmd/cri/options, config/options.go). */
+  const CRI_DOCKERD_FLAGS = [
+    '--buildinfo=false',
+    '--cni-bin-dir=/opt/cni/bin',
+    '--cni-cache-dir=/var/lib/cni/cache',
+    '--cni-conf-dir=/etc/cni/net.d',
+    '--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock',
+    '--cri-dockerd-root-directory=/var/lib/cri-dockerd',
+    '--docker-endpoint=unix:///var/run/docker.sock',
+    '--hairpin-mode=hairpin-veth',
+    '--help=false',
+    '--image-pull-progress-deadline=1m0s',
+    '--ipv6-dual-stack',
+    '--log-level=panic',
+    '--network-plugin=kubenet',
+    '--network-plugin-mtu=1460',
+    '--pod-cidr=10.244.1.0/24,fd00:10:244:1::/64',
+    '--pod-infra-container-image=registry.k8s.io/pause:3.10',
+    '--runtime-cgroups=/system.slice/cri-docker.service',
+    '--runtime-request-timeout=2m0s',
+    '--streaming-bind-addr=0.0.0.0',
+    '--version=false',
+  ];
+
+  it('accepts every one of them, each with its meaning', () => {
+    const c = run(CRI_DOCKERD_FLAGS);
+    assert.equal(c.rootDirectory, '/var/lib/cri-dockerd');
+    assert.equal(c.hairpinMode, 'hairpin-veth');
+    assert.equal(c.logLevel, 'fatal', "logrus's panic is above fatal");
+    assert.deepEqual(c.podCidrs, ['10.244.1.0/24', 'fd00:10:244:1::/64']);
+    assert.equal(c.ipv6DualStack, true);
+    assert.equal(c.streamingBindAddr, '0.0.0.0:0', 'an address alone takes a free port, as in cri-dockerd');
+    assert.equal(c.imagePullProgressDeadlineMs, 60_000);
+    assert.equal(c.runtimeCgroups, '/system.slice/cri-docker.service');
+  });
+
+  it('reads true/false flags as Go does: bare, or --name=value', () => {
+    assert.equal(run([]).ipv6DualStack, false);
+    assert.equal(run(['--ipv6-dual-stack=true']).ipv6DualStack, true);
+    assert.equal(run(['--ipv6-dual-stack=F']).ipv6DualStack, false);
+    assert.throws(() => run(['--ipv6-dual-stack=maybe']), (err: unknown) => err instanceof FlagError && /--ipv6-dual-stack: "maybe" is not true or false/.test(err.message));
+    assert.deepEqual(parseFlags(['--buildinfo']), { kind: 'buildinfo' });
+    assert.deepEqual(parseFlags(['--buildinfo=true']), { kind: 'buildinfo' });
+    assert.deepEqual(parseFlags(['-h']), { kind: 'help' });
+  });
+
+  it('takes an IPv6 streaming address alone, and refuses a pod CIDR that is not one', () => {
+    assert.equal(run(['--streaming-bind-addr=::1']).streamingBindAddr, '[::1]:0');
+    assert.throws(() => run(['--pod-cidr=10.244.0.0/24,banana']), (err: unknown) => err instanceof FlagError && /--pod-cidr: "banana" is not a CIDR/.test(err.message));
+    assert.deepEqual(run(['--pod-cidr=']).podCidrs, []);
+  });
+
+  it('takes ipv6-dual-stack from a config file, and no command there', () => {
+    const read = (file: string): string => (file === '/etc/a.yaml' ? 'ipv6-dual-stack: true\npod-cidr: 10.1.0.0/16\n' : 'buildinfo: true\n');
+    const result = parseFlags(['--config=/etc/a.yaml'], {}, read);
+    assert.equal(result.kind, 'run');
+    const config = (result as { config: Config }).config;
+    assert.equal(config.ipv6DualStack, true);
+    assert.deepEqual(config.podCidrs, ['10.1.0.0/16']);
+    assert.throws(() => parseFlags(['--config=/etc/b.yaml'], {}, read), /"buildinfo" can only be given on the command line/);
+  });
+
+  it('lists the new flags in --help', () => {
+    const text = usage();
+    for (const flag of ['--pod-cidr value', '--ipv6-dual-stack[=true|false]', '--buildinfo', '-h, --help']) assert.ok(text.includes(flag), flag);
+  });
+});
