@@ -3,7 +3,8 @@
 // its counters moves, which is what containerd's OOM monitor relies on on v2. The cgroup goes
 // with the container (Docker deletes it before its `die` event), so the counter can only be
 // read while the container runs: each running container's file is followed from the moment the
-// shim sees it run, and a kill is remembered for that run (its StartedAt), beside Docker's flag,
+// shim sees it run until the state cache shows it stopped or gone (the kernel tells a watcher
+// nothing when a cgroup is removed), and a kill is remembered for that run (its StartedAt), beside Docker's flag,
 // its `oom` event and the kernel's log (see src/app.ts). v1 notifies only through an eventfd
 // registered in cgroup.event_control, which Node cannot make; there the other witnesses remain.
 import * as fs from 'node:fs';
@@ -99,7 +100,13 @@ export class CgroupOomWatch {
           containerChanged: (change) => this.observe(change.id, change.after),
           unsynced: () => this.lookAgain(source),
         });
-        for (const doc of source.containers.values()) this.observe(doc.Id, doc);
+        const held = new Set<string>();
+        for (const doc of source.containers.values()) {
+          held.add(doc.Id);
+          this.observe(doc.Id, doc);
+        }
+        // Removed while the cache was away from Docker.
+        for (const id of [...this.followed.keys()]) if (!held.has(id)) this.unfollow(id);
         return;
       } catch {
         // unsynced between the look and the watch: look again
