@@ -141,5 +141,4 @@ describe('the kernel notifies a v2 cgroup file\'s watchers', () => {
     await waitFor('a notification of cgroup.events', () => notified > 0, { timeoutMs: 5_000 });
     assert.match(fs.readFileSync(path.join(dir, 'cgroup.events'), 'utf8'), /^populated 1$/m);
   });
-
 });

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CgroupReader } from '../../../src/cgroups/reader';
+import { criContract } from '../../../src/cri/contract';
 import { objectFromInspect } from '../../../src/docker/shim-objects';
 import { podSandboxStatsOf } from '../../../src/stats/pod-stats';
 import { sampleFromV1, sampleFromV2 } from '../../../src/stats/cgroup-sample';
@@ -72,6 +73,10 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
       assert.deepEqual(totals(stats.memory!.psi), psi(812337, 601245));
       assert.deepEqual(totals(stats.io!.psi), psi(2504127, 2210089));
       assert.equal(stats.io!.timestamp, stats.cpu!.timestamp);
+      // Through the wire as kubelet decodes it.
+      const rpc = criContract().runtime.v1.RuntimeService.service.ContainerStats;
+      const decoded = rpc.responseDeserialize(rpc.responseSerialize({ stats })) as { stats: { io: { psi: { Full: { Total: string; Avg10: number } } } } };
+      assert.deepEqual(decoded.stats.io.psi.Full, { Total: '2210089', Avg10: 0.3, Avg60: 0.18, Avg300: 0.04 });
     });
 
     it('PodSandboxStats: the pod cgroup\'s own PSI and IoUsage, and each container\'s', async () => {
