@@ -52,6 +52,9 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
       const r = reader();
       const dirs = r.dirsOf(owner);
       assert.deepEqual(dirs, { version: 2, dir: host.containerDir });
+      // The storage figures' "did it run" and the pod network's first process, from the same cgroup.
+      assert.equal(r.cpuUsage(owner), 8432117000n);
+      assert.deepEqual(r.pids(dirs!, V2_CONTAINER_ID), [V2_CONTAINER_PID]);
       const sample = readCgroupSample(r, dirs!, V2_CONTAINER_ID);
       assert.deepEqual(sample, {
         cpuUsageNs: 8432117000n,
