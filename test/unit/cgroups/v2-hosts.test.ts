@@ -30,7 +30,7 @@ describe('PSI files', () => {
     });
     // No stall is a measured 0, not an absent figure.
     assert.equal(parsePressure(kernelFile('io.pressure'))?.some?.totalUsec, 0n);
-    // The four core keys of a controller-less cgroup's cpu.stat (nice_usec since 6.x) read as usage.
+    // The core keys of a controller-less cgroup's cpu.stat (nice_usec on newer kernels) read as usage.
     assert.equal(sampleFromV2({ 'cpu.stat': kernelFile('cpu.stat') }).cpuUsageNs, 2771110n * 1000n);
   });
   it('a missing file, or one without a PSI line, is no pressure at all', () => {
