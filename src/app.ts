@@ -23,6 +23,7 @@ import { DockerStorage } from './storage/docker-storage';
 import { LayerFiguresFile } from './storage/layer-figures-file';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
 import { CgroupReader } from './cgroups/reader';
+import { CgroupOomWatch } from './cgroups/oom-watch';
 import { ListAnswers } from './handlers/list-answers';
 import { HeapTrim } from './util/heap-trim';
 import { KeyedLock } from './util/keyed-lock';
@@ -192,9 +193,13 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     // network namespace, and that answer must be Docker's own.
     const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
     streaming = streamingServer;
-    // OOM kills as Docker's events told them, else as the kernel logged them (Docker can miss one).
+    // OOM kills as Docker's events told them, else as the container's v2 cgroup counted them in
+    // memory.events while it ran, else as the kernel logged them (Docker can miss one).
     const kernelOoms = new KernelOomLog(kmsgSource(log));
-    const oomKills: OomKills = { oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id) };
+    const cgroupOoms = new CgroupOomWatch(cgroupReader);
+    const oomKills: OomKills = {
+      oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
+    };
     const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
     const containerEvents = new EventHub(state, buildEvent, log);
     const heapTrim = new HeapTrim({ log });
@@ -238,6 +243,8 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
       if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
       void network.start();
       storage.start();
+      // Only v2 counts OOM kills in a file the kernel notifies watchers of.
+      if (cgroups.version === 2) cgroupOoms.followRuns(state);
       heapTrim.start();
     });
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
@@ -264,6 +271,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
         dockerFacts.close();
         storage.close();
         heapTrim.stop();
+        cgroupOoms.close();
         // After the server and the storage passes: nobody reads the held files any more.
         cgroupReader.close();
         dockerode.close();

@@ -52,3 +52,40 @@ export function cpuUsageNs(files: CgroupFiles, version: 1 | 2): bigint | undefin
   const usec = parseFlatKeyed(files['cpu.stat'] ?? '', V2_CPU_USAGE).get('usage_usec');
   return usec === undefined ? undefined : usec * 1000n;
 }
+
+/**
+ * One line of a PSI file: the share of wall time (%) some (or all) of the cgroup's tasks were
+ * stalled over the last 10, 60 and 300 s, and the cumulative stall time in microseconds.
+ */
+export interface PressureLine {
+  avg10: number;
+  avg60: number;
+  avg300: number;
+  totalUsec: bigint;
+}
+
+/** A cgroup v2 <resource>.pressure file: "some" (at least one task stalled) and "full" (all were). */
+export interface Pressure {
+  some?: PressureLine;
+  full?: PressureLine;
+}
+
+/** The PSI files of a cgroup v2 directory (the kernel has them with CONFIG_PSI, controllers or not). */
+export const PRESSURE_FILES = { cpu: 'cpu.pressure', memory: 'memory.pressure', io: 'io.pressure' } as const;
+
+const PRESSURE_LINE = /^(some|full) avg10=(\d+\.\d+) avg60=(\d+\.\d+) avg300=(\d+\.\d+) total=(\d+)$/;
+
+/**
+ * "some avg10=0.12 avg60=0.05 avg300=0.01 total=123456" lines (cgroup-v2.rst, "PSI"); undefined
+ * when the file is missing or holds neither line, so a host without PSI reports none rather than 0.
+ */
+export function parsePressure(text: string | undefined): Pressure | undefined {
+  if (text === undefined) return undefined;
+  const out: Pressure = {};
+  for (const line of text.split('\n')) {
+    const m = PRESSURE_LINE.exec(line.trim());
+    if (!m) continue;
+    out[m[1] as 'some' | 'full'] = { avg10: Number(m[2]), avg60: Number(m[3]), avg300: Number(m[4]), totalUsec: BigInt(m[5]!) };
+  }
+  return out.some || out.full ? out : undefined;
+}

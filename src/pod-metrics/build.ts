@@ -7,6 +7,7 @@ import { u64 } from '../cri/u64';
 import { METRICS, type MetricKey } from './descriptors';
 import type { BlockIoEntry, CgroupFigures } from './cgroup-figures';
 import type { InterfaceCounters } from '../cgroups/net-dev';
+import type { Pressure } from '../cgroups/parse';
 import type { ProcessFigures } from './proc-figures';
 
 export interface BaseLabels {
@@ -61,6 +62,14 @@ export class MetricList {
 
 const baseValues = (l: BaseLabels): string[] => [l.pod, l.namespace, l.container, l.id, l.image];
 const seconds = (ns: bigint | undefined): bigint | undefined => (ns === undefined ? undefined : ns / NS_PER_S);
+const USEC_PER_S = 1_000_000n;
+
+/** A PSI file's totals (microseconds) as whole seconds: "waiting" is some, "stalled" full. */
+function addPressure(out: MetricList, p: Pressure | undefined, waiting: MetricKey, stalled: MetricKey): void {
+  const s = (usec: bigint | undefined): bigint | undefined => (usec === undefined ? undefined : usec / USEC_PER_S);
+  out.add(waiting, s(p?.some?.totalUsec));
+  out.add(stalled, s(p?.full?.totalUsec));
+}
 
 function addBlockIo(out: MetricList, entries: readonly BlockIoEntry[], names: ReadonlyMap<string, string>): void {
   for (const e of entries) {
@@ -114,6 +123,9 @@ export function containerMetricsOf(r: ContainerReading): Metric[] {
   out.add('specMemoryReservation', c.specMemoryReservation);
   out.add('specMemorySwapLimit', c.specMemorySwapLimit);
   addBlockIo(out, c.blockIo, r.deviceNames);
+  addPressure(out, c.cpuPressure, 'cpuWaiting', 'cpuStalled');
+  addPressure(out, c.memoryPressure, 'memoryWaiting', 'memoryStalled');
+  addPressure(out, c.ioPressure, 'ioWaiting', 'ioStalled');
   if (r.layer) {
     const d = [r.layer.device];
     out.add('fsUsage', r.layer.usageBytes, d);

@@ -1,7 +1,7 @@
 // A container's cgroup files turned into the figures its metrics report. Pure: the caller
 // reads the files (V1_FILES or V2_FILES) and passes their text keyed by file name; a file
 // that is missing or unreadable is undefined, and every figure it would give is left out.
-import { cpuUsageNs, parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
+import { cpuUsageNs, parseFlatKeyed, parsePressure, parseSingleValue, PRESSURE_FILES, type CgroupFiles, type Pressure } from '../cgroups/parse';
 
 export interface BlockIoEntry {
   major: number;
@@ -45,6 +45,10 @@ export interface CgroupFigures {
   specMemoryReservation?: bigint;
   specMemorySwapLimit?: bigint;
   blockIo: BlockIoEntry[];
+  /** PSI, cgroup v2 only (v1 has no per-cgroup pressure files): left out, never 0, where absent. */
+  cpuPressure?: Pressure;
+  memoryPressure?: Pressure;
+  ioPressure?: Pressure;
 }
 
 export const V1_FILES = [
@@ -61,6 +65,7 @@ export const V2_FILES = [
   'memory.current', 'memory.peak', 'memory.stat', 'memory.swap.current', 'memory.events', 'memory.max', 'memory.low', 'memory.swap.max',
   'pids.current', 'pids.max',
   'io.stat',
+  PRESSURE_FILES.cpu, PRESSURE_FILES.memory, PRESSURE_FILES.io,
 ] as const;
 
 /** v1 writes "no limit" as a huge page-rounded number. */
@@ -208,5 +213,8 @@ export function figuresFromV2(f: CgroupFiles): CgroupFigures {
     // v2 limits swap alone; the metric is v1's memory-plus-swap limit, so both must be set.
     specMemorySwapLimit: swapLimitV2(memoryMax, swapText),
     blockIo: parseIoStat(f['io.stat']),
+    cpuPressure: parsePressure(f[PRESSURE_FILES.cpu]),
+    memoryPressure: parsePressure(f[PRESSURE_FILES.memory]),
+    ioPressure: parsePressure(f[PRESSURE_FILES.io]),
   };
 }

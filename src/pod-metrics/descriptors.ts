@@ -71,6 +71,13 @@ export const METRICS = {
   threadsMax: spec('container_threads_max', 'GAUGE', 'The container\'s limit on threads; 0 means no limit.'),
   fileDescriptors: spec('container_file_descriptors', 'GAUGE', 'File descriptors the container\'s processes hold open.'),
   sockets: spec('container_sockets', 'GAUGE', 'Sockets the container\'s processes hold open.'),
+  // Pressure stall information (cgroup v2): "waiting" is PSI's some, "stalled" its full
+  cpuWaiting: spec('container_pressure_cpu_waiting_seconds_total', 'COUNTER', 'Time tasks of the container waited for a CPU, in whole seconds.'),
+  cpuStalled: spec('container_pressure_cpu_stalled_seconds_total', 'COUNTER', 'Time no task of the container could make progress for want of a CPU, in whole seconds.'),
+  memoryWaiting: spec('container_pressure_memory_waiting_seconds_total', 'COUNTER', 'Time tasks of the container waited for memory, in whole seconds.'),
+  memoryStalled: spec('container_pressure_memory_stalled_seconds_total', 'COUNTER', 'Time no task of the container could make progress for want of memory, in whole seconds.'),
+  ioWaiting: spec('container_pressure_io_waiting_seconds_total', 'COUNTER', 'Time tasks of the container waited for I/O, in whole seconds.'),
+  ioStalled: spec('container_pressure_io_stalled_seconds_total', 'COUNTER', 'Time no task of the container could make progress for want of I/O, in whole seconds.'),
   // Times
   lastSeen: spec('container_last_seen', 'GAUGE', 'When the runtime last read the container, in seconds since the epoch.'),
   startTime: spec('container_start_time_seconds', 'GAUGE', 'When the container started, in seconds since the epoch.'),

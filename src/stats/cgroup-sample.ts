@@ -1,7 +1,7 @@
 // One reading of a cgroup's cumulative CPU time, memory and process count, straight from its
 // files: no waiting for a second sample as Docker's stats endpoint does. Parsing is pure;
 // `readCgroupSample` reads the files through the cgroup reader (../cgroups/reader.ts).
-import { cpuUsageNs, parseFlatKeyed, parseSingleValue, type CgroupFiles } from '../cgroups/parse';
+import { cpuUsageNs, parseFlatKeyed, parsePressure, parseSingleValue, PRESSURE_FILES, type CgroupFiles, type Pressure } from '../cgroups/parse';
 import type { CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
 
@@ -20,6 +20,10 @@ export interface CgroupSample {
   swapUsageBytes?: bigint;
   /** Swap limit minus swap used; undefined when there is no limit. */
   swapAvailableBytes?: bigint;
+  /** PSI (cgroup v2 only: v1 has no per-cgroup pressure files). */
+  cpuPressure?: Pressure;
+  memoryPressure?: Pressure;
+  ioPressure?: Pressure;
 }
 
 /** v1 reports "no limit" as a huge page-rounded number; anything this large is no limit. */
@@ -43,7 +47,10 @@ function available(limit: bigint | undefined, ws: bigint | undefined): bigint | 
 /** The files a sample is made from; a missing one leaves its figures out. */
 export const SAMPLE_FILES = {
   1: ['cpuacct.usage', 'memory.usage_in_bytes', 'memory.limit_in_bytes', 'memory.stat', 'pids.current', 'memory.memsw.usage_in_bytes', 'memory.memsw.limit_in_bytes'],
-  2: ['cpu.stat', 'memory.current', 'memory.max', 'memory.stat', 'pids.current', 'memory.swap.current', 'memory.swap.max'],
+  2: [
+    'cpu.stat', 'memory.current', 'memory.max', 'memory.stat', 'pids.current', 'memory.swap.current', 'memory.swap.max',
+    PRESSURE_FILES.cpu, PRESSURE_FILES.memory, PRESSURE_FILES.io,
+  ],
 } as const;
 
 export function sampleFromV1(f: CgroupFiles): CgroupSample {
@@ -90,13 +97,16 @@ export function sampleFromV2(f: CgroupFiles): CgroupSample {
     processCount: parseSingleValue(f['pids.current']),
     swapUsageBytes: swap,
     swapAvailableBytes: available(parseSingleValue(f['memory.swap.max']), swap),
+    cpuPressure: parsePressure(f[PRESSURE_FILES.cpu]),
+    memoryPressure: parsePressure(f[PRESSURE_FILES.memory]),
+    ioPressure: parsePressure(f[PRESSURE_FILES.io]),
   });
 }
 
 function prune(s: CgroupSample): CgroupSample {
-  const out: CgroupSample = {};
-  for (const [k, v] of Object.entries(s) as Array<[keyof CgroupSample, bigint | undefined]>) if (v !== undefined) out[k] = v;
-  return out;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s)) if (v !== undefined) out[k] = v;
+  return out as CgroupSample;
 }
 
 /**

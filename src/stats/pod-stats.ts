@@ -9,7 +9,7 @@ import { nowNanos } from '../util/time';
 import type { CgroupSample } from './cgroup-sample';
 import type { StatsCollector } from './stats-collector';
 import { u64 } from '../cri/u64';
-import { cpuUsage, memoryUsage, sumSamples } from './stats-convert';
+import { cpuUsage, ioUsage, memoryUsage, sumSamples } from './stats-convert';
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,
@@ -37,5 +37,7 @@ export async function podSandboxStatsOf(
     containers: present.map((f) => f.stats),
   };
   if (own.network) linux.network = own.network;
+  const io = ioUsage(total, timestamp);
+  if (io) linux.io = io;
   return { attributes: { id, metadata, labels, annotations }, linux };
 }

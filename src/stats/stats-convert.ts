@@ -6,14 +6,18 @@ import type {
   ContainerStats,
   CpuUsage,
   FilesystemUsage,
+  IoUsage,
   MemoryUsage,
   NetworkInterfaceUsage,
   NetworkUsage,
+  PsiData,
+  PsiStats,
   SwapUsage,
 } from '../cri/types';
 import type { DiskUsage } from '../util/disk-usage';
 import { u64 } from '../cri/u64';
 import { DEFAULT_INTERFACE, type InterfaceCounters } from '../cgroups/net-dev';
+import type { Pressure, PressureLine } from '../cgroups/parse';
 import type { CgroupSample } from './cgroup-sample';
 
 function defined<T extends object>(o: T): T {
@@ -21,9 +25,26 @@ function defined<T extends object>(o: T): T {
   return o;
 }
 
+/**
+ * Total is the kernel's microseconds as they stand, as containerd and cAdvisor (hence kubelet's
+ * summary from either) pass them on, although the proto's comment says nanoseconds.
+ */
+function psiData(line: PressureLine): PsiData {
+  return { Total: u64(line.totalUsec)!.value, Avg10: line.avg10, Avg60: line.avg60, Avg300: line.avg300 };
+}
+
+/** A PSI file as CRI's PsiStats; undefined when the cgroup has none (cgroup v1, or no CONFIG_PSI). */
+export function psiStats(p: Pressure | undefined): PsiStats | undefined {
+  if (!p) return undefined;
+  const out: PsiStats = {};
+  if (p.full) out.Full = psiData(p.full);
+  if (p.some) out.Some = psiData(p.some);
+  return out;
+}
+
 export function cpuUsage(sample: CgroupSample | undefined, nanoCores: bigint | undefined, timestamp: string): CpuUsage {
   if (!sample) return { timestamp, usageCoreNanoSeconds: u64(0), usageNanoCores: u64(0) };
-  return defined({ timestamp, usageCoreNanoSeconds: u64(sample.cpuUsageNs), usageNanoCores: u64(nanoCores) });
+  return defined({ timestamp, usageCoreNanoSeconds: u64(sample.cpuUsageNs), usageNanoCores: u64(nanoCores), psi: psiStats(sample.cpuPressure) });
 }
 
 export function memoryUsage(sample: CgroupSample | undefined, timestamp: string): MemoryUsage {
@@ -36,7 +57,14 @@ export function memoryUsage(sample: CgroupSample | undefined, timestamp: string)
     rssBytes: u64(sample.rssBytes),
     pageFaults: u64(sample.pageFaults),
     majorPageFaults: u64(sample.majorPageFaults),
+    psi: psiStats(sample.memoryPressure),
   });
+}
+
+/** CRI's IoUsage holds PSI alone: left out where there is no io.pressure (cgroup v1). */
+export function ioUsage(sample: CgroupSample | undefined, timestamp: string): IoUsage | undefined {
+  const psi = psiStats(sample?.ioPressure);
+  return psi && { timestamp, psi };
 }
 
 export function swapUsage(sample: CgroupSample | undefined, timestamp: string): SwapUsage | undefined {
@@ -68,6 +96,8 @@ export function containerStatsOf(f: ContainerFigures): ContainerStats {
   };
   const swap = swapUsage(f.sample, f.timestamp);
   if (swap) stats.swap = swap;
+  const io = ioUsage(f.sample, f.timestamp);
+  if (io) stats.io = io;
   if (f.layer) stats.writableLayer = filesystemUsage(f.layer.usage, f.layer.mountpoint, f.layer.timestamp);
   return stats;
 }
@@ -84,17 +114,21 @@ export function networkUsage(interfaces: readonly InterfaceCounters[], timestamp
   return usage;
 }
 
+/** The figures of a sample that add up across cgroups. */
+type SummedKey = { [K in keyof CgroupSample]-?: NonNullable<CgroupSample[K]> extends bigint ? K : never }[keyof CgroupSample];
+
 /** A pod's figures are its members' added up (the pause container and every running container). */
 export function sumSamples(samples: readonly CgroupSample[]): CgroupSample | undefined {
   if (samples.length === 0) return undefined;
   const total: CgroupSample = {};
-  const keys: Array<keyof CgroupSample> = ['cpuUsageNs', 'memoryUsageBytes', 'workingSetBytes', 'rssBytes', 'pageFaults', 'majorPageFaults', 'processCount', 'swapUsageBytes'];
+  const keys: Array<SummedKey> = ['cpuUsageNs', 'memoryUsageBytes', 'workingSetBytes', 'rssBytes', 'pageFaults', 'majorPageFaults', 'processCount', 'swapUsageBytes'];
   for (const key of keys) {
     for (const s of samples) {
       const v = s[key];
       if (v !== undefined) total[key] = (total[key] ?? 0n) + v;
     }
   }
-  // Limits do not add up: a pod-level "available" would need the pod cgroup's own limit.
+  // Limits do not add up: a pod-level "available" would need the pod cgroup's own limit; nor do
+  // stall times (members stall at the same moments): a pod's PSI is its own cgroup's only.
   return total;
 }

@@ -202,6 +202,8 @@ describe('pod metrics RPCs', () => {
     assert.equal(containerMetric(s, ids.loader, 'container_oom_events_total') !== undefined, oomKnown !== undefined);
     // No CFS quota was set: the quota metric is left out rather than reported as 0.
     assert.equal(containerMetric(s, ids.loader, 'container_spec_cpu_quota'), undefined);
+    // PSI only where the container's cgroup has its pressure files (v2): on v1 none, never 0.
+    assert.equal(containerMetric(s, ids.loader, 'container_pressure_cpu_waiting_seconds_total') !== undefined, CGROUP_V2 && fs.existsSync(path.join(memDir, 'cpu.pressure')));
   });
 
   it('a stopped container is left out; Stream gives what List gives', async () => {

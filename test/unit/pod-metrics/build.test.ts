@@ -19,6 +19,9 @@ const full: Partial<CgroupFigures> = {
   memoryFailcnt: 0n, memoryActiveFile: 1n, memoryInactiveFile: 1n, pgfault: 7n, pgmajfault: 1n, oomKills: 0n, threads: 2n, threadsMax: 0n,
   specCpuPeriod: 100000n, specCpuQuota: 50000n, specCpuShares: 1024n, specMemoryLimit: 0n, specMemoryReservation: 0n, specMemorySwapLimit: 0n,
   blockIo: [{ major: 254, minor: 0, readBytes: 1n, writeBytes: 2n, reads: 3n, writes: 4n }],
+  cpuPressure: { some: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 5_000_000n }, full: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 2_999_999n } },
+  memoryPressure: { some: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 3_000_000n }, full: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 1_000_000n } },
+  ioPressure: { some: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 7_000_000n }, full: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 4_000_000n } },
 };
 
 describe('metric descriptors', () => {
@@ -66,6 +69,17 @@ describe('containerMetricsOf', () => {
     // Past 2^53 a number would round: such a value travels as a decimal string.
     const huge = containerMetricsOf(reading({ memoryUsage: (1n << 60n) + 1n }));
     assert.equal(huge.find((m) => m.name === 'container_memory_usage_bytes')!.value!.value, '1152921504606846977');
+  });
+
+  it('PSI totals (µs) as whole seconds: waiting is "some", stalled is "full"', () => {
+    const value = (name: string) => named(name).map((m) => m.value!.value);
+    assert.deepEqual(
+      ['cpu', 'memory', 'io'].map((r) => [value(`container_pressure_${r}_waiting_seconds_total`), value(`container_pressure_${r}_stalled_seconds_total`)]),
+      [[[5], [2]], [[3], [1]], [[7], [4]]],
+    );
+    // Without pressure files (cgroup v1) the six are absent, not 0.
+    const v1 = containerMetricsOf(reading({ ...full, cpuPressure: undefined, memoryPressure: undefined, ioPressure: undefined }));
+    assert.deepEqual(v1.filter((m) => m.name!.startsWith('container_pressure_')), []);
   });
 
   it('labels faults by kind and scope, block I/O by device name and numbers', () => {
