@@ -32,7 +32,7 @@ function securityContext(over: Partial<LinuxContainerSecurityContext__Output> = 
 function mount(over: Partial<Mount__Output> = {}): Mount__Output {
   return {
     containerPath: '/data', hostPath: '/srv/data', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE',
-    uidMappings: [], gidMappings: [], recursiveReadOnly: false, image: null, imageSubPath: '', ...over,
+    uidMappings: [], gidMappings: [], recursiveReadOnly: false, image: null, imageSubPath: '', mountOptions: [], ...over,
   };
 }
 
@@ -107,11 +107,11 @@ describe('container create spec', () => {
   });
 
   it('translates env, working dir, tty and stdin', () => {
-    const { spec } = plan(containerConfig({ envs: [{ key: 'A', value: '1=2' }], workingDir: '/w', tty: true, stdin: true, stdinOnce: true }));
+    const { spec } = plan(containerConfig({ envs: [{ key: 'A', value: Buffer.from('1=2') }], workingDir: '/w', tty: true, stdin: true, stdinOnce: true }));
     assert.deepEqual(spec.Env, ['A=1=2']);
     assert.equal(spec.WorkingDir, '/w');
     assert.deepEqual([spec.Tty, spec.OpenStdin, spec.StdinOnce], [true, true, true]);
-    assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: 'x' }] })), /config.envs\[0\].key/);
+    assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: Buffer.from('x') }] })), /config.envs\[0\].key/);
   });
 
   it('translates resources and refuses what Docker cannot limit', () => {
@@ -141,16 +141,21 @@ describe('container create spec', () => {
     assert.equal(logPathOf('/var/log/pods/x', ''), '');
   });
 
-  it('maps stop signals both ways', () => {
-    const { spec } = plan(containerConfig({ stopSignal: 'SIGUSR1' }));
+  it('maps stop signals both ways, reading the names of CRI v1.37 (SIGNAL_ prefix) and before', () => {
+    const { spec } = plan(containerConfig({ stopSignal: 'SIGNAL_SIGUSR1' }));
     assert.equal(spec.StopSignal, 'SIGUSR1');
-    assert.equal(dockerStopSignal('SIGRTMINPLUS3'), 'SIGRTMIN+3');
-    assert.equal(dockerStopSignal('SIGRTMAXMINUS2'), 'SIGRTMAX-2');
-    assert.equal(dockerStopSignal('RUNTIME_DEFAULT'), undefined);
-    assert.equal(criSignal('SIGRTMIN+3'), 'SIGRTMINPLUS3');
-    assert.equal(criSignal('TERM'), 'SIGTERM');
-    assert.equal(criSignal('SIGNOPE'), 'RUNTIME_DEFAULT');
-    assert.equal(criSignal(''), 'RUNTIME_DEFAULT');
+    assert.equal(plan(containerConfig()).spec.StopSignal, undefined);
+    for (const prefix of ['', 'SIGNAL_']) {
+      assert.equal(dockerStopSignal(`${prefix}SIGTERM`), 'SIGTERM');
+      assert.equal(dockerStopSignal(`${prefix}SIGRTMINPLUS3`), 'SIGRTMIN+3');
+      assert.equal(dockerStopSignal(`${prefix}SIGRTMAXMINUS2`), 'SIGRTMAX-2');
+      assert.equal(dockerStopSignal(`${prefix}RUNTIME_DEFAULT`), undefined);
+    }
+    // Answers use the names of the proto served, which encode as the same numbers as before.
+    assert.equal(criSignal('SIGRTMIN+3'), 'SIGNAL_SIGRTMINPLUS3');
+    assert.equal(criSignal('TERM'), 'SIGNAL_SIGTERM');
+    assert.equal(criSignal('SIGNOPE'), 'SIGNAL_RUNTIME_DEFAULT');
+    assert.equal(criSignal(''), 'SIGNAL_RUNTIME_DEFAULT');
   });
 });
 
