@@ -6,7 +6,7 @@ import type {
   Mount__Output,
 } from '../../../../src/cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../../../src/errors';
-import { buildCreatePlan, logPathOf, namespaceModes, type HostView } from '../../../../src/translate/to-docker/container-create-spec';
+import { buildCreatePlan, envList, logPathOf, namespaceModes, type HostView } from '../../../../src/translate/to-docker/container-create-spec';
 import { toCdiDeviceRequests, toDockerDevices, toDockerMounts } from '../../../../src/translate/to-docker/container-mounts';
 import { engineFeatures, type EngineFeatures } from '../../../../src/docker/docker-version';
 import { translateSecurityContext } from '../../../../src/translate/to-docker/container-security';
@@ -112,6 +112,27 @@ describe('container create spec', () => {
     assert.equal(spec.WorkingDir, '/w');
     assert.deepEqual([spec.Tty, spec.OpenStdin, spec.StdinOnce], [true, true, true]);
     assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: Buffer.from('x') }] })), /config.envs\[0\].key/);
+  });
+
+  it('gives Docker env values (bytes since CRI v1.37) exactly when they are UTF-8 without NUL, and refuses others naming the variable', () => {
+    // Non-ASCII, 4-byte UTF-8, a leading byte-order mark (a decoder that drops it would change the value), empty.
+    const values = ['grüße ✓ 𝄞', '\uFEFFbom', ''];
+    const env = envList(values.map((v, i) => ({ key: `V${i}`, value: Buffer.from(v, 'utf8') })));
+    assert.deepEqual(env, values.map((v, i) => `V${i}=${v}`));
+    const refused = (value: number[], why: RegExp): void => {
+      const envs = [{ key: 'OK', value: Buffer.from('fine') }, { key: 'SECRET_BLOB', value: Buffer.from(value) }];
+      assert.throws(() => plan(containerConfig({ envs })), (err: unknown) => {
+        assert.ok(err instanceof InvalidArgumentError, String(err));
+        assert.match(err.message, /^config\.envs\[1\]\.value of "SECRET_BLOB": /);
+        assert.match(err.message, why);
+        return true;
+      });
+    };
+    refused([0xff, 0x41], /not valid UTF-8/);
+    refused([0xc3], /not valid UTF-8/); // cut inside a character
+    refused([0xed, 0xa0, 0x80], /not valid UTF-8/); // a UTF-16 surrogate, which UTF-8 does not encode
+    refused([0x61, 0x00, 0x62], /NUL/);
+    assert.throws(() => envList([{ key: 'A\0B', value: Buffer.from('x') }]), /config\.envs\[0\]\.key: "A\\u0000B" is not a variable name/);
   });
 
   it('translates resources and refuses what Docker cannot limit', () => {
