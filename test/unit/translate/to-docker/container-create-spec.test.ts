@@ -256,6 +256,36 @@ describe('container mounts and devices', () => {
     assert.deepEqual(toDockerMounts('config.mounts', [mount({ readonly: true, selinuxRelabel: true })], host.resolvePath, { ...DOCKER_20, selinux: false }).binds, ['/srv/data:/data:ro']);
   });
 
+  it('applies the mount_options (CRI v1.37) Docker has as the fields they restate, and refuses noexec, nosuid, nodev and the rest naming the option', () => {
+    const options = (mountOptions: string[], over: Partial<Mount__Output> = {}) => mount({ mountOptions, ...over });
+    const applied = toDockerMounts('config.mounts', [
+      options(['rbind']),
+      options(['ro']),
+      options(['rw', 'rslave']),
+      options(['rshared'], { propagation: 'PROPAGATION_BIDIRECTIONAL' }),
+      options(['rprivate', 'ro'], { readonly: true }),
+    ], host.resolvePath, DOCKER_20);
+    assert.deepEqual(applied.binds, ['/srv/data:/data', '/srv/data:/data:ro', '/srv/data:/data:rslave', '/srv/data:/data:rshared', '/srv/data:/data:ro']);
+    // rro is recursive_read_only, with its needs: an engine that can, private propagation.
+    assert.deepEqual(toDockerMounts('config.mounts', [options(['rro'])], host.resolvePath, DOCKER_28).mounts, [
+      { Type: 'bind', Source: '/srv/data', Target: '/data', ReadOnly: true, BindOptions: { CreateMountpoint: true, ReadOnlyForceRecursive: true } },
+    ]);
+    assert.throws(() => toDockerMounts('config.mounts', [options(['rro'])], host.resolvePath, DOCKER_20), /recursive_read_only: this Docker cannot/);
+    const refused = (m: Mount__Output, re: RegExp, engine = DOCKER_28) =>
+      assert.throws(() => toDockerMounts('config.mounts', [mount(), m], host.resolvePath, engine), (e: unknown) => e instanceof InvalidArgumentError && re.test(e.message), re.source);
+    for (const engine of [DOCKER_20, DOCKER_28]) {
+      for (const option of ['noexec', 'nosuid', 'nodev']) {
+        refused(options(['ro', option]), new RegExp(`^config\\.mounts\\[1\\]\\.mount_options\\[1\\]: Docker cannot apply "${option}" to a bind mount`), engine);
+      }
+    }
+    refused(options(['bind']), /mount_options\[0\]: Docker cannot apply "bind"/);
+    refused(options(['exec']), /mount_options\[0\]: Docker cannot apply "exec"/);
+    refused(options(['rw'], { readonly: true }), /mount_options\[0\]: "rw" makes the mount both writable \(rw\) and read-only/);
+    refused(options(['rw', 'ro']), /mount_options\[1\]: "ro" makes the mount both writable/);
+    refused(options(['rslave'], { propagation: 'PROPAGATION_BIDIRECTIONAL' }), /mount_options\[0\]: "rslave" contradicts the mount's other propagation/);
+    refused(options(['rshared', 'rprivate']), /mount_options\[1\]: "rprivate" contradicts/);
+  });
+
   it('refuses empty, relative and unsupported mounts, and the combinations the CRI forbids', () => {
     const bind = (m: Partial<Mount__Output>, engine = DOCKER_28) => () => toDockerMounts('config.mounts', [mount(m)], host.resolvePath, engine);
     assert.throws(bind({ hostPath: '' }), /config.mounts\[0\].host_path is required/);
