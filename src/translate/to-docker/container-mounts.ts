@@ -39,11 +39,11 @@ export interface DockerMounts {
 }
 
 /** mount_options that are propagation modes, as CRI's propagation field says them. */
-const PROPAGATION_OF_OPTION: Record<string, MountPropagation__Output> = {
-  rprivate: 'PROPAGATION_PRIVATE',
-  rslave: 'PROPAGATION_HOST_TO_CONTAINER',
-  rshared: 'PROPAGATION_BIDIRECTIONAL',
-};
+const PROPAGATION_OF_OPTION: ReadonlyMap<string, MountPropagation__Output> = new Map([
+  ['rprivate', 'PROPAGATION_PRIVATE'],
+  ['rslave', 'PROPAGATION_HOST_TO_CONTAINER'],
+  ['rshared', 'PROPAGATION_BIDIRECTIONAL'],
+]);
 
 /**
  * The mount with its mount_options (CRI v1.37) applied, or a refusal naming the option. Docker
@@ -60,7 +60,7 @@ export function withMountOptions(f: string, m: Mount__Output): Mount__Output {
   let writable = false;
   m.mountOptions.forEach((option, j) => {
     const field = `${f}.mount_options[${j}]`;
-    const propagation = PROPAGATION_OF_OPTION[option];
+    const propagation = PROPAGATION_OF_OPTION.get(option);
     if (option === 'rbind') return;
     if (option === 'ro' || option === 'rro') {
       out.readonly = true;

@@ -280,6 +280,8 @@ describe('container mounts and devices', () => {
     }
     refused(options(['bind']), /mount_options\[0\]: Docker cannot apply "bind"/);
     refused(options(['exec']), /mount_options\[0\]: Docker cannot apply "exec"/);
+    // Names an object has of its own are not options.
+    refused(options(['constructor']), /mount_options\[0\]: Docker cannot apply "constructor"/);
     refused(options(['rw'], { readonly: true }), /mount_options\[0\]: "rw" makes the mount both writable \(rw\) and read-only/);
     refused(options(['rw', 'ro']), /mount_options\[1\]: "ro" makes the mount both writable/);
     refused(options(['rslave'], { propagation: 'PROPAGATION_BIDIRECTIONAL' }), /mount_options\[0\]: "rslave" contradicts the mount's other propagation/);
