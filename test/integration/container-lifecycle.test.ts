@@ -69,12 +69,12 @@ describe('container lifecycle', () => {
 
   it('stops with the configured stop signal', async () => {
     const c = f.client.runtime;
-    const config = busybox(run, 'stopsig', { stopSignal: 'SIGUSR1', command: ['sh', '-c', 'trap "exit 0" USR1; while true; do usleep 50000; done'] });
+    const config = busybox(run, 'stopsig', { stopSignal: 'SIGNAL_SIGUSR1', command: ['sh', '-c', 'trap "exit 0" USR1; while true; do usleep 50000; done'] });
     const id = await runContainer(f.client, f.pod, config);
     assert.equal(((await dockerApi().getContainer(id).inspect()).Config as { StopSignal?: string }).StopSignal, 'SIGUSR1');
     await c.StopContainer({ containerId: id, timeout: 60 });
     const { status } = await c.ContainerStatus({ containerId: id });
-    assert.deepEqual([status!.state, status!.exitCode, status!.reason, status!.stopSignal], ['CONTAINER_EXITED', 0, 'Completed', 'SIGUSR1']);
+    assert.deepEqual([status!.state, status!.exitCode, status!.reason, status!.stopSignal], ['CONTAINER_EXITED', 0, 'Completed', 'SIGNAL_SIGUSR1']);
     await c.RemoveContainer({ containerId: id });
   });
 

@@ -22,7 +22,7 @@ describe('container config inside the container', () => {
     const id = await runContainer(f.client, f.pod, busybox(run, 'basic', {
       command: ['sh', '-c'],
       args: ['sleep 3600'],
-      envs: [{ key: 'GREETING', value: 'hello world' }],
+      envs: [{ key: 'GREETING', value: Buffer.from('hello world') }],
       workingDir: '/tmp',
     }));
     assert.equal(await sh(f.client, id, 'echo "$GREETING:$(pwd):$(hostname)"'), 'hello world:/tmp:sec\n');

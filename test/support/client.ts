@@ -22,7 +22,8 @@ export interface CriClient {
   close(): void;
 }
 
-function promised<T>(client: grpc.Client, definition: grpc.ServiceDefinition): T {
+/** `client`'s methods as promises: a unary call's answer, or a stream's messages once it ends. */
+export function promised<T>(client: grpc.Client, definition: grpc.ServiceDefinition): T {
   const api: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(definition)) {
     const fn = (client as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!.bind(client);

@@ -25,7 +25,9 @@ export async function status(shim: ShimContext, req: StatusRequest__Output, ctx:
   const response: StatusResponse = {
     status: { conditions: [runtime, network] },
     runtimeHandlers: await runtimeHandlers(shim, runtime.status === true, ctx.signal),
-    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
+    // mount_options means noexec, nodev and nosuid on binds (CRI v1.37), which Docker cannot
+    // apply: false, so kubelet sends none (../../translate/to-docker/container-mounts.ts).
+    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false, mountOptions: false },
   };
   if (req.verbose) response.info = await verboseInfo(shim, runtime.status === true, ctx.signal);
   return response;

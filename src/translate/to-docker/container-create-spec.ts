@@ -63,10 +63,22 @@ export function logPathOf(logDirectory: string, logPath: string): string {
   return full;
 }
 
-function envList(config: ContainerConfig__Output): string[] {
-  return config.envs.map((kv, i) => {
-    if (kv.key === '' || kv.key.includes('=')) throw new InvalidArgumentError(`config.envs[${i}].key: ${quote(kv.key)} is not a variable name`);
-    return `${kv.key}=${kv.value}`;
+/**
+ * The environment as Docker's `KEY=VALUE` strings. CRI's values are bytes (v1.37); Docker's
+ * are JSON strings, so a value goes to Docker exactly when it is UTF-8 (Docker's Go decoder
+ * would turn anything else into U+FFFD) without a NUL (which ends an environment string);
+ * any other value is refused, naming the variable, rather than changed.
+ */
+export function envList(envs: ContainerConfig__Output['envs']): string[] {
+  return envs.map((kv, i) => {
+    const field = `config.envs[${i}]`;
+    if (kv.key === '' || /[=\0]/.test(kv.key)) throw new InvalidArgumentError(`${field}.key: ${quote(kv.key)} is not a variable name`);
+    const value = kv.value.toString('utf8');
+    if (!Buffer.from(value, 'utf8').equals(kv.value)) {
+      throw new InvalidArgumentError(`${field}.value of ${quote(kv.key)}: not valid UTF-8, which Docker cannot carry as it is`);
+    }
+    if (value.includes('\0')) throw new InvalidArgumentError(`${field}.value of ${quote(kv.key)}: a NUL byte would end the variable's value`);
+    return `${kv.key}=${value}`;
   });
 }
 
@@ -142,7 +154,7 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   const spec: ContainerCreateSpec = {
     name: dockerName,
     Image: image,
-    Env: envList(config),
+    Env: envList(config.envs),
     WorkingDir: config.workingDir,
     Labels: toDockerLabels(config.labels ?? {}, config.annotations ?? {}, internal, dockerName),
     Tty: config.tty,

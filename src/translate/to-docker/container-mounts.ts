@@ -38,6 +38,47 @@ export interface DockerMounts {
   mounts: DockerMount[];
 }
 
+/** mount_options that are propagation modes, as CRI's propagation field says them. */
+const PROPAGATION_OF_OPTION: ReadonlyMap<string, MountPropagation__Output> = new Map([
+  ['rprivate', 'PROPAGATION_PRIVATE'],
+  ['rslave', 'PROPAGATION_HOST_TO_CONTAINER'],
+  ['rshared', 'PROPAGATION_BIDIRECTIONAL'],
+]);
+
+/**
+ * The mount with its mount_options (CRI v1.37) applied, or a refusal naming the option. Docker
+ * has no noexec, nosuid or nodev for a bind (neither Binds' options nor Mounts' BindOptions, up
+ * to API 1.51), the options kubelet sends: those, and any other option Docker has no way to
+ * apply, are refused (Status says mount_options is unsupported, so kubelet sends none). The
+ * options Docker does apply are those CRI's own fields already say, and become those fields:
+ * ro and rro (readonly, recursive_read_only), rw, rbind (every bind here is recursive) and the
+ * recursive propagation modes; an option that contradicts a field is refused.
+ */
+export function withMountOptions(f: string, m: Mount__Output): Mount__Output {
+  const out = { ...m };
+  const propagations = new Set<MountPropagation__Output>(m.propagation === 'PROPAGATION_PRIVATE' ? [] : [m.propagation]);
+  let writable = false;
+  m.mountOptions.forEach((option, j) => {
+    const field = `${f}.mount_options[${j}]`;
+    const propagation = PROPAGATION_OF_OPTION.get(option);
+    if (option === 'rbind') return;
+    if (option === 'ro' || option === 'rro') {
+      out.readonly = true;
+      if (option === 'rro') out.recursiveReadOnly = true;
+    } else if (option === 'rw') {
+      writable = true;
+    } else if (propagation) {
+      propagations.add(propagation);
+      if (propagations.size > 1) throw new InvalidArgumentError(`${field}: ${quote(option)} contradicts the mount's other propagation (${[...propagations].join(', ')})`);
+      out.propagation = propagation;
+    } else {
+      throw new InvalidArgumentError(`${field}: Docker cannot apply ${quote(option)} to a bind mount (it applies ro, rro, rw, rbind, rprivate, rslave and rshared)`);
+    }
+    if (writable && out.readonly) throw new InvalidArgumentError(`${field}: ${quote(option)} makes the mount both writable (rw) and read-only (ro, rro or readonly)`);
+  });
+  return out;
+}
+
 /** An image volume (CRI Mount.image): the image's files, read-only, where Docker can mount an image. */
 function imageMount(f: string, m: Mount__Output, engine: EngineFeatures): DockerMount {
   if (!engine.imageMounts) throw new InvalidArgumentError(`${f}.image: this Docker cannot mount an image (it needs API ${IMAGE_MOUNT_API_VERSION}, Docker 28)`);
@@ -58,9 +99,10 @@ function imageMount(f: string, m: Mount__Output, engine: EngineFeatures): Docker
  */
 export function toDockerMounts(field: string, mounts: Mount__Output[], resolveHostPath: (p: string) => string, engine: EngineFeatures): DockerMounts {
   const out: DockerMounts = { binds: [], mounts: [] };
-  mounts.forEach((m, i) => {
+  mounts.forEach((asked, i) => {
     const f = `${field}[${i}]`;
-    if (m.uidMappings.length > 0 || m.gidMappings.length > 0) throw new UnimplementedError(`${f}: Docker cannot make ID-mapped mounts`);
+    if (asked.uidMappings.length > 0 || asked.gidMappings.length > 0) throw new UnimplementedError(`${f}: Docker cannot make ID-mapped mounts`);
+    const m = withMountOptions(f, asked);
     if (m.image && m.image.image !== '') {
       out.mounts.push(imageMount(f, m, engine));
       return;

@@ -105,7 +105,7 @@ describe('container status conversion', () => {
     assert.equal(s.logPath, '/var/log/pods/x/app/3.log');
     assert.deepEqual(s.mounts, [{ containerPath: '/data', hostPath: '/srv', readonly: true, selinuxRelabel: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }]);
     assert.equal(s.resources?.linux?.cpuQuota, '50000');
-    assert.equal(s.stopSignal, 'SIGUSR1');
+    assert.equal(s.stopSignal, 'SIGNAL_SIGUSR1');
   });
 
   describe("an image's labels, which Docker merges into the container's", () => {

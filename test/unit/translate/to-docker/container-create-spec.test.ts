@@ -6,7 +6,7 @@ import type {
   Mount__Output,
 } from '../../../../src/cri/types';
 import { InvalidArgumentError, UnimplementedError } from '../../../../src/errors';
-import { buildCreatePlan, logPathOf, namespaceModes, type HostView } from '../../../../src/translate/to-docker/container-create-spec';
+import { buildCreatePlan, envList, logPathOf, namespaceModes, type HostView } from '../../../../src/translate/to-docker/container-create-spec';
 import { toCdiDeviceRequests, toDockerDevices, toDockerMounts } from '../../../../src/translate/to-docker/container-mounts';
 import { engineFeatures, type EngineFeatures } from '../../../../src/docker/docker-version';
 import { translateSecurityContext } from '../../../../src/translate/to-docker/container-security';
@@ -32,7 +32,7 @@ function securityContext(over: Partial<LinuxContainerSecurityContext__Output> = 
 function mount(over: Partial<Mount__Output> = {}): Mount__Output {
   return {
     containerPath: '/data', hostPath: '/srv/data', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE',
-    uidMappings: [], gidMappings: [], recursiveReadOnly: false, image: null, imageSubPath: '', ...over,
+    uidMappings: [], gidMappings: [], recursiveReadOnly: false, image: null, imageSubPath: '', mountOptions: [], ...over,
   };
 }
 
@@ -116,11 +116,32 @@ describe('container create spec', () => {
   });
 
   it('translates env, working dir, tty and stdin', () => {
-    const { spec } = plan(containerConfig({ envs: [{ key: 'A', value: '1=2' }], workingDir: '/w', tty: true, stdin: true, stdinOnce: true }));
+    const { spec } = plan(containerConfig({ envs: [{ key: 'A', value: Buffer.from('1=2') }], workingDir: '/w', tty: true, stdin: true, stdinOnce: true }));
     assert.deepEqual(spec.Env, ['A=1=2']);
     assert.equal(spec.WorkingDir, '/w');
     assert.deepEqual([spec.Tty, spec.OpenStdin, spec.StdinOnce], [true, true, true]);
-    assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: 'x' }] })), /config.envs\[0\].key/);
+    assert.throws(() => plan(containerConfig({ envs: [{ key: '', value: Buffer.from('x') }] })), /config.envs\[0\].key/);
+  });
+
+  it('gives Docker env values (bytes since CRI v1.37) exactly when they are UTF-8 without NUL, and refuses others naming the variable', () => {
+    // Non-ASCII, 4-byte UTF-8, a leading byte-order mark (a decoder that drops it would change the value), empty.
+    const values = ['grüße ✓ 𝄞', '\uFEFFbom', ''];
+    const env = envList(values.map((v, i) => ({ key: `V${i}`, value: Buffer.from(v, 'utf8') })));
+    assert.deepEqual(env, values.map((v, i) => `V${i}=${v}`));
+    const refused = (value: number[], why: RegExp): void => {
+      const envs = [{ key: 'OK', value: Buffer.from('fine') }, { key: 'SECRET_BLOB', value: Buffer.from(value) }];
+      assert.throws(() => plan(containerConfig({ envs })), (err: unknown) => {
+        assert.ok(err instanceof InvalidArgumentError, String(err));
+        assert.match(err.message, /^config\.envs\[1\]\.value of "SECRET_BLOB": /);
+        assert.match(err.message, why);
+        return true;
+      });
+    };
+    refused([0xff, 0x41], /not valid UTF-8/);
+    refused([0xc3], /not valid UTF-8/); // cut inside a character
+    refused([0xed, 0xa0, 0x80], /not valid UTF-8/); // a UTF-16 surrogate, which UTF-8 does not encode
+    refused([0x61, 0x00, 0x62], /NUL/);
+    assert.throws(() => envList([{ key: 'A\0B', value: Buffer.from('x') }]), /config\.envs\[0\]\.key: "A\\u0000B" is not a variable name/);
   });
 
   it('translates resources and refuses what Docker cannot limit', () => {
@@ -150,16 +171,21 @@ describe('container create spec', () => {
     assert.equal(logPathOf('/var/log/pods/x', ''), '');
   });
 
-  it('maps stop signals both ways', () => {
-    const { spec } = plan(containerConfig({ stopSignal: 'SIGUSR1' }));
+  it('maps stop signals both ways, reading the names of CRI v1.37 (SIGNAL_ prefix) and before', () => {
+    const { spec } = plan(containerConfig({ stopSignal: 'SIGNAL_SIGUSR1' }));
     assert.equal(spec.StopSignal, 'SIGUSR1');
-    assert.equal(dockerStopSignal('SIGRTMINPLUS3'), 'SIGRTMIN+3');
-    assert.equal(dockerStopSignal('SIGRTMAXMINUS2'), 'SIGRTMAX-2');
-    assert.equal(dockerStopSignal('RUNTIME_DEFAULT'), undefined);
-    assert.equal(criSignal('SIGRTMIN+3'), 'SIGRTMINPLUS3');
-    assert.equal(criSignal('TERM'), 'SIGTERM');
-    assert.equal(criSignal('SIGNOPE'), 'RUNTIME_DEFAULT');
-    assert.equal(criSignal(''), 'RUNTIME_DEFAULT');
+    assert.equal(plan(containerConfig()).spec.StopSignal, undefined);
+    for (const prefix of ['', 'SIGNAL_']) {
+      assert.equal(dockerStopSignal(`${prefix}SIGTERM`), 'SIGTERM');
+      assert.equal(dockerStopSignal(`${prefix}SIGRTMINPLUS3`), 'SIGRTMIN+3');
+      assert.equal(dockerStopSignal(`${prefix}SIGRTMAXMINUS2`), 'SIGRTMAX-2');
+      assert.equal(dockerStopSignal(`${prefix}RUNTIME_DEFAULT`), undefined);
+    }
+    // Answers use the names of the proto served, which encode as the same numbers as before.
+    assert.equal(criSignal('SIGRTMIN+3'), 'SIGNAL_SIGRTMINPLUS3');
+    assert.equal(criSignal('TERM'), 'SIGNAL_SIGTERM');
+    assert.equal(criSignal('SIGNOPE'), 'SIGNAL_RUNTIME_DEFAULT');
+    assert.equal(criSignal(''), 'SIGNAL_RUNTIME_DEFAULT');
   });
 });
 
@@ -237,6 +263,38 @@ describe('container mounts and devices', () => {
       { Type: 'bind', Source: '/srv/data', Target: '/data', ReadOnly: true, BindOptions: { CreateMountpoint: true, ReadOnlyForceRecursive: true } },
     ]);
     assert.deepEqual(toDockerMounts('config.mounts', [mount({ readonly: true, selinuxRelabel: true })], host.resolvePath, { ...DOCKER_20, selinux: false }).binds, ['/srv/data:/data:ro']);
+  });
+
+  it('applies the mount_options (CRI v1.37) Docker has as the fields they restate, and refuses noexec, nosuid, nodev and the rest naming the option', () => {
+    const options = (mountOptions: string[], over: Partial<Mount__Output> = {}) => mount({ mountOptions, ...over });
+    const applied = toDockerMounts('config.mounts', [
+      options(['rbind']),
+      options(['ro']),
+      options(['rw', 'rslave']),
+      options(['rshared'], { propagation: 'PROPAGATION_BIDIRECTIONAL' }),
+      options(['rprivate', 'ro'], { readonly: true }),
+    ], host.resolvePath, DOCKER_20);
+    assert.deepEqual(applied.binds, ['/srv/data:/data', '/srv/data:/data:ro', '/srv/data:/data:rslave', '/srv/data:/data:rshared', '/srv/data:/data:ro']);
+    // rro is recursive_read_only, with its needs: an engine that can, private propagation.
+    assert.deepEqual(toDockerMounts('config.mounts', [options(['rro'])], host.resolvePath, DOCKER_28).mounts, [
+      { Type: 'bind', Source: '/srv/data', Target: '/data', ReadOnly: true, BindOptions: { CreateMountpoint: true, ReadOnlyForceRecursive: true } },
+    ]);
+    assert.throws(() => toDockerMounts('config.mounts', [options(['rro'])], host.resolvePath, DOCKER_20), /recursive_read_only: this Docker cannot/);
+    const refused = (m: Mount__Output, re: RegExp, engine = DOCKER_28) =>
+      assert.throws(() => toDockerMounts('config.mounts', [mount(), m], host.resolvePath, engine), (e: unknown) => e instanceof InvalidArgumentError && re.test(e.message), re.source);
+    for (const engine of [DOCKER_20, DOCKER_28]) {
+      for (const option of ['noexec', 'nosuid', 'nodev']) {
+        refused(options(['ro', option]), new RegExp(`^config\\.mounts\\[1\\]\\.mount_options\\[1\\]: Docker cannot apply "${option}" to a bind mount`), engine);
+      }
+    }
+    refused(options(['bind']), /mount_options\[0\]: Docker cannot apply "bind"/);
+    refused(options(['exec']), /mount_options\[0\]: Docker cannot apply "exec"/);
+    // Names an object has of its own are not options.
+    refused(options(['constructor']), /mount_options\[0\]: Docker cannot apply "constructor"/);
+    refused(options(['rw'], { readonly: true }), /mount_options\[0\]: "rw" makes the mount both writable \(rw\) and read-only/);
+    refused(options(['rw', 'ro']), /mount_options\[1\]: "ro" makes the mount both writable/);
+    refused(options(['rslave'], { propagation: 'PROPAGATION_BIDIRECTIONAL' }), /mount_options\[0\]: "rslave" contradicts the mount's other propagation/);
+    refused(options(['rshared', 'rprivate']), /mount_options\[1\]: "rprivate" contradicts/);
   });
 
   it('refuses empty, relative and unsupported mounts, and the combinations the CRI forbids', () => {
