@@ -41,10 +41,21 @@ export interface CgroupOwner {
   cgroupParent: string;
 }
 
+/** Tells of containers whose process is gone (stopped, restarted, removed): the state cache. */
+export interface RunEnds {
+  onRunEnded(listener: (id: string) => void): () => void;
+}
+
 export interface CgroupReaderOptions {
   driver: CgroupDriver;
   log: Logger;
   procRoot?: string;
+  /**
+   * Where the reader hears that a container's process is gone, to close its files then: a
+   * removed cgroup whose file is held open stays pinned in the kernel, and waiting for the next
+   * read of the container (which never comes once it is removed) let descriptors pile up.
+   */
+  runEnds?: RunEnds;
 }
 
 /** The container an owner's files belong to: owners are a container's ID, or "<ID>/<part>" (its pod's cgroup). */
@@ -61,9 +72,11 @@ export class CgroupReader {
   /** "<file name> <code>" pairs logged already: a broken file would otherwise log on every call. */
   private readonly logged = new Set<string>();
   readonly procRoot: string;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly options: CgroupReaderOptions) {
     this.procRoot = options.procRoot ?? '/proc';
+    this.unsubscribe = options.runEnds?.onRunEnded((id) => this.forget(id)) ?? (() => undefined);
     this.files = new KernelFiles((file, err) => {
       const key = `${path.basename(file)} ${err.code ?? ''}`;
       if (this.logged.has(key)) return;
@@ -158,10 +171,11 @@ export class CgroupReader {
     this.files.release(owner);
   }
 
-  /** Forgets the container's directories and closes its files. */
+  /** Forgets the container's directories and closes its files, and its pod's ("<ID>/<part>" owners). */
   forget(id: string): void {
     this.known.delete(id);
     this.files.release(id);
+    for (const owner of [...this.files.owners()]) if (owner.length > id.length && containerOf(owner) === id) this.files.release(owner);
   }
 
   /** Forgets every container but `ids`, and closes the files of the others' owners. */
@@ -172,6 +186,7 @@ export class CgroupReader {
 
   /** Closes every file kept open (at shutdown). */
   close(): void {
+    this.unsubscribe();
     this.known.clear();
     this.files.closeAll();
   }
