@@ -174,8 +174,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     logs = followers;
     // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
     // One reader of the containers' cgroup files for all three: a file they all read is opened
-    // once, and closed as soon as the state cache sees the container stop or go.
-    const cgroupReader = new CgroupReader({ driver: cgroups.driver, log, runEnds: state });
+    // once, held while the state cache shows its container running, and closed as soon as the
+    // cache sees it stop or go.
+    const cgroupReader = new CgroupReader({ driver: cgroups.driver, log, runs: state });
     const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
       layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
     });

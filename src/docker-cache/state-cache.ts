@@ -150,6 +150,11 @@ export class DockerStateCache {
     return () => this.runEndListeners.delete(listener);
   }
 
+  /** Whether the cache holds the container as running (as last heard, while unsynced too). */
+  isRunning(id: string): boolean {
+    return this.containers.get(id)?.State.Running === true;
+  }
+
   /** Docker removed the container (our own call said so): drop it without asking again. */
   forgetContainer(id: string): Promise<void> {
     return this.containers.forget(id);

@@ -33,7 +33,7 @@ describe('CgroupReader', () => {
   };
 
   /** A v2 host: the container's scope by the systemd driver's naming, and elsewhere a second one. */
-  function host(runEnds?: DockerStateCache) {
+  function host(runs?: DockerStateCache) {
     const root = tempDir('cgroup-reader');
     roots.push(root);
     const proc = path.join(root, 'proc');
@@ -48,7 +48,7 @@ describe('CgroupReader', () => {
     };
     const out: string[] = [];
     const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
-    const reader = new CgroupReader({ driver: 'systemd', log, procRoot: proc, runEnds });
+    const reader = new CgroupReader({ driver: 'systemd', log, procRoot: proc, runs });
     readers.push(reader);
     return { root, proc, cg, scope, reader, debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
   }
@@ -197,13 +197,16 @@ describe('CgroupReader', () => {
         else docker.containers.delete(ID);
         docker.emit(action, ID, LABELS);
       };
-      return { h, cache, change };
+      return { h, cache, change, mine };
     }
 
     it('closes a container\'s files (its pod\'s too) when it dies, without another read', async () => {
-      const { h, change } = await watched();
+      const { h, change, mine } = await watched();
       change('die', { State: { Status: 'exited', StartedAt: '2026-11-22T02:33:52Z' } });
       await waitFor('the stopped container\'s files to be closed', () => h.reader.heldFiles === 2);
+      // A read that comes after the word (a storage pass with a list from before it) is read once.
+      assert.ok(h.reader.read(mine, ['cgroup.procs'], ID), 'its cgroup is still there in this made-up tree');
+      assert.equal(h.reader.heldFiles, 2);
     });
 
     it('closes them when it is destroyed, and when it runs with a new process', async () => {
