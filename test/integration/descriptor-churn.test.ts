@@ -4,8 +4,8 @@
 // container's cgroup files open between calls, and the storage figures read its CPU time;
 // those files are closed when Docker says the container stopped, not at some later read.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { describe, it } from 'node:test';
+import { descriptorTargets } from '../../bench/procfs';
 import { useShim } from '../support/fixture';
 import { SLEEP_FOREVER } from '../support/pods';
 import { waitFor } from '../support/poll';
@@ -14,20 +14,6 @@ import { waitFor } from '../support/poll';
 const PODS = 25;
 /** What the count may grow by: a connection to Docker more, the log followers' inotify instance. */
 const MARGIN = 10;
-
-/** Where each of the process's descriptors points. */
-function allDescriptors(pid: number): string[] {
-  const dir = `/proc/${pid}/fd`;
-  const out: string[] = [];
-  for (const fd of fs.readdirSync(dir)) {
-    try {
-      out.push(fs.readlinkSync(`${dir}/${fd}`));
-    } catch {
-      // Closed while listed.
-    }
-  }
-  return out;
-}
 
 describe('descriptors on a churning node', () => {
   const f = useShim();
@@ -39,7 +25,7 @@ describe('descriptors on a churning node', () => {
     // The storage figures read the CPU time of every running container of any shim on this
     // Docker (other suites' too): files in those containers' cgroups are left out of the count.
     const foreign = (d: string): boolean => d.startsWith('/sys/fs/cgroup/') && ![...mine].some((id) => d.includes(id));
-    const descriptors = (p: number): string[] => allDescriptors(p).filter((d) => !foreign(d));
+    const descriptors = (p: number): string[] => descriptorTargets(p).filter((d) => !foreign(d));
     /** One pod through what kubelet does with it; its pause and container IDs. */
     const cycle = async (n: number): Promise<void> => {
       const pod = await f.startPod(`fd-${n}`);
