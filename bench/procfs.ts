@@ -124,7 +124,8 @@ export function classifyOpenFiles(linkTargets: readonly string[], unixPaths: Rea
   return out;
 }
 
-export function openFiles(pid: number): OpenFiles {
+/** Where each of the process's descriptors points (/proc/<pid>/fd's links). */
+export function descriptorTargets(pid: number): string[] {
   const dir = `/proc/${pid}/fd`;
   const targets: string[] = [];
   for (const fd of fs.readdirSync(dir)) {
@@ -134,7 +135,11 @@ export function openFiles(pid: number): OpenFiles {
       // Closed between the listing and the read.
     }
   }
-  return classifyOpenFiles(targets, unixSocketPaths(fs.readFileSync('/proc/net/unix', 'utf8')));
+  return targets;
+}
+
+export function openFiles(pid: number): OpenFiles {
+  return classifyOpenFiles(descriptorTargets(pid), unixSocketPaths(fs.readFileSync('/proc/net/unix', 'utf8')));
 }
 
 /** Threads of a process (its /proc/<pid>/task entries). */

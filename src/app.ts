@@ -182,8 +182,10 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '');
     logs = followers;
     // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
-    // One reader of the containers' cgroup files for all three: a file they all read is opened once.
-    const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
+    // One reader of the containers' cgroup files for all three: a file they all read is opened
+    // once, held while the state cache shows its container running, and closed as soon as the
+    // cache sees it stop or go.
+    const cgroupReader = new CgroupReader({ driver: cgroups.driver, log, runs: state });
     const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
       layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
     });

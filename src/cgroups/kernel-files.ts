@@ -5,8 +5,10 @@
 // CPU. Opening such a file costs more than reading it (measured here: open + read + close
 // ~23 µs, a positioned read of a file already open ~6 µs), so a file read for an owner (a
 // container) stays open until the owner is released; a read at offset 0 makes the kernel
-// render it afresh. A removed cgroup does not live on through a kept descriptor: the read
-// fails, and the file is opened again by its path, which then says ENOENT.
+// render it afresh. A removed cgroup's kept descriptor fails to read, and the file is opened
+// again by its path, which then says ENOENT; but until it is closed it pins the removed cgroup in
+// the kernel, so the owner is released as soon as its container is known to have stopped
+// (./reader.ts), not at some later read.
 // Files in /proc/<pid>/net are the exception, read without an owner: an open one holds a
 // reference to the process's network namespace, which outlives the process (and keeps its
 // interfaces, so a stopped pod's veth and address) until the descriptor is closed.

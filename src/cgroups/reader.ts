@@ -41,10 +41,24 @@ export interface CgroupOwner {
   cgroupParent: string;
 }
 
+/** Which containers run, and word of those that stop, restart or go: the state cache. */
+export interface ContainerRuns {
+  isRunning(id: string): boolean;
+  onRunEnded(listener: (id: string) => void): () => void;
+}
+
 export interface CgroupReaderOptions {
   driver: CgroupDriver;
   log: Logger;
   procRoot?: string;
+  /**
+   * Files are held only for containers this says run, and closed when it says one stopped,
+   * restarted or went: a removed cgroup whose file is held open stays pinned in the kernel, and
+   * waiting for the next read of the container (which never comes once it is removed) let
+   * descriptors pile up. A read that comes after the word (a storage pass with a list from
+   * before it) reads once. Without it, files are held until forgotten.
+   */
+  runs?: ContainerRuns;
 }
 
 /** The container an owner's files belong to: owners are a container's ID, or "<ID>/<part>" (its pod's cgroup). */
@@ -61,9 +75,11 @@ export class CgroupReader {
   /** "<file name> <code>" pairs logged already: a broken file would otherwise log on every call. */
   private readonly logged = new Set<string>();
   readonly procRoot: string;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly options: CgroupReaderOptions) {
     this.procRoot = options.procRoot ?? '/proc';
+    this.unsubscribe = options.runs?.onRunEnded((id) => this.forget(id)) ?? (() => undefined);
     this.files = new KernelFiles((file, err) => {
       const key = `${path.basename(file)} ${err.code ?? ''}`;
       if (this.logged.has(key)) return;
@@ -113,14 +129,21 @@ export class CgroupReader {
   read(dirs: CgroupDirs, names: readonly string[], owner: string): CgroupFiles | undefined {
     const out: Record<string, string | undefined> = {};
     let present = false;
+    const holder = this.holder(owner);
     for (const name of PRESENCE_FILES[dirs.version]) {
-      const text = this.files.optional(dirOfFile(dirs, name), name, owner);
+      const text = this.files.optional(dirOfFile(dirs, name), name, holder);
       out[name] = text;
       present ||= text !== undefined;
     }
     if (!present) return undefined;
-    for (const name of names) if (!(name in out)) out[name] = this.files.hostFile(dirOfFile(dirs, name), name, owner);
+    for (const name of names) if (!(name in out)) out[name] = this.files.hostFile(dirOfFile(dirs, name), name, holder);
     return out;
+  }
+
+  /** Who a file read for `owner` is kept open for: nobody once its container is known not to run. */
+  private holder(owner: string): string | undefined {
+    const runs = this.options.runs;
+    return !runs || runs.isRunning(containerOf(owner)) ? owner : undefined;
   }
 
   /**
@@ -135,7 +158,7 @@ export class CgroupReader {
 
   /** The PIDs in the cgroup (its cgroup.procs, kept open for `owner`). */
   pids(dirs: CgroupDirs, owner: string): number[] | undefined {
-    const text = this.files.optional(procsDirOf(dirs), 'cgroup.procs', owner);
+    const text = this.files.optional(procsDirOf(dirs), 'cgroup.procs', this.holder(owner));
     return text === undefined ? undefined : parsePids(text);
   }
 
@@ -158,10 +181,11 @@ export class CgroupReader {
     this.files.release(owner);
   }
 
-  /** Forgets the container's directories and closes its files. */
+  /** Forgets the container's directories and closes its files, and its pod's ("<ID>/<part>" owners). */
   forget(id: string): void {
     this.known.delete(id);
     this.files.release(id);
+    for (const owner of [...this.files.owners()]) if (owner.length > id.length && containerOf(owner) === id) this.files.release(owner);
   }
 
   /** Forgets every container but `ids`, and closes the files of the others' owners. */
@@ -172,6 +196,7 @@ export class CgroupReader {
 
   /** Closes every file kept open (at shutdown). */
   close(): void {
+    this.unsubscribe();
     this.known.clear();
     this.files.closeAll();
   }

@@ -21,6 +21,18 @@ export interface ContainerChange {
 }
 
 /**
+ * Whether a change leaves the container without the process (and cgroup) it may have had: it
+ * stopped, or was removed, or never ran, or it runs with a new process (a restart, seen in one
+ * change). What was kept open for the old process can be let go.
+ */
+export function endsRun(change: ContainerChange): boolean {
+  const after = change.after?.State;
+  if (!after?.Running) return true;
+  const before = change.before?.State;
+  return before?.Running === true && before.Pid !== after.Pid;
+}
+
+/**
  * The OOM kills the cache heard of from Docker's `oom` event, by container and run. Docker's own
  * State.OOMKilled races the exit (Docker 20.10 leaves it false when the exit is handled first),
  * but the event comes either way.

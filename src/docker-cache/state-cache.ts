@@ -9,7 +9,7 @@ import type { DockerClient } from '../docker/client';
 import type { ContainerInspect, DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
-import { ContainerStore, type ContainerChange } from './container-store';
+import { ContainerStore, endsRun, type ContainerChange } from './container-store';
 import { actionForEvent, EVENT_FILTERS } from './docker-events';
 import type { ContainerSnapshotFile } from './container-snapshot';
 import { ImageStore } from './image-store';
@@ -50,6 +50,7 @@ export class DockerStateCache {
   private loop: Promise<void> | undefined;
   private readonly stopSignal = new AbortController();
   private readonly watchers = new Set<StateWatcher>();
+  private readonly runEndListeners = new Set<(id: string) => void>();
   /** The snapshot's documents, for the first sync only (later ones start from what is held). */
   private saved: ContainerInspect[] | undefined;
   /** Containers changed since the snapshot was last saved. */
@@ -139,6 +140,21 @@ export class DockerStateCache {
     this.stream?.abort();
   }
 
+  /**
+   * Tells `listener` of each container the cache sees stop, be removed or restart (see
+   * `endsRun`), synced or not (a resync drops what was removed meanwhile): what is held open
+   * for a container's process is closed then, not at some later read. Returns the unsubscribe.
+   */
+  onRunEnded(listener: (id: string) => void): () => void {
+    this.runEndListeners.add(listener);
+    return () => this.runEndListeners.delete(listener);
+  }
+
+  /** Whether the cache holds the container as running (as last heard, while unsynced too). */
+  isRunning(id: string): boolean {
+    return this.containers.get(id)?.State.Running === true;
+  }
+
   /** Docker removed the container (our own call said so): drop it without asking again. */
   forgetContainer(id: string): Promise<void> {
     return this.containers.forget(id);
@@ -164,6 +180,7 @@ export class DockerStateCache {
   private announce(change: ContainerChange): void {
     this.changedSinceSave = true;
     this.containerChanges++;
+    if (endsRun(change)) for (const listener of this.runEndListeners) listener(change.id);
     // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
     for (const w of this.watchers) w.containerChanged(change);
   }

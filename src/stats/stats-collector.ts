@@ -59,7 +59,7 @@ export class StatsCollector {
     if (known && !running && known.cgroup !== undefined) {
       // Its cgroup went with its process; a restart is a new process, looked up afresh.
       known.cgroup = known.podCgroup = undefined;
-      this.forgetCgroup(c.id);
+      this.cgroups.forget(c.id);
     }
     if (known && (known.cgroup !== undefined || !running)) {
       known.lastSeen = Date.now();
@@ -149,15 +149,10 @@ export class StatsCollector {
     return pid === undefined ? undefined : this.cgroups.netDev(pid);
   }
 
-  /** Forgets a container's cgroup lookup and closes the files held for it. */
-  private forgetCgroup(id: string): void {
-    this.cgroups.forget(id);
-    this.cgroups.release(`${id}/pod`);
-  }
-
   private forget(id: string): void {
     this.targets.delete(id);
-    this.forgetCgroup(id);
+    // Its cgroup lookup and the files held for it and its pod.
+    this.cgroups.forget(id);
   }
 
   /** Drops what is kept for containers not asked about for a long while. */

@@ -65,8 +65,12 @@ export class RecordingNetwork extends NoopNetworkPlugin {
   /** The next tearDownPod fails with this (once). */
   failNextTearDown: Error | undefined;
 
+  /** While set, tearDownPod hangs until it settles (a plugin that neither answers nor fails). */
+  holdTearDown: Promise<void> | undefined;
+
   override async tearDownPod(target: PodNetworkTarget): Promise<void> {
     this.calls.push({ step: 'tearDown', sandboxId: target.sandboxId });
+    await this.holdTearDown;
     const err = this.failNextTearDown;
     this.failNextTearDown = undefined;
     if (err) throw err;

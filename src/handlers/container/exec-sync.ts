@@ -35,7 +35,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
   if (outcome !== 'ended') {
     const exec = await shim.docker.inspectExec(execId).catch(() => undefined);
-    const killed = exec?.Running && exec.Pid > 0 ? killExecTree(exec.Pid, Id) : 0;
+    const killed = exec?.Running && exec.Pid > 0 ? await killExecTree(exec.Pid, Id) : 0;
     connection.destroy();
     shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
     if (outcome === 'cancelled') throw new CancelledError('ExecSync: cancelled by the client');

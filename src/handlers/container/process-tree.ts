@@ -10,7 +10,21 @@
 // alone. The exec's own process is only taken when it is in the container's cgroup, as Docker's
 // inspect of the exec is a round trip older than anything read here, so its PID may already
 // have changed hands before the walk.
+//
+// The reads are synchronous (/proc answers from memory, and a process's reads belong together),
+// but a container can hold thousands of processes (4,000 took 182 ms of reads in one stretch):
+// the walk and the kill yield to the event loop every PROCESSES_PER_TURN processes, and take at
+// most MAX_TREE_PROCESSES.
 import * as fs from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Processes walked (or signalled) between two yields to the event loop: ~3 ms of reads. */
+export const PROCESSES_PER_TURN = 64;
+/**
+ * The most processes one walk takes: the container's pids limit, if any, bounds a tree anyway;
+ * without one this bounds what a fork bomb costs the shim (memory, and turns of reads).
+ */
+export const MAX_TREE_PROCESSES = 16_384;
 
 /** A process as it was when the tree was walked. */
 export interface ProcessIdentity {
@@ -61,20 +75,27 @@ function childrenOf(pid: number, procRoot: string): number[] {
 }
 
 /**
- * The process and all its descendants, parents first, each with its start time. A child counts
- * only when it named the parent as its own and the parent was still the same process after its
- * children were read (a PID may change hands at any point of the walk).
+ * The process and its descendants (at most `limit`), parents first, each with its start time. A
+ * child counts only when it named the parent as its own and the parent was still the same
+ * process after its children were read (a PID may change hands at any point of the walk, the
+ * yields included).
  */
-export function processTree(pid: number, procRoot = '/proc'): ProcessIdentity[] {
+export async function processTree(pid: number, procRoot = '/proc', limit = MAX_TREE_PROCESSES): Promise<ProcessIdentity[]> {
   const root = readStat(pid, procRoot);
   if (!root) return [];
   const seen = new Set<number>([pid]);
   const out: ProcessIdentity[] = [{ pid, startTime: root.startTime }];
-  for (let i = 0; i < out.length; i++) {
+  // Reads of a process's files since the walk began: its children's and its own stat each count.
+  let read = 0;
+  for (let i = 0; i < out.length && out.length < limit; i++) {
+    if (++read % PROCESSES_PER_TURN === 0) await nextTurn();
     const parent = out[i]!;
     const children: ProcessIdentity[] = [];
     for (const child of childrenOf(parent.pid, procRoot)) {
-      const stat = seen.has(child) ? undefined : readStat(child, procRoot);
+      if (out.length + children.length >= limit) break;
+      if (seen.has(child)) continue;
+      if (++read % PROCESSES_PER_TURN === 0) await nextTurn();
+      const stat = readStat(child, procRoot);
       if (stat?.ppid === parent.pid) children.push({ pid: child, startTime: stat.startTime });
     }
     if (readStat(parent.pid, procRoot)?.startTime !== parent.startTime) continue;
@@ -95,10 +116,14 @@ export function inContainerCgroup(pid: number, containerId: string, procRoot = '
   }
 }
 
-/** SIGKILLs each process that is still the one recorded; returns how many were signalled. */
-export function killProcesses(processes: readonly ProcessIdentity[], procRoot = '/proc'): number {
+/**
+ * SIGKILLs each process that is still the one recorded (checked right before its signal, in the
+ * same turn); returns how many were signalled.
+ */
+export async function killProcesses(processes: readonly ProcessIdentity[], procRoot = '/proc'): Promise<number> {
   let killed = 0;
-  for (const p of processes) {
+  for (const [i, p] of processes.entries()) {
+    if (i > 0 && i % PROCESSES_PER_TURN === 0) await nextTurn();
     if (!(p.pid > 1) || readStat(p.pid, procRoot)?.startTime !== p.startTime) continue;
     try {
       process.kill(p.pid, 'SIGKILL');
@@ -114,9 +139,9 @@ export function killProcesses(processes: readonly ProcessIdentity[], procRoot = 
  * SIGKILLs an exec's process and its descendants, when `pid` is still a process of the
  * container; processes that are gone (or whose PID now names another process) are left alone.
  */
-export function killExecTree(pid: number, containerId: string, procRoot = '/proc'): number {
+export async function killExecTree(pid: number, containerId: string, procRoot = '/proc'): Promise<number> {
   if (!(pid > 1)) return 0;
-  const tree = processTree(pid, procRoot);
+  const tree = await processTree(pid, procRoot);
   // Checked after the walk read the root's start time, and the kill checks that again: the
   // process checked here is the one walked and the one killed.
   if (tree.length === 0 || !inContainerCgroup(pid, containerId, procRoot)) return 0;

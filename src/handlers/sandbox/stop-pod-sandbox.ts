@@ -1,8 +1,14 @@
-// StopPodSandbox: tear down the pod's network, kill what still runs of its containers, then its
-// pause container.
+// StopPodSandbox: kill what still runs of the pod's containers, tear down the pod's network,
+// then kill its pause container.
 // Idempotent: a sandbox already stopped, or already removed, is success.
-// A teardown that fails (a CNI plugin uninstalled, IPAM down) does not keep the pod's containers
-// running: they are killed all the same, the pod reads NOTREADY, and the call fails with the
+// The containers go first, as containerd stops them first: a plugin that hangs (the teardown
+// waits up to the plugin timeout, 60 s per plugin) must not keep the pod's workload running. The
+// pause container goes after the teardown: with Docker the pod's network namespace is the pause
+// process's, and the plugins need it to remove the pod's interfaces themselves (containerd keeps
+// its namespace pinned, so it can tear down after; cri-dockerd too tears down before it stops the
+// pause container).
+// A teardown that fails (a CNI plugin uninstalled, IPAM down) does not keep the pod running: the
+// pause container is killed all the same, the pod reads NOTREADY, and the call fails with the
 // teardown's error so that kubelet calls again; that call's teardown, with the pause process
 // gone, passes the plugins the results cached at ADD (what a DEL needs), as Remove does.
 import type { CallContext, StopPodSandboxRequest__Output, StopPodSandboxResponse } from '../../cri/types';
@@ -18,14 +24,14 @@ export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxReque
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};
   await shim.sandboxLocks.run(found.id, async () => {
-    // The network first, while the pause process still holds the namespace, so the plugins
-    // can remove the pod's interfaces themselves.
+    await killPodContainers(shim.docker, found.id, opts);
+    // While the pause process still holds the namespace, so the plugins can remove the pod's
+    // interfaces themselves.
     const teardown = await shim.network.tearDownPod(networkTarget(found), networkFacts(found)).then(
       () => undefined,
       (err: unknown) => ({ err }),
     );
     if (teardown) shim.log.warn({ sandboxId: found.id, error: errorMessage(teardown.err) }, 'pod network teardown failed; stopping the pod anyway, the next StopPodSandbox tries again');
-    await killPodContainers(shim.docker, found.id, opts);
     if (found.container) await killContainerIfPresent(shim.docker, found.id, opts);
     if (teardown) throw teardown.err;
   });

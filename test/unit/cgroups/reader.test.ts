@@ -1,7 +1,8 @@
 // CgroupReader over a made-up /proc and cgroup v2 tree: a container's directories from its
 // process (once per process; a reused PID or an invisible process falls back to Docker's
 // naming; a new PID is looked up afresh), a gone cgroup against a file the host lacks, what is
-// held open and what is not, forgetting, and an unreadable file logged once.
+// held open and what is not, forgetting, and an unreadable file logged once; and the files closed
+// as soon as the state cache (over the fake Docker) sees their container stop, restart or go.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -9,7 +10,11 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import { CgroupReader } from '../../../src/cgroups/reader';
+import { DockerStateCache } from '../../../src/docker-cache/state-cache';
 import { silentLogger } from '../../../src/util/logger';
+import { FakeDocker } from '../../support/fake-docker';
+import { inspectDoc, runningState } from '../../support/fixtures/docker-container';
+import { waitFor } from '../../support/poll';
 import { tempDir } from '../../support/temp';
 
 const ID = 'c0'.repeat(32);
@@ -28,7 +33,7 @@ describe('CgroupReader', () => {
   };
 
   /** A v2 host: the container's scope by the systemd driver's naming, and elsewhere a second one. */
-  function host() {
+  function host(runs?: DockerStateCache) {
     const root = tempDir('cgroup-reader');
     roots.push(root);
     const proc = path.join(root, 'proc');
@@ -43,7 +48,7 @@ describe('CgroupReader', () => {
     };
     const out: string[] = [];
     const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
-    const reader = new CgroupReader({ driver: 'systemd', log, procRoot: proc });
+    const reader = new CgroupReader({ driver: 'systemd', log, procRoot: proc, runs });
     readers.push(reader);
     return { root, proc, cg, scope, reader, debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
   }
@@ -162,5 +167,63 @@ describe('CgroupReader', () => {
     assert.equal(h.reader.heldFiles, 4, 'the pod owner belongs to the kept container');
     h.reader.keepOnly(new Set([OTHER]));
     assert.equal(h.reader.heldFiles, 0);
+  });
+
+  describe('told by the state cache', () => {
+    const LABELS = { 'io.kubernetes.docker.type': 'container' };
+    const caches: DockerStateCache[] = [];
+    after(() => Promise.all(caches.map((c) => c.stop())));
+
+    /** A cache over a fake Docker holding ID (running as PID 77) and OTHER, a reader told by it, and both containers' files held. */
+    async function watched() {
+      const docker = new FakeDocker();
+      docker.addImage('busybox', { Id: 'sha256:1111' });
+      for (const id of [ID, OTHER]) docker.containers.set(id, inspectDoc({ Id: id, State: runningState(undefined, { Pid: 77 }), Config: { Labels: LABELS } }));
+      const cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 });
+      caches.push(cache);
+      await cache.start();
+      const h = host(cache);
+      const mine = { version: 2 as const, dir: h.scope('system.slice', ID) };
+      h.reader.read(mine, [], ID);
+      const pod = { version: 2 as const, dir: path.dirname(mine.dir) };
+      write(path.join(pod.dir, 'cpu.stat'), 'usage_usec 1\n');
+      write(path.join(pod.dir, 'memory.current'), '1\n');
+      h.reader.read(pod, [], `${ID}/pod`);
+      h.reader.read({ version: 2, dir: h.scope('system.slice', OTHER) }, [], OTHER);
+      assert.equal(h.reader.heldFiles, 6);
+      /** Docker's document of ID, changed by `over`, and the event that tells of it. */
+      const change = (action: string, over: Parameters<typeof inspectDoc>[0] | undefined): void => {
+        if (over) docker.containers.set(ID, inspectDoc({ Id: ID, Config: { Labels: LABELS }, ...over }));
+        else docker.containers.delete(ID);
+        docker.emit(action, ID, LABELS);
+      };
+      return { h, cache, change, mine };
+    }
+
+    it('closes a container\'s files (its pod\'s too) when it dies, without another read', async () => {
+      const { h, change, mine } = await watched();
+      change('die', { State: { Status: 'exited', StartedAt: '2026-11-22T02:33:52Z' } });
+      await waitFor('the stopped container\'s files to be closed', () => h.reader.heldFiles === 2);
+      // A read that comes after the word (a storage pass with a list from before it) is read once.
+      assert.ok(h.reader.read(mine, ['cgroup.procs'], ID), 'its cgroup is still there in this made-up tree');
+      assert.equal(h.reader.heldFiles, 2);
+    });
+
+    it('closes them when it is destroyed, and when it runs with a new process', async () => {
+      const destroyed = await watched();
+      destroyed.change('destroy', undefined);
+      await waitFor('the removed container\'s files to be closed', () => destroyed.h.reader.heldFiles === 2);
+
+      const restarted = await watched();
+      restarted.change('restart', { State: runningState(undefined, { Pid: 78 }) });
+      await waitFor('the old process\'s files to be closed', () => restarted.h.reader.heldFiles === 2);
+    });
+
+    it('keeps them through a change that leaves the same process running', async () => {
+      const { h, cache, change } = await watched();
+      change('update', { State: runningState(undefined, { Pid: 77 }), HostConfig: { NetworkMode: 'default', Memory: 1 } });
+      await waitFor('the update to be applied', () => cache.containers.get(ID)?.HostConfig.Memory === 1);
+      assert.equal(h.reader.heldFiles, 6);
+    });
   });
 });

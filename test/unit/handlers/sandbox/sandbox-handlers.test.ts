@@ -14,6 +14,7 @@ import { podSandboxStatus } from '../../../../src/handlers/sandbox/pod-sandbox-s
 import { removePodSandbox } from '../../../../src/handlers/sandbox/remove-pod-sandbox';
 import { stopPodSandbox } from '../../../../src/handlers/sandbox/stop-pod-sandbox';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
+import { waitFor } from '../../../support/poll';
 import { failure, failureCode } from '../../../support/rejection';
 import { sandboxCheckpoint } from '../../../support/fixtures/checkpoint';
 import { addPauseContainer, addPodContainer, exitedState, idWithPrefix, UUID_ID } from '../../../support/fixtures/shim-containers';
@@ -142,7 +143,7 @@ describe('sandbox handlers over the fake Docker', () => {
   describe('StopPodSandbox', () => {
     const stop = (podSandboxId: string) => stopPodSandbox(f.shim, { podSandboxId }, callContext('StopPodSandbox'));
 
-    it('tears down the network, kills what runs of the pod, then its pause container', async () => {
+    it('kills what runs of the pod, tears down the network, then kills its pause container', async () => {
       await stop('aa');
       assert.deepEqual(f.network.calls, [{ step: 'tearDown', sandboxId: POD_A }]);
       assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, 0]]);
@@ -183,6 +184,18 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.equal(await failureCode(stop('aa')), Code.INVALID_ARGUMENT);
       assert.deepEqual(f.network.calls, []);
       assert.equal(f.docker.containers.get(POD_A)?.State.Running, true);
+    });
+
+    it('kills the pod\'s containers before a teardown that hangs has finished, and the pause container only after it', async () => {
+      let finish = (): void => undefined;
+      f.network.holdTearDown = new Promise<void>((resolve) => (finish = resolve));
+      const stopping = stop('aa');
+      await waitFor('the teardown to be under way', () => f.network.calls.length === 1);
+      await waitFor('the container to be killed', () => f.docker.containers.get(A_APP)?.State.Running === false, { timeoutMs: 5_000 });
+      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0]], 'the pause container (its network namespace) stays while the plugins work');
+      finish();
+      await stopping;
+      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, 0]]);
     });
 
     it('kills the pod when its network teardown fails, then passes the failure on', async () => {
