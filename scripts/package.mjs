@@ -130,15 +130,17 @@ async function debianPackage(compression) {
   place(tree, `${doc}/README.md`, path.join(root, 'README.md'));
   place(tree, `${doc}/systemd.md`, path.join(root, 'docs/systemd.md'));
   place(tree, `${doc}/copyright`, path.join(pkg, 'copyright'));
+  place(tree, `usr/share/lintian/overrides/${NAME}`, path.join(pkg, 'lintian-overrides'));
   // Debian wants a changelog; a native package's is changelog.gz.
   const date = run('date', ['-R', '-u', '-d', `@${Math.floor(fs.statSync(exe).mtimeMs / 1000)}`]).trim();
-  const changelog = `${NAME} (${version}) unstable; urgency=medium\n\n  * Release ${version}.\n\n -- cri-docker-shim maintainers <cri-docker-shim@localhost>  ${date}\n`;
+  const template = fs.readFileSync(path.join(pkg, 'control'), 'utf8');
+  const maintainer = /^Maintainer: (.+)$/m.exec(template)[1];
+  const changelog = `${NAME} (${version}) unstable; urgency=medium\n\n  * Release ${version}.\n\n -- ${maintainer}  ${date}\n`;
   place(tree, `${doc}/changelog.gz`, gzipSync(changelog, { level: 9 }));
 
   const control = path.join(tree, 'DEBIAN');
   fs.mkdirSync(control);
   const installedKiB = Number(run('du', ['-sk', '--exclude=DEBIAN', tree]).split('\t')[0]);
-  const template = fs.readFileSync(path.join(pkg, 'control'), 'utf8');
   const fields = { VERSION: version, ARCH: arch, INSTALLED_SIZE: String(installedKiB), SHLIBS: sharedLibraryDepends(exe) };
   place(tree, 'DEBIAN/control', template.replace(/@(\w+)@/g, (m, key) => fields[key] ?? m));
   place(tree, 'DEBIAN/conffiles', `/etc/${NAME}/config.yaml\n`);
