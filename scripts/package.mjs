@@ -84,7 +84,18 @@ async function singleExecutable() {
   run('strip', ['--strip-debug', '--strip-unneeded', '-o', exe, unstripped]);
   fs.chmodSync(exe, 0o755);
   const { inject } = require('postject');
-  await inject(exe, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  // postject's ELF reader (LIEF) warns about each of node's many notes sections on console.warn;
+  // those lines are kept for a failure only.
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (...line) => warnings.push(line.join(' '));
+  try {
+    await inject(exe, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  } catch (err) {
+    throw new Error(`postject: ${err.message}\n${warnings.join('\n')}`);
+  } finally {
+    console.warn = warn;
+  }
   const version = run(exe, ['--version']).trim();
   say(`${exe} (${size(exe)}): ${version}`);
   return exe;
