@@ -2,10 +2,14 @@
 // units under systemd-analyze verify (with the cri-dockerd socket drop-in it ships as an
 // example), and an install into a clean Debian container (the compose images' debootstrap
 // base, which has no Node) where the installed /usr/bin/cri-docker-shim, started as its unit
-// starts it, serves the CRI over the host's Docker: Version, Status, a pod run and removed.
+// starts it, serves the CRI over the host's Docker: Version, Status, a pod run and removed, and
+// a port forward into it. The executable is also its own port relay (it has no relay script):
+// checked on its own, since the relay serves only pods in a namespace of their own.
 import { strict as assert } from 'node:assert';
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -14,8 +18,11 @@ import { testLabels } from '../support/cleanup';
 import { REPO_ROOT } from '../support/compose';
 import { useShim } from '../support/fixture';
 import { dockerApi, TEST_PAUSE_IMAGE } from '../support/images';
-import { removeTestPod, startTestPod } from '../support/pods';
+import { freeLoopbackPort } from '../support/net-probe';
+import { busybox, removeTestPod, runContainer, startTestPod } from '../support/pods';
 import { waitFor } from '../support/poll';
+import { httpGetThroughPortForward } from '../support/streaming-clients';
+import { PORT_RELAY_ENV } from '../../src/util/single-executable';
 
 const run = promisify(execFile);
 /** The compose images' base (scripts/build-base-image.sh): Debian trixie minbase, no Node. */
@@ -84,6 +91,37 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
     verify();
   });
 
+  it('has an executable that is the port relay when started as one', async () => {
+    const server = net.createServer((socket) => socket.end('hello-from-loopback'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    f.onCleanUp(() => void server.close());
+    // Paths of the test's own, in case it took them for the shim's flags instead (it ignores them as a relay).
+    const scratch = f.tempDir('deb-relay');
+    const relay = spawn(path.join(tree, 'usr/bin/cri-docker-shim'), [`--container-runtime-endpoint=unix://${scratch}/cri.sock`, `--cri-dockerd-root-directory=${scratch}/root`], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: { ...process.env, [PORT_RELAY_ENV]: '1' },
+    });
+    let stderr = '';
+    relay.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = once(relay, 'exit');
+    f.onCleanUp(() => void relay.kill('SIGKILL'));
+    const message = (): Promise<unknown[]> =>
+      Promise.race([once(relay, 'message'), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no message from the relay in 10 s: ${stderr}`)), 10_000).unref())]);
+    const [ready] = await message();
+    assert.deepEqual(ready, { ready: true }, stderr);
+    relay.send({ id: 7, port: (server.address() as net.AddressInfo).port });
+    const [answer, socket] = (await message()) as [unknown, net.Socket | undefined];
+    assert.deepEqual(answer, { id: 7 });
+    assert.ok(socket instanceof net.Socket, 'the connected socket itself is handed over');
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    assert.equal(Buffer.concat(chunks).toString(), 'hello-from-loopback');
+    // It lives as long as the channel to the shim.
+    relay.disconnect();
+    assert.deepEqual(await exited, [0, null], stderr);
+  });
+
   describe('installed into a clean Debian container', () => {
     let container: string;
     /** Mounted at the same path inside: every path the shim hands Docker means the same file on the host. */
@@ -108,10 +146,11 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       fs.copyFileSync(deb, path.join(work, path.basename(deb)));
       const dockerRoot = (await run('docker', ['info', '-f', '{{.DockerRootDir}}'])).stdout.trim();
       const labels = Object.entries(testLabels(f.run)).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
-      // As the compose file's shim service runs beside the host's Docker: its PID and network
-      // namespaces, Docker's socket, Docker's root read-only at its own path.
+      // As the compose file's shim service runs beside the host's Docker: privileged (port
+      // forward enters pod namespaces), its PID and network namespaces, Docker's socket, Docker's
+      // root read-only at its own path.
       const started = await run('docker', [
-        'run', '-d', ...labels, '--pid=host', '--network=host',
+        'run', '-d', ...labels, '--privileged', '--pid=host', '--network=host',
         '-v', `${DOCKER_SOCKET}:/var/run/docker.sock`, '-v', `${dockerRoot}:${dockerRoot}:ro`, '-v', `${work}:${work}`,
         BASE_IMAGE, 'sleep', 'infinity',
       ]);
@@ -135,7 +174,7 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       assert.match(version.out, new RegExp(`^cri-docker-shim ${VERSION.replace(/\./g, '\\.')}\\b`));
     });
 
-    it('serves the CRI over the host\'s Docker as its unit starts it, and runs a pod', async () => {
+    it('serves the CRI over the host\'s Docker as its unit starts it, runs a pod and forwards a port into it', async () => {
       // The unit's own command line, on a socket in the shared directory instead of systemd's.
       const execStart = (await exec("sed -n 's/^ExecStart=//p' /usr/lib/systemd/system/cri-docker-shim.service")).out.trim().split(/\s+/);
       assert.equal(execStart[0], '/usr/bin/cri-docker-shim');
@@ -154,12 +193,23 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       const config = JSON.parse(status.info.config!) as Record<string, unknown>;
       assert.equal(config.dockerEndpoint, 'unix:///var/run/docker.sock', 'from the installed config.yaml');
 
-      const pod = await startTestPod(client, f.run, 'deb');
+      // In the node's network namespace, so that the test needs nothing of Docker's bridge (its
+      // port forward dials directly, without the relay).
+      const pod = await startTestPod(client, f.run, 'deb', { securityContext: { namespaceOptions: { network: 'NODE' } } });
+      const port = await freeLoopbackPort();
       try {
         const { status: podStatus } = await client.runtime.PodSandboxStatus({ podSandboxId: pod.id });
         assert.equal(podStatus?.state, 'SANDBOX_READY');
         const inspected = await dockerApi().getContainer(pod.id).inspect();
         assert.equal(inspected.State.Running, true, 'the pause container runs on the host\'s Docker');
+        await runContainer(client, pod, busybox(f.run, 'web', { command: ['sh', '-c', `mkdir -p /www && echo hello-from-deb > /www/index.html && exec httpd -f -p 127.0.0.1:${port} -h /www`] }));
+        // httpd in the pod may take a moment to listen.
+        const got = await waitFor('the pod port to answer through port forward', async () => {
+          const r = await httpGetThroughPortForward(client, pod.id, port);
+          return r.body.includes('hello-from-deb') ? r : undefined;
+        }, { timeoutMs: 20_000, explain: log });
+        assert.match(got.body, /^HTTP\/1\.[01] 200/);
+        assert.equal(got.error, '');
       } finally {
         await removeTestPod(client, pod);
       }
