@@ -41,6 +41,8 @@ function needBuild() {
 /** The single executable, dist/package/cri-docker-shim. */
 async function singleExecutable() {
   needBuild();
+  // This node, the one the code cache was made by (scripts/bundle.mjs), so V8 takes the cache.
+  if (!fs.readFileSync(process.execPath).includes(`${SEA_FUSE}:0`)) throw new Error(`${process.execPath} has no single-executable fuse (Node >= 20 built with SEA support is needed)`);
   const { SEA_ASSETS } = require(path.join(dist, 'src/util/single-executable.js'));
   const { BUNDLE_FILE, CODE_CACHE_FILE } = require(path.join(dist, 'src/launcher.js'));
   fs.rmSync(work, { recursive: true, force: true });
@@ -74,8 +76,6 @@ async function singleExecutable() {
   const configFile = path.join(work, 'sea-config.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
   run(process.execPath, ['--experimental-sea-config', configFile]);
-  // This node, the one the code cache was made by (scripts/bundle.mjs), so V8 takes the cache.
-  if (!fs.readFileSync(process.execPath).includes(`${SEA_FUSE}:0`)) throw new Error(`${process.execPath} has no single-executable fuse (Node >= 20 built with SEA support is needed)`);
   const exe = path.join(out, NAME);
   const unstripped = path.join(work, 'node');
   fs.copyFileSync(process.execPath, unstripped);
