@@ -143,7 +143,6 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
         await run(path.join(REPO_ROOT, 'scripts/build-base-image.sh'), [], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
       }
       work = f.tempDir('deb-install');
-      fs.copyFileSync(deb, path.join(work, path.basename(deb)));
       const dockerRoot = (await run('docker', ['info', '-f', '{{.DockerRootDir}}'])).stdout.trim();
       const labels = Object.entries(testLabels(f.run)).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
       // As the compose file's shim service runs beside the host's Docker: privileged (port
@@ -151,7 +150,7 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       // root read-only at its own path.
       const started = await run('docker', [
         'run', '-d', ...labels, '--privileged', '--pid=host', '--network=host',
-        '-v', `${DOCKER_SOCKET}:/var/run/docker.sock`, '-v', `${dockerRoot}:${dockerRoot}:ro`, '-v', `${work}:${work}`,
+        '-v', `${DOCKER_SOCKET}:/var/run/docker.sock`, '-v', `${dockerRoot}:${dockerRoot}:ro`, '-v', `${work}:${work}`, '-v', `${deb}:${deb}:ro`,
         BASE_IMAGE, 'sleep', 'infinity',
       ]);
       container = started.stdout.trim();
@@ -162,7 +161,7 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       assert.notEqual((await exec('command -v node')).code, 0, 'the container has no Node');
       // Docker and iptables are not installable here (no network for apt in the container); the
       // shim reaches the host's Docker through its socket and needs neither for this pod.
-      const installed = await exec(`dpkg --force-depends -i ${work}/${path.basename(deb)}`);
+      const installed = await exec(`dpkg --force-depends -i ${deb}`);
       assert.equal(installed.code, 0, installed.out);
       assert.match(installed.out, /depends on docker\.io \| docker-ce \| docker-engine; however/);
       assert.match(installed.out, /installed, not enabled/);
