@@ -13,6 +13,9 @@ cache=${BASE_CACHE_DIR:-/var/cache/cri-docker-shim/base}
 
 say() { printf 'build-base-image: %s\n' "$*"; }
 
+# Callers at once (the compose tests' image build, the .deb test) wait for one another.
+exec 8>"${TMPDIR:-/tmp}/cri-docker-shim-build-base-image.lock"
+flock 8
 if docker image inspect "$image" >/dev/null 2>&1; then
   say "$image exists"
   exit 0

@@ -13,7 +13,7 @@ need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (it installs pack
 # Debian packages: the Docker engine, and what the tests use (busybox, or a busybox-static already
 # installed, and gcc for the offline test images, docker-registry and htpasswd for pull tests,
 # CNI plugins and iptables, systemd's socket activator and unit checker; docker-compose and
-# debootstrap for the packaging tests).
+# debootstrap for the packaging tests; strip and dpkg-shlibdeps for `npm run package`).
 packages=()
 command -v node >/dev/null || packages+=(nodejs npm)
 command -v dockerd >/dev/null || packages+=(docker.io)
@@ -30,6 +30,10 @@ command -v systemd-socket-activate >/dev/null || packages+=(systemd)
 # from Debian's packages (scripts/build-base-image.sh) where Docker Hub is out of reach.
 command -v docker-compose >/dev/null || packages+=(docker-compose)
 command -v debootstrap >/dev/null || packages+=(debootstrap)
+# The single executable is a stripped copy of node; the .deb's library dependencies come from
+# dpkg-shlibdeps (dpkg-deb itself is dpkg's).
+command -v strip >/dev/null || packages+=(binutils)
+command -v dpkg-shlibdeps >/dev/null || packages+=(dpkg-dev)
 if [ ${#packages[@]} -gt 0 ]; then
   need_root
   say "installing ${packages[*]}"

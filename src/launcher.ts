@@ -23,23 +23,31 @@ export interface CompiledBundle {
 }
 
 export function compileBundle(bundleFile: string, cacheFile: string): CompiledBundle {
-  let source = fs.readFileSync(bundleFile, 'utf8');
-  // A shebang line is not JavaScript inside the module wrapper; keep the line count the same.
-  if (source.startsWith('#!')) source = `//${source.slice(2)}`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = fs.readFileSync(cacheFile);
   } catch {
     cachedData = undefined;
   }
-  const script = new vm.Script(Module.wrap(source), { filename: bundleFile, cachedData });
+  return compileBundleSource(fs.readFileSync(bundleFile, 'utf8'), cachedData, bundleFile);
+}
+
+/**
+ * The same from the bundle's text and cache in memory (the single executable carries them as
+ * assets); `filename` names it in stack traces and is where its require() resolves from.
+ */
+export function compileBundleSource(text: string, cachedData: Buffer | undefined, filename: string): CompiledBundle {
+  let source = text;
+  // A shebang line is not JavaScript inside the module wrapper; keep the line count the same.
+  if (source.startsWith('#!')) source = `//${source.slice(2)}`;
+  const script = new vm.Script(Module.wrap(source), { filename, cachedData });
   return {
     cacheRejected: cachedData === undefined ? undefined : script.cachedDataRejected === true,
     codeCache: () => script.createCachedData(),
     run() {
       const moduleFunction = script.runInThisContext() as ModuleFunction;
       const module = { exports: {} };
-      moduleFunction.call(module.exports, module.exports, createRequire(bundleFile), module, bundleFile, path.dirname(bundleFile));
+      moduleFunction.call(module.exports, module.exports, createRequire(filename), module, filename, path.dirname(filename));
       return module.exports;
     },
   };

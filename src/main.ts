@@ -11,15 +11,35 @@
 // the bundle is compiled with that code cache. Without a bundle (tsc alone), cli.js is
 // required as usual.
 //
+// The single executable (util/single-executable.ts) carries the bundle and its cache instead,
+// and is also the port relay when started as one.
+//
 // Docker's version and info are asked for first, so that Docker works on them while the shim
 // loads (docker/early-answers.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { askDockerEarly } from './docker/early-answers';
-import { compileBundle, BUNDLE_FILE, CODE_CACHE_FILE } from './launcher';
+import { compileBundle, compileBundleSource, BUNDLE_FILE, CODE_CACHE_FILE } from './launcher';
+import { assetBytes, PORT_RELAY_ENV, SEA_ASSETS, singleExecutable } from './util/single-executable';
 
-const argv = process.argv.slice(2);
-const early = askDockerEarly(argv, process.env);
-const bundle = path.join(__dirname, BUNDLE_FILE);
-const cli = (fs.existsSync(bundle) ? compileBundle(bundle, path.join(__dirname, CODE_CACHE_FILE)).run() : require('./cli')) as typeof import('./cli');
-cli.runCli(argv, early);
+type Cli = typeof import('./cli');
+
+function loadCli(): Cli {
+  const sea = singleExecutable();
+  if (sea) {
+    // Named as if beside the executable: only stack traces and the bundle's require() of Node's
+    // own modules see the name.
+    const filename = path.join(path.dirname(process.execPath), BUNDLE_FILE);
+    return compileBundleSource(sea.getAsset(SEA_ASSETS.bundle, 'utf8'), assetBytes(sea, SEA_ASSETS.codeCache), filename).run() as Cli;
+  }
+  const bundle = path.join(__dirname, BUNDLE_FILE);
+  return (fs.existsSync(bundle) ? compileBundle(bundle, path.join(__dirname, CODE_CACHE_FILE)).run() : require('./cli')) as Cli;
+}
+
+if (process.env[PORT_RELAY_ENV] === '1' && singleExecutable()) {
+  (require('./streaming/port-relay') as typeof import('./streaming/port-relay')).runPortRelay();
+} else {
+  const argv = process.argv.slice(2);
+  const early = askDockerEarly(argv, process.env);
+  loadCli().runCli(argv, early);
+}

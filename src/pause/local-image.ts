@@ -6,21 +6,31 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CallOptions, DockerClient } from '../docker/client';
+import { assetBytes, SEA_ASSETS, singleExecutable } from '../util/single-executable';
 
 /** Set on the images made here, so they can be told from a pulled one. */
 export const LOCAL_PAUSE_LABEL = 'io.cri-docker-shim.pause';
 export const LOCAL_PAUSE_LABEL_VALUE = 'built-locally';
 
+/** The pause program this build carries: where it is (for the log), and its bytes. */
+export interface PauseProgram {
+  readonly where: string;
+  read(): Buffer;
+}
+
 /**
  * Where the build leaves the program: dist/pause/pause of the package the running code belongs
  * to. The package root is found by walking up to the nearest package.json, since this module
- * runs both from the bundle (dist/src) and from tsc's output (dist/src/pause).
+ * runs both from the bundle (dist/src) and from tsc's output (dist/src/pause). The single
+ * executable carries it as an asset instead.
  */
-export function localPauseProgram(from: string = __dirname): string | undefined {
+export function localPauseProgram(from: string = __dirname): PauseProgram | undefined {
+  const sea = singleExecutable();
+  if (sea) return { where: `${process.execPath} (asset ${SEA_ASSETS.pause})`, read: () => assetBytes(sea, SEA_ASSETS.pause) };
   for (let dir = from; ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, 'package.json'))) {
       const program = path.join(dir, 'dist', 'pause', 'pause');
-      return fs.existsSync(program) ? program : undefined;
+      return fs.existsSync(program) ? { where: program, read: () => fs.readFileSync(program) } : undefined;
     }
     if (path.dirname(dir) === dir) return undefined;
   }
@@ -46,10 +56,10 @@ function repoAndTag(ref: string): { repo: string; tag: string } {
 }
 
 /** Imports `program` as the image `ref` (repo:tag). */
-export async function importLocalPauseImage(docker: DockerClient, ref: string, program: string, opts?: CallOptions): Promise<void> {
+export async function importLocalPauseImage(docker: DockerClient, ref: string, program: PauseProgram, opts?: CallOptions): Promise<void> {
   const { repo, tag } = repoAndTag(ref);
   await docker.importImage(
-    await layerOf(fs.readFileSync(program)),
+    await layerOf(program.read()),
     { repo, tag, changes: ['ENTRYPOINT ["/pause"]', `LABEL ${LOCAL_PAUSE_LABEL}=${LOCAL_PAUSE_LABEL_VALUE}`] },
     opts,
   );

@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
+import { PORT_RELAY_ENV, singleExecutable } from '../util/single-executable';
 
 /**
  * port-relay.js beside this module, or under streaming/ when this code runs from the one-file
@@ -138,8 +139,11 @@ export async function openPodNetns(docker: Pick<DockerClient, 'inspectContainer'
 
 /** Starts the relay in the namespace `netns` (a descriptor the caller keeps and closes). */
 export function startRelayIn(netns: number): Promise<PodRelay> {
-  const child = spawn('nsenter', ['--net=/proc/self/fd/3', '--', process.execPath, RELAY_SCRIPT], {
+  // The single executable has no relay script: it is the relay itself when told so.
+  const sea = singleExecutable() !== undefined;
+  const child = spawn('nsenter', ['--net=/proc/self/fd/3', '--', process.execPath, ...(sea ? [] : [RELAY_SCRIPT])], {
     stdio: ['ignore', 'ignore', 'pipe', netns, 'ipc'],
+    env: sea ? { ...process.env, [PORT_RELAY_ENV]: '1' } : process.env,
   });
   // A relay never keeps the shim running; it exits by itself when the shim is gone.
   child.unref();

@@ -6,20 +6,25 @@
 // directly, not through this process. It exits when the shim closes the channel or is gone.
 import * as net from 'node:net';
 
-const send = process.send?.bind(process);
-if (!send) {
-  process.stderr.write('port-relay: must be started with an IPC channel\n');
-  process.exit(2);
+// Run by node as a script, or called by the single executable's main.ts (util/single-executable.ts).
+export function runPortRelay(): void {
+  const send = process.send?.bind(process);
+  if (!send) {
+    process.stderr.write('port-relay: must be started with an IPC channel\n');
+    process.exit(2);
+  }
+
+  process.on('message', (msg: { id?: unknown; port?: unknown }) => {
+    const { id, port } = msg;
+    if (typeof id !== 'number' || typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return;
+    const socket = net.connect({ host: '127.0.0.1', port });
+    // Nothing is read here: what the pod sends first stays in the socket for the shim.
+    socket.pause();
+    socket.once('connect', () => send({ id }, socket));
+    socket.once('error', (err) => send({ id, error: `failed to connect to localhost:${port} in the pod's network namespace: ${err.message}` }));
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ ready: true });
 }
 
-process.on('message', (msg: { id?: unknown; port?: unknown }) => {
-  const { id, port } = msg;
-  if (typeof id !== 'number' || typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return;
-  const socket = net.connect({ host: '127.0.0.1', port });
-  // Nothing is read here: what the pod sends first stays in the socket for the shim.
-  socket.pause();
-  socket.once('connect', () => send({ id }, socket));
-  socket.once('error', (err) => send({ id, error: `failed to connect to localhost:${port} in the pod's network namespace: ${err.message}` }));
-});
-process.on('disconnect', () => process.exit(0));
-send({ ready: true });
+if (require.main === module) runPortRelay();

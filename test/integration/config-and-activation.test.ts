@@ -123,7 +123,7 @@ describe('the systemd units in packaging/systemd', () => {
 
   it('pass systemd-analyze verify without a warning', () => {
     // verify wants ExecStart to exist: point it at the built command.
-    const service = read('cri-docker-shim.service').replace('/usr/local/bin/cri-docker-shim', MAIN_JS);
+    const service = read('cri-docker-shim.service').replace('/usr/bin/cri-docker-shim', MAIN_JS);
     fs.writeFileSync(path.join(work, 'cri-docker-shim.service'), service);
     fs.writeFileSync(path.join(work, 'cri-docker-shim.socket'), read('cri-docker-shim.socket'));
     const res = spawnSync('systemd-analyze', ['verify', path.join(work, 'cri-docker-shim.socket'), path.join(work, 'cri-docker-shim.service')], { encoding: 'utf8' });
@@ -136,7 +136,7 @@ describe('the systemd units in packaging/systemd', () => {
     assert.equal(setting(socketUnit, 'ListenStream'), '/run/cri-docker-shim.sock');
     assert.equal(setting(socketUnit, 'SocketMode'), '0660');
     const exec = setting(read('cri-docker-shim.service'), 'ExecStart').split(/\s+/);
-    assert.equal(exec[0], '/usr/local/bin/cri-docker-shim');
+    assert.equal(exec[0], '/usr/bin/cri-docker-shim');
     // The same arguments, the example config in place of /etc's, on a socket of the test's own.
     const args = exec.slice(1).map((a) => (a === '/etc/cri-docker-shim/config.yaml' ? path.join(units, 'config.yaml') : a));
     assert.deepEqual(args.slice(0, 2), ['--container-runtime-endpoint', 'fd://']);

@@ -7,7 +7,7 @@ import { rejectsWith } from '../support/client';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer, SLEEP_FOREVER, waitExited } from '../support/pods';
-import { collect, openExecStreams, openStream, parseStatus, spdyConnect, wsConnect } from '../support/streaming-clients';
+import { httpGetThroughPortForward, openExecStreams, parseStatus, spdyConnect, wsConnect } from '../support/streaming-clients';
 
 const V4 = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'];
 
@@ -96,18 +96,7 @@ describe('streaming: exec, attach and port forward', () => {
       f.pod,
       busybox(run, 'web', { command: ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www'] }),
     );
-    // Each connection uses a fresh URL: tokens are single-use.
-    const fetchThrough = async (port: number) => {
-      const { url } = await f.client.runtime.PortForward({ podSandboxId: f.pod.id, port: [8080, 9] });
-      const { conn } = await spdyConnect(url, ['portforward.k8s.io']);
-      const error = await openStream(conn, { streamType: 'error', port: String(port), requestID: '0' });
-      error.end();
-      const data = await openStream(conn, { streamType: 'data', port: String(port), requestID: '0' });
-      const errorText = collect(error);
-      const body = collect(data);
-      data.end('GET /index.html HTTP/1.0\r\n\r\n');
-      return { error: (await errorText).toString(), body: (await body).toString() };
-    };
+    const fetchThrough = (port: number) => httpGetThroughPortForward(f.client, f.pod.id, port);
     // httpd in the pod may take a moment to listen.
     const ok = await waitFor('the pod port to answer through port forward', async () => {
       const r = await fetchThrough(8080);

@@ -12,8 +12,11 @@ import { tempDir } from './temp';
 
 export { tempDir };
 
-/** The built command, run as users run it (its shebang carries the Node flags it needs). */
-export const MAIN_JS = path.resolve(__dirname, '../../src/main.js');
+/**
+ * The built command, run as users run it (its shebang carries the Node flags it needs); or, with
+ * CDS_TEST_SHIM=dist/package/cri-docker-shim, the single executable (scripts/package.mjs).
+ */
+export const MAIN_JS = path.resolve(process.env.CDS_TEST_SHIM ?? path.resolve(__dirname, '../../src/main.js'));
 
 export interface ShimProcess {
   readonly socket: string;

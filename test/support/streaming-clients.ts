@@ -4,6 +4,7 @@ import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import transport, { type SpdyClientStream, type SpdyConnection } from 'spdy-transport';
 import WebSocket from 'ws';
+import type { CriClient } from './client';
 import { RawSpdyClient } from './raw-spdy';
 
 export { RawSpdyClient };
@@ -36,6 +37,23 @@ export function openStream(conn: SpdyConnection, headers: Record<string, string>
   return new Promise((resolve, reject) => {
     conn.request({ method: 'POST', path: '/', headers }, (err, stream) => (err ? reject(err) : resolve(stream)));
   });
+}
+
+/**
+ * `GET /index.html` to `port` of the pod through PortForward over SPDY, as kubectl port-forward
+ * sends it: the text of the port's error stream, and the answer.
+ */
+export async function httpGetThroughPortForward(client: CriClient, podSandboxId: string, port: number): Promise<{ error: string; body: string }> {
+  // Each connection uses a fresh URL: tokens are single-use.
+  const { url } = await client.runtime.PortForward({ podSandboxId, port: [port] });
+  const { conn } = await spdyConnect(url, ['portforward.k8s.io']);
+  const error = await openStream(conn, { streamType: 'error', port: String(port), requestID: '0' });
+  error.end();
+  const data = await openStream(conn, { streamType: 'data', port: String(port), requestID: '0' });
+  const errorText = collect(error);
+  const body = collect(data);
+  data.end('GET /index.html HTTP/1.0\r\n\r\n');
+  return { error: (await errorText).toString(), body: (await body).toString() };
 }
 
 /** Everything a readable side delivers until it ends. */

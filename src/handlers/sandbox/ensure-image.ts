@@ -43,7 +43,7 @@ async function makeDefaultPauseImage(shim: ShimContext, ref: ImageReference, pul
   // One import at a time: pods started together would each import it, leaving untagged copies.
   await shim.sandboxLocks.run(`pause-image:${ref.pullRef}`, async () => {
     if (await isPresent(shim, ref.pullRef, ctx)) return;
-    shim.log.warn({ image: ref.pullRef, program, pullError: errorMessage(pullError) }, 'the default pause image cannot be pulled; making it from the shim\'s own pause program');
+    shim.log.warn({ image: ref.pullRef, program: program.where, pullError: errorMessage(pullError) }, 'the default pause image cannot be pulled; making it from the shim\'s own pause program');
     await importLocalPauseImage(shim.docker, ref.pullRef, program, { signal: ctx.signal });
   });
 }

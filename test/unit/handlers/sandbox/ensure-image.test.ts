@@ -120,8 +120,10 @@ describe('the local pause program', () => {
       fs.mkdirSync(path.join(root, 'dist', 'pause'));
       fs.writeFileSync(path.join(root, 'dist', 'pause', 'pause'), '');
       const program = path.join(root, 'dist', 'pause', 'pause');
-      assert.equal(localPauseProgram(path.join(root, 'dist', 'src')), program);
-      assert.equal(localPauseProgram(path.join(root, 'dist', 'src', 'pause')), program);
+      assert.equal(localPauseProgram(path.join(root, 'dist', 'src'))?.where, program);
+      assert.equal(localPauseProgram(path.join(root, 'dist', 'src', 'pause'))?.where, program);
+      fs.writeFileSync(program, 'the program');
+      assert.equal(localPauseProgram(path.join(root, 'dist', 'src'))?.read().toString(), 'the program');
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
