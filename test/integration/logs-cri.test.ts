@@ -86,10 +86,11 @@ function descriptorsOn(pid: number, file: string): number {
   }).length;
 }
 
+/** The dockerd the tests talk to: the one /var/run/docker.pid names (other dockerds may run, e.g. the compose suites' nodes). */
 function dockerdPid(): number {
-  const pid = fs.readdirSync('/proc').find((p) => /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'dockerd');
-  assert.ok(pid, 'dockerd runs on this machine');
-  return Number(pid);
+  const pid = Number(fs.readFileSync('/var/run/docker.pid', 'utf8').trim());
+  assert.equal(fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), 'dockerd', 'dockerd runs on this machine');
+  return pid;
 }
 
 async function jsonLogPath(id: string): Promise<string> {

