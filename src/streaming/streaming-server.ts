@@ -1,9 +1,10 @@
 // The streaming server: Exec, Attach and PortForward RPCs register a request here and hand the
 // client a URL with a single-use token ({base}/exec/{token}, /attach/…, /portforward/…). The
 // client then upgrades that URL to SPDY/3.1 or to a WebSocket, and the connection runs the
-// request (port forward over WebSocket: ws-port-forward.ts). Unknown, expired or reused tokens get 404 and run nothing. Sessions are counted per
-// pod (exec and attach to all its containers and port forwards to it together) and on the node,
-// and refused past the bounds (limits.ts) with 429 and the reason.
+// request (port forward over WebSocket: ws-port-forward.ts). Unknown, expired or reused tokens
+// get 404 and run nothing. Sessions are counted per pod (exec and attach to all its containers
+// and port forwards to it together) and on the node, and refused past the bounds (limits.ts)
+// with 429 and the reason.
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -12,7 +13,7 @@ import type { DockerClient } from '../docker/client';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { parseHostPort } from '../util/net';
-import { DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, Slots, type StreamingLimits } from './limits';
+import { DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, MAX_WEBSOCKET_PORTS, Slots, type StreamingLimits } from './limits';
 import { PodRelays, startPodRelay } from './pod-relay';
 import { dialDirect, servePortForward } from './port-forward-streams';
 import {
@@ -73,14 +74,6 @@ export interface StreamingServerOptions {
 }
 
 const ROUTE = /^\/(exec|attach|portforward)\/([^/?]+)(?:\?.*)?$/;
-
-/**
- * Ports one WebSocket port-forward connection of kubelet's channel protocol may name (besides
- * the session's stream bound, two per port): its channels 0-79 stay one ASCII character in the
- * base64 variant.
- */
-export const MAX_WEBSOCKET_PORTS = 40;
-
 
 export class StreamingServer {
   private readonly http = http.createServer((req, res) => this.onPlainRequest(req, res));

@@ -58,6 +58,7 @@ export type WsPortForwardOptions = Omit<PortForwardOptions, 'pairTimeoutMs'> & {
 
 /** Serves kubelet's channel protocol on `ws` for `opts.ports`; resolves once the connection closed. */
 export function serveWsPortForward(ws: WebSocket, conn: WsChannelOptions, opts: WsPortForwardOptions): Promise<void> {
+  let ports: ForwardedPort[] = [];
   let left = opts.ports.length;
   const session: PortSession = {
     opts,
@@ -74,7 +75,7 @@ export function serveWsPortForward(ws: WebSocket, conn: WsChannelOptions, opts: 
       if (--left === 0) session.link.close();
     },
   };
-  const ports = opts.ports.map((port, i) => new ForwardedPort(i, port, session));
+  ports = opts.ports.map((port, i) => new ForwardedPort(i, port, session));
   for (const p of ports) p.start();
   return session.link.closed.then(() => {
     for (const p of ports) p.finish();
