@@ -37,6 +37,13 @@ export const DEFAULT_STREAMING_LIMITS: Readonly<StreamingLimits> = {
 /** Exec and attach use at most five streams: error, stdin, stdout, stderr, resize. */
 export const MAX_STDIO_STREAMS = 5;
 
+/**
+ * Ports one port-forward WebSocket of kubelet's channel protocol may name (and at most half the
+ * session's streams, two channels a port): its channels 0-79 stay one ASCII character in the
+ * base64 variant.
+ */
+export const MAX_WEBSOCKET_PORTS = 40;
+
 /** Bytes a stream may hold that its reader has not taken yet: SPDY's initial window. */
 export const STREAM_BUFFER_BYTES = 64 * 1024;
 

@@ -4,6 +4,16 @@
 /** SPDY sub-protocols for exec and attach, most preferred first. */
 export const REMOTECOMMAND_SPDY_PROTOCOLS = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 export const PORTFORWARD_SPDY_PROTOCOLS = ['portforward.k8s.io'] as const;
+/**
+ * The WebSocket sub-protocol that tunnels SPDY port forward (client-go's
+ * NewSPDYOverWebsocketDialer: the SPDY protocol behind a "SPDY/3.1+" prefix).
+ */
+export const PORTFORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
+/**
+ * WebSocket sub-protocols for port forward, most preferred first: the SPDY tunnel, then
+ * kubelet's channel protocols (a client offering none at all gets the binary one, as from kubelet).
+ */
+export const PORTFORWARD_WS_PROTOCOLS = [PORTFORWARD_TUNNEL_PROTOCOL, 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io'] as const;
 /** WebSocket sub-protocols for exec and attach, most preferred first. */
 export const REMOTECOMMAND_WS_PROTOCOLS = [
   'v5.channel.k8s.io',

@@ -1,9 +1,10 @@
 // The streaming server: Exec, Attach and PortForward RPCs register a request here and hand the
 // client a URL with a single-use token ({base}/exec/{token}, /attach/…, /portforward/…). The
 // client then upgrades that URL to SPDY/3.1 or to a WebSocket, and the connection runs the
-// request. Unknown, expired or reused tokens get 404 and run nothing. Sessions are counted per
-// pod (exec and attach to all its containers and port forwards to it together) and on the node,
-// and refused past the bounds (limits.ts) with 429 and the reason.
+// request (port forward over WebSocket: ws-port-forward.ts). Unknown, expired or reused tokens
+// get 404 and run nothing. Sessions are counted per pod (exec and attach to all its containers
+// and port forwards to it together) and on the node, and refused past the bounds (limits.ts)
+// with 429 and the reason.
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -12,12 +13,14 @@ import type { DockerClient } from '../docker/client';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { parseHostPort } from '../util/net';
-import { DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, Slots, type StreamingLimits } from './limits';
+import { DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, MAX_WEBSOCKET_PORTS, Slots, type StreamingLimits } from './limits';
 import { PodRelays, startPodRelay } from './pod-relay';
 import { dialDirect, servePortForward } from './port-forward-streams';
 import {
   negotiate,
   PORTFORWARD_SPDY_PROTOCOLS,
+  PORTFORWARD_TUNNEL_PROTOCOL,
+  PORTFORWARD_WS_PROTOCOLS,
   PROTOCOL_HEADER,
   REMOTECOMMAND_SPDY_PROTOCOLS,
   REMOTECOMMAND_WS_PROTOCOLS,
@@ -27,7 +30,8 @@ import { runAttach, runExec } from './run-command';
 import { SpdyServerSession } from './spdy/session';
 import { waitForStdioStreams } from './spdy-channels';
 import { DEFAULT_TOKEN_TTL_MS, redactToken, TokenCache } from './tokens';
-import { wsChannels } from './ws-channels';
+import { wsChannels, type WsChannelOptions } from './ws-channels';
+import { portsOfWebSocket, serveWsPortForward, WebSocketTunnel } from './ws-port-forward';
 import type { StdioChannels } from './channels';
 
 export type StreamKind = StreamRequest['kind'];
@@ -69,11 +73,13 @@ export interface StreamingServerOptions {
   pausedProbeMs?: number;
 }
 
-const ROUTE = /^\/(exec|attach|portforward)\/([^/?]+)$/;
+const ROUTE = /^\/(exec|attach|portforward)\/([^/?]+)(?:\?.*)?$/;
 
 export class StreamingServer {
   private readonly http = http.createServer((req, res) => this.onPlainRequest(req, res));
   private readonly wss: WebSocketServer;
+  /** The sub-protocol each WebSocket upgrade under way answers (see acceptWebSocket). */
+  private readonly answeredProtocols = new WeakMap<http.IncomingMessage, string>();
   private readonly tokens: TokenCache<StreamRequest>;
   private readonly sockets = new Set<Duplex>();
   private readonly streamCreationTimeoutMs: number;
@@ -95,7 +101,10 @@ export class StreamingServer {
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.limits.webSocketMaxMessageBytes,
-      handleProtocols: (offered) => negotiate([...offered], REMOTECOMMAND_WS_PROTOCOLS) ?? false,
+    });
+    this.wss.on('headers', (headers: string[], req: http.IncomingMessage) => {
+      const protocol = this.answeredProtocols.get(req);
+      if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);
     });
     this.http.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     this.http.on('connection', (socket: Socket) => {
@@ -193,18 +202,8 @@ export class StreamingServer {
       'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n' + `X-Stream-Protocol-Version: ${protocol}\r\n\r\n`,
     );
     if (head.length > 0) socket.unshift(head);
-    const session = new SpdyServerSession(socket, {
-      maxStreams: request.kind === 'portforward' ? this.limits.portForwardStreamsPerSession : MAX_STDIO_STREAMS,
-      idleTimeoutMs: this.limits.idleTimeoutMs,
-      pausedProbeMs: this.opts.pausedProbeMs,
-    });
-    if (request.kind === 'portforward') {
-      // Open from the upgrade until the connection closes, whatever the dial to the pod does.
-      this.recorder.sessionOpened('portforward');
-      session.on('close', () => this.recorder.sessionClosed('portforward'));
-      this.startPortForward(request, session);
-      return;
-    }
+    if (request.kind === 'portforward') return this.startPortForward(request, socket);
+    const session = new SpdyServerSession(socket, { maxStreams: MAX_STDIO_STREAMS, idleTimeoutMs: this.limits.idleTimeoutMs, pausedProbeMs: this.opts.pausedProbeMs });
     waitForStdioStreams(session, protocol, request, this.streamCreationTimeoutMs).then(
       (channels) => this.run(request, channels),
       (err: unknown) => {
@@ -215,14 +214,58 @@ export class StreamingServer {
   }
 
   private upgradeWebSocket(request: StreamRequest, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (request.kind === 'portforward') return refuse(socket, 400, 'port forward is served over SPDY (portforward.k8s.io) only');
-    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-    if (!negotiate(offered, REMOTECOMMAND_WS_PROTOCOLS)) {
+    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+    if (request.kind === 'portforward') return this.upgradeWebSocketPortForward(request, req, socket, head, offered);
+    const protocol = negotiate(offered, REMOTECOMMAND_WS_PROTOCOLS);
+    if (!protocol) {
       return refuse(socket, 400, `none of the offered sub-protocols is supported; use one of ${REMOTECOMMAND_WS_PROTOCOLS.join(', ')}`);
     }
-    this.wss.handleUpgrade(req, socket, head, (ws: WebSocket) =>
-      this.run(request, wsChannels(ws, request, { socket, idleTimeoutMs: this.limits.idleTimeoutMs, pausedProbeMs: this.opts.pausedProbeMs })),
-    );
+    this.acceptWebSocket(req, socket, head, protocol, (ws) => this.run(request, wsChannels(ws, request, this.wsChannelOptions(socket, protocol))));
+  }
+
+  /**
+   * Port forward over WebSocket: SPDY tunneled in it (client-go), served as a SPDY session; or
+   * kubelet's channel protocol, whose ports are checked before the upgrade.
+   */
+  private upgradeWebSocketPortForward(request: PortForwardRequest, req: http.IncomingMessage, socket: Duplex, head: Buffer, offered: string[]): void {
+    const protocol = negotiate(offered, PORTFORWARD_WS_PROTOCOLS);
+    if (!protocol && offered.length > 0) {
+      return refuse(socket, 400, `none of the offered sub-protocols is supported; use one of ${PORTFORWARD_WS_PROTOCOLS.join(', ')}`);
+    }
+    if (protocol === PORTFORWARD_TUNNEL_PROTOCOL) {
+      return this.acceptWebSocket(req, socket, head, protocol, (ws) => this.startPortForward(request, new WebSocketTunnel(ws)));
+    }
+    const maxPorts = Math.min(MAX_WEBSOCKET_PORTS, Math.floor(this.limits.portForwardStreamsPerSession / 2));
+    const ports = portsOfWebSocket(new URL(req.url ?? '/', 'http://localhost').searchParams, request.ports, maxPorts);
+    if (typeof ports === 'string') return refuse(socket, 400, ports);
+    this.acceptWebSocket(req, socket, head, protocol, (ws) => {
+      this.recorder.sessionOpened('portforward');
+      // A pod that is not running fails each port's dial, which its error channel reports.
+      const pod = this.podDialer(request, () => undefined);
+      serveWsPortForward(
+        ws,
+        this.wsChannelOptions(socket, protocol ?? ''),
+        { target: request, ports, dial: pod.dial, connectionSlot: () => this.connections.take(request.sandboxId), log: this.opts.log },
+      ).finally(() => {
+        pod.release();
+        this.recorder.sessionClosed('portforward');
+      });
+    });
+  }
+
+  /**
+   * Completes a WebSocket upgrade answering `protocol`, negotiated by the caller: `ws` itself
+   * refuses the whole upgrade for a "/" in an offered sub-protocol, and client-go offers
+   * SPDY/3.1+portforward.k8s.io.
+   */
+  private acceptWebSocket(req: http.IncomingMessage, socket: Duplex, head: Buffer, protocol: string | undefined, then: (ws: WebSocket) => void): void {
+    delete req.headers['sec-websocket-protocol'];
+    if (protocol) this.answeredProtocols.set(req, protocol);
+    this.wss.handleUpgrade(req, socket, head, then);
+  }
+
+  private wsChannelOptions(socket: Duplex, protocol: string): WsChannelOptions {
+    return { socket, protocol, idleTimeoutMs: this.limits.idleTimeoutMs, pausedProbeMs: this.opts.pausedProbeMs };
   }
 
   private run(request: Extract<StreamRequest, { kind: 'exec' | 'attach' }>, channels: StdioChannels): void {
@@ -235,11 +278,36 @@ export class StreamingServer {
   }
 
   /**
-   * Serves the session's streams at once (a stream nobody takes is refused); the first dial
-   * waits for the pod's inspect, which also decides how to reach it. A pod that is not running
-   * ends the session.
+   * A SPDY port-forward session on `connection` (the upgraded socket, or a WebSocket tunnel):
+   * its streams are served at once (a stream nobody takes is refused). Open from the upgrade
+   * until the connection closes, whatever the dial to the pod does.
    */
-  private startPortForward(request: Extract<StreamRequest, { kind: 'portforward' }>, session: SpdyServerSession): void {
+  private startPortForward(request: PortForwardRequest, connection: Duplex): void {
+    const session = new SpdyServerSession(connection, {
+      maxStreams: this.limits.portForwardStreamsPerSession,
+      idleTimeoutMs: this.limits.idleTimeoutMs,
+      pausedProbeMs: this.opts.pausedProbeMs,
+    });
+    this.recorder.sessionOpened('portforward');
+    session.on('close', () => this.recorder.sessionClosed('portforward'));
+    // A pod that is not running ends the session.
+    const pod = this.podDialer(request, () => session.close());
+    session.on('close', () => pod.release());
+    servePortForward(session, {
+      target: request,
+      dial: pod.dial,
+      connectionSlot: () => this.connections.take(request.sandboxId),
+      pairTimeoutMs: this.streamCreationTimeoutMs,
+      log: this.opts.log,
+    });
+  }
+
+  /**
+   * How one port-forward session reaches its pod: the first dial waits for the pod's inspect,
+   * which also decides how (directly for host network, else through the pod's relay). A pod
+   * that is not running fails every dial and calls `notRunning`. `release` once the session ends.
+   */
+  private podDialer(request: PortForwardRequest, notRunning: () => void): { dial: (port: number) => Promise<Duplex>; release: () => void } {
     const { docker, log } = this.opts;
     const hostNetwork = docker.inspectContainer(request.sandboxId).then((inspect) => {
       if (!inspect.State.Running || !inspect.State.Pid) throw new Error(`pod sandbox ${request.sandboxId} is not running`);
@@ -247,19 +315,17 @@ export class StreamingServer {
     });
     hostNetwork.catch((err: unknown) => {
       log.info({ sandboxId: request.sandboxId, error: errorMessage(err) }, 'port forward refused');
-      session.close();
+      notRunning();
     });
     const pod = this.relays.acquire(request.sandboxId);
-    session.on('close', () => pod.release());
-    servePortForward(session, {
-      target: request,
+    return {
       dial: async (port) => ((await hostNetwork) ? dialDirect(port) : pod.dial(port)),
-      connectionSlot: () => this.connections.take(request.sandboxId),
-      pairTimeoutMs: this.streamCreationTimeoutMs,
-      log,
-    });
+      release: () => pod.release(),
+    };
   }
 }
+
+type PortForwardRequest = Extract<StreamRequest, { kind: 'portforward' }>;
 
 function protocolHeaderValues(req: http.IncomingMessage): string[] {
   // Node joins repeated custom headers with ", "; negotiate splits them again.

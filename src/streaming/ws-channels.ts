@@ -1,7 +1,9 @@
-// Exec and attach over WebSocket (the *.channel.k8s.io sub-protocols): every message starts
-// with its channel number (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize); the base64
-// variants send text, the channel as an ASCII digit followed by base64 data. v5 adds channel
-// 255, by which the client closes one of its channels (stdin EOF).
+// WebSocket connections that carry channels (the *.channel.k8s.io sub-protocols): every message
+// starts with its channel number; the base64 variants send text, the channel as an ASCII digit
+// followed by base64 data. `WsLink` is one such connection with its flow control, shared by
+// exec and attach here (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize; v5 adds channel 255,
+// by which the client closes one of its channels: stdin EOF) and by port forward
+// (ws-port-forward.ts: two channels per port).
 import { type Duplex, PassThrough, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { endWritable, ResizeFeed, type StdioChannels } from './channels';
@@ -24,12 +26,15 @@ export function encodeChannelMessage(channel: number, data: Buffer, base64: bool
   return Buffer.concat([Buffer.from([channel]), data]);
 }
 
-/** The channel of a received message; undefined for an empty or malformed one. */
-export function channelOf(message: Buffer, base64: boolean): number | undefined {
+/**
+ * The channel of a received message; undefined for an empty or malformed one. A base64 channel
+ * is one character from '0', so at most `base64Channels` of them (port forward has two per port).
+ */
+export function channelOf(message: Buffer, base64: boolean, base64Channels = 10): number | undefined {
   if (message.length === 0) return undefined;
   if (!base64) return message[0]!;
   const channel = message[0]! - 0x30;
-  return channel >= 0 && channel <= 9 ? channel : undefined;
+  return channel >= 0 && channel < base64Channels ? channel : undefined;
 }
 
 /** A received message's payload: a view of it, or decoded from base64. */
@@ -40,120 +45,160 @@ export function payloadOf(message: Buffer, base64: boolean): Buffer {
 export interface WsChannelOptions {
   /** The connection's socket, to see when our unsent output drains. */
   socket: Duplex;
+  /** The negotiated sub-protocol ('' for none). */
+  protocol: string;
   /** The connection closes after this long without a message either way; 0 never. */
   idleTimeoutMs: number;
   /** While the connection is not read, a ping this often; for tests. */
   pausedProbeMs?: number;
 }
 
+/** A received message: its channel, and its payload decoded on demand (a channel nobody reads is dropped undecoded). */
+export type ChannelMessageListener = (channel: number | undefined, payload: () => Buffer) => void;
+
 /**
- * The client's messages are read only while stdin has room for them (the pipe into Docker takes
- * them as the command reads) and while our own output (pongs) is not piling up unsent; a message
- * is at most the server's maxPayload. While reading is paused, a ping now and then notices a
- * client that has gone.
+ * One WebSocket connection carrying channels. Output completes at once while the socket holds
+ * less than SEND_BUFFER_BYTES unsent, else once it drains: the next chunk is read while this one
+ * goes out, and a client that stops reading stops the writers. The client's messages are read
+ * only while no hold stands (a channel whose reader has no room says so) and while our own
+ * output (pongs) is not piling up unsent; a message is at most the server's maxPayload. While
+ * reading is paused, a ping now and then notices a client that has gone. No message either way
+ * for the idle timeout closes the connection.
  */
-export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOptions): StdioChannels {
-  const protocol = ws.protocol;
-  const base64 = isBase64WebSocket(protocol);
-  const idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
-  const send = (channel: number, data: Buffer, done: (err?: Error | null) => void): void => {
-    if (ws.readyState !== ws.OPEN) return done();
-    idle.touch();
-    ws.send(encodeChannelMessage(channel, data, base64), { binary: !base64 }, (err) => done(err ?? null));
-  };
-  // Output completes at once while the socket holds less than SEND_BUFFER_BYTES unsent, else
-  // once it drains: the next chunk is read while this one goes out, and a client that stops
-  // reading stops the writer.
-  let sendWaiters: Array<() => void> = [];
-  conn.socket.on('drain', () => {
-    if (ws.bufferedAmount >= SEND_BUFFER_BYTES) return;
-    for (const done of sendWaiters.splice(0)) done();
-  });
-  const output = (channel: number): Writable =>
-    new Writable({
+export class WsLink {
+  readonly protocol: string;
+  readonly base64: boolean;
+  /** Resolves when the connection has closed (either side, or broken). */
+  readonly closed: Promise<void>;
+  private readonly idle: IdleTimer;
+  private sendWaiters: Array<() => void> = [];
+  private readonly holds = new Set<string>();
+  private probe: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly conn: WsChannelOptions,
+    onMessage: ChannelMessageListener,
+    base64Channels?: number,
+  ) {
+    this.protocol = conn.protocol;
+    this.base64 = isBase64WebSocket(this.protocol);
+    this.idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
+    conn.socket.on('drain', () => {
+      if (ws.bufferedAmount >= SEND_BUFFER_BYTES) return;
+      for (const done of this.sendWaiters.splice(0)) done();
+    });
+    // A broken connection shows up as 'close' too; an unhandled 'error' would end the shim.
+    ws.on('error', () => undefined);
+    ws.on('ping', () => {
+      this.idle.touch();
+      this.checkUnsent();
+    });
+    ws.on('pong', () => this.idle.touch());
+    ws.on('message', (raw: RawData) => {
+      this.idle.touch();
+      const message = toBuffer(raw);
+      onMessage(channelOf(message, this.base64, base64Channels), () => payloadOf(message, this.base64));
+    });
+    this.closed = new Promise<void>((resolve) =>
+      ws.once('close', () => {
+        this.idle.stop();
+        clearInterval(this.probe);
+        for (const done of this.sendWaiters.splice(0)) done();
+        resolve();
+      }),
+    );
+  }
+
+  get open(): boolean {
+    return this.ws.readyState === this.ws.OPEN;
+  }
+
+  /** Sends one message; `done` once it is written out (or the connection is gone). */
+  send(channel: number, data: Buffer, done: (err?: Error | null) => void = () => undefined): void {
+    if (!this.open) return done();
+    this.idle.touch();
+    this.ws.send(encodeChannelMessage(channel, data, this.base64), { binary: !this.base64 }, (err) => done(err ?? null));
+  }
+
+  /** A writable whose chunks go out on `channel`, at the pace the client reads them. */
+  output(channel: number): Writable {
+    return new Writable({
       write: (chunk: Buffer, _enc, done) => {
-        if (ws.readyState !== ws.OPEN) return done();
-        idle.touch();
-        ws.send(encodeChannelMessage(channel, chunk, base64), { binary: !base64 });
-        if (ws.bufferedAmount < SEND_BUFFER_BYTES) done();
-        else sendWaiters.push(done);
+        if (!this.open) return done();
+        this.idle.touch();
+        this.ws.send(encodeChannelMessage(channel, chunk, this.base64), { binary: !this.base64 });
+        if (this.ws.bufferedAmount < SEND_BUFFER_BYTES) done();
+        else this.sendWaiters.push(done);
       },
     });
+  }
 
+  /** Stops reading the connection until every hold is released. */
+  hold(reason: string): void {
+    if (this.holds.has(reason)) return;
+    this.holds.add(reason);
+    if (this.holds.size > 1) return;
+    this.ws.pause();
+    this.probe = setInterval(() => {
+      if (this.open) this.ws.ping();
+    }, this.conn.pausedProbeMs ?? PAUSED_PROBE_MS);
+    this.probe.unref();
+  }
+
+  release(reason: string): void {
+    if (!this.holds.delete(reason) || this.holds.size > 0) return;
+    clearInterval(this.probe);
+    this.probe = undefined;
+    this.ws.resume();
+  }
+
+  /** Closes the connection once what was sent before goes out. */
+  close(): void {
+    // The client's close frame must be read for the closing handshake to complete.
+    this.holds.clear();
+    clearInterval(this.probe);
+    this.probe = undefined;
+    this.ws.resume();
+    this.ws.close(1000);
+  }
+
+  private checkUnsent(): void {
+    if (this.ws.bufferedAmount <= MAX_UNSENT_BYTES) return;
+    this.hold('unsent');
+    const drained = (): void => {
+      if (this.ws.bufferedAmount > MAX_UNSENT_BYTES) return;
+      this.conn.socket.off('drain', drained);
+      this.release('unsent');
+    };
+    this.conn.socket.on('drain', drained);
+  }
+}
+
+/** Exec and attach on a WebSocket: reading stops while stdin has no room (the pipe into Docker takes it as the command reads). */
+export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOptions): StdioChannels {
   const stdin = opts.stdin ? new PassThrough() : undefined;
-  const stdout = opts.stdout ? output(Channel.Stdout) : undefined;
-  const stderr = opts.stderr && !opts.tty ? output(Channel.Stderr) : undefined;
   // Only a TTY session reads its resize channel; the others ignore it.
   const resizes = new ResizeFeed(opts.tty);
-
-  // Reading stops while any reason holds, and resumes when none does.
-  const holds = new Set<'stdin' | 'unsent'>();
-  let probe: NodeJS.Timeout | undefined;
-  const hold = (reason: 'stdin' | 'unsent'): void => {
-    if (holds.has(reason)) return;
-    holds.add(reason);
-    if (holds.size > 1) return;
-    ws.pause();
-    probe = setInterval(() => {
-      if (ws.readyState === ws.OPEN) ws.ping();
-    }, conn.pausedProbeMs ?? PAUSED_PROBE_MS);
-    probe.unref();
-  };
-  const release = (reason: 'stdin' | 'unsent'): void => {
-    if (!holds.delete(reason) || holds.size > 0) return;
-    clearInterval(probe);
-    probe = undefined;
-    ws.resume();
-  };
-  const checkUnsent = (): void => {
-    if (ws.bufferedAmount <= MAX_UNSENT_BYTES) return;
-    hold('unsent');
-    const drained = (): void => {
-      if (ws.bufferedAmount > MAX_UNSENT_BYTES) return;
-      conn.socket.off('drain', drained);
-      release('unsent');
-    };
-    conn.socket.on('drain', drained);
-  };
-  stdin?.on('drain', () => release('stdin'));
-  // Once the client closed stdin, what it sends there is dropped: nothing to hold for.
-  stdin?.on('finish', () => release('stdin'));
-
-  // A broken connection shows up as 'close' too; an unhandled 'error' would end the shim.
-  ws.on('error', () => undefined);
-  ws.on('ping', () => {
-    idle.touch();
-    checkUnsent();
-  });
-  ws.on('pong', () => idle.touch());
-  ws.on('message', (raw: RawData) => {
-    idle.touch();
-    const message = toBuffer(raw);
-    const channel = channelOf(message, base64);
+  const link = new WsLink(ws, conn, (channel, payload) => {
     // A resize channel closed (no TTY, or a message over the bound) is dropped undecoded.
-    if (channel === Channel.Resize && resizes.open) resizes.push(payloadOf(message, base64));
+    if (channel === Channel.Resize && resizes.open) resizes.push(payload());
     else if (channel === Channel.Stdin && stdin && !stdin.writableEnded) {
-      if (!stdin.write(payloadOf(message, base64))) hold('stdin');
-    } else if (channel === Channel.Close && payloadOf(message, base64)[0] === Channel.Stdin) stdin?.end();
+      if (!stdin.write(payload())) link.hold('stdin');
+    } else if (channel === Channel.Close && payload()[0] === Channel.Stdin) stdin?.end();
   });
-  const clientGone = new Promise<void>((resolve) =>
-    ws.once('close', () => {
-      idle.stop();
-      clearInterval(probe);
-      const waiting = sendWaiters;
-      sendWaiters = [];
-      for (const done of waiting) done();
-      stdin?.end();
-      resolve();
-    }),
-  );
+  const stdout = opts.stdout ? link.output(Channel.Stdout) : undefined;
+  const stderr = opts.stderr && !opts.tty ? link.output(Channel.Stderr) : undefined;
+  stdin?.on('drain', () => link.release('stdin'));
+  // Once the client closed stdin, what it sends there is dropped: nothing to hold for.
+  stdin?.on('finish', () => link.release('stdin'));
+  const clientGone = link.closed.then(() => void stdin?.end());
 
   // The first (empty) message tells the client the connection is ready, as kubelet does.
-  const first = stdout ? Channel.Stdout : stderr ? Channel.Stderr : Channel.Error;
-  send(first, Buffer.alloc(0), () => undefined);
+  link.send(stdout ? Channel.Stdout : stderr ? Channel.Stderr : Channel.Error, Buffer.alloc(0));
 
   return {
-    protocol,
+    protocol: link.protocol,
     stdin,
     stdout,
     stderr,
@@ -161,18 +206,15 @@ export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOpt
     clientGone,
     async finish(outcome: Outcome): Promise<void> {
       await Promise.all([endWritable(stdout), endWritable(stderr)]);
-      const status = encodeOutcome(outcome, protocol);
-      if (status.length > 0) await new Promise<void>((resolve) => send(Channel.Error, status, () => resolve()));
-      // The client's close frame must be read for the closing handshake to complete.
-      holds.clear();
-      clearInterval(probe);
-      ws.resume();
-      ws.close(1000);
+      const status = encodeOutcome(outcome, link.protocol);
+      if (status.length > 0) await new Promise<void>((resolve) => link.send(Channel.Error, status, () => resolve()));
+      link.close();
     },
   };
 }
 
-function toBuffer(raw: RawData): Buffer {
+/** A received message's bytes, whatever form `ws` handed them in. */
+export function toBuffer(raw: RawData): Buffer {
   if (Buffer.isBuffer(raw)) return raw;
   if (Array.isArray(raw)) return Buffer.concat(raw);
   return Buffer.from(raw);

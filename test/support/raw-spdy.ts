@@ -1,5 +1,5 @@
 // A SPDY/3 client for tests that drive the streaming server frame by frame (see RawSpdyClient).
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ControlType, decodeFrames, encodeControl, encodeData, FLAG_FIN, HeaderCodec } from '../../src/streaming/spdy/framing';
 
 /**
@@ -24,7 +24,8 @@ export class RawSpdyClient {
   /** Bytes of data frames received, all streams. */
   received = 0;
 
-  constructor(readonly socket: Socket) {
+  /** `socket`: an upgraded connection, or a WebSocket tunnel's stream (streaming-clients.ts). */
+  constructor(readonly socket: Duplex) {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => undefined);
     socket.once('close', () => {

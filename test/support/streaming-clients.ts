@@ -1,7 +1,10 @@
 // Test clients for the streaming server: SPDY/3.1 (spdy-transport, as an HTTP upgrade like
-// kubelet's) and WebSocket (ws) with the channel sub-protocols.
+// kubelet's), WebSocket (ws) with the channel sub-protocols, and SPDY tunneled in a WebSocket
+// (client-go's port-forward dialer).
+import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import type { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import transport, { type SpdyClientStream, type SpdyConnection } from 'spdy-transport';
 import WebSocket from 'ws';
 import type { CriClient } from './client';
@@ -135,9 +138,127 @@ export function wsConnect(url: string, protocols: string[]): Promise<WsSession> 
         received: () => received,
       }),
     );
-    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
-    ws.once('error', reject);
+    rejectOnWebSocketRefusal(ws, reject);
   });
+}
+
+/** A refused WebSocket upgrade rejects with the answer's status and body. */
+function rejectOnWebSocketRefusal(ws: WebSocket, reject: (err: Error) => void): void {
+  ws.once('unexpected-response', (_req, res) => {
+    let body = '';
+    res.on('data', (d: Buffer) => (body += d.toString()));
+    res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+  });
+  ws.once('error', reject);
+}
+
+/** The WebSocket sub-protocol client-go offers to tunnel SPDY port forward. */
+export const SPDY_TUNNEL_PORTFORWARD = 'SPDY/3.1+portforward.k8s.io';
+
+/**
+ * Opens `url` as client-go's NewSPDYOverWebsocketDialer does: a WebSocket upgrade offering
+ * SPDY/3.1+portforward.k8s.io (which `ws`'s own client refuses to send, for its "/"), whose
+ * binary messages carry SPDY; with a spdystream-like client over it.
+ */
+export function wsSpdyTunnel(url: string): Promise<{ client: RawSpdyClient; protocol: string; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'GET',
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+        'Sec-WebSocket-Protocol': SPDY_TUNNEL_PORTFORWARD,
+      },
+    });
+    req.once('upgrade', (res, socket: Socket, head: Buffer) => {
+      if (head.length > 0) socket.unshift(head);
+      resolve({ client: new RawSpdyClient(new WebSocketClientStream(socket)), protocol: String(res.headers['sec-websocket-protocol']), socket });
+    });
+    rejectOnRefusal(req, reject);
+    req.end();
+  });
+}
+
+/**
+ * The client side of a WebSocket as a byte stream, as client-go's TunnelingConnection is one:
+ * each write one masked binary message; what arrives in binary messages read as it comes; pings
+ * answered; the server's close answered and the connection ended.
+ */
+class WebSocketClientStream extends Duplex {
+  private buffered: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly socket: Socket) {
+    super();
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', () => undefined);
+    socket.once('close', () => this.destroy());
+    socket.once('end', () => this.push(null));
+  }
+
+  override _read(): void {
+    this.socket.resume();
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.socket.write(maskedFrame(0x2, chunk), done);
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    this.socket.end(maskedFrame(0x8, Buffer.from([0x03, 0xe8])), done);
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    this.socket.destroy();
+    done(err);
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buffered = Buffer.concat([this.buffered, chunk]);
+    for (;;) {
+      if (this.buffered.length < 2) return;
+      const opcode = this.buffered[0]! & 0x0f;
+      let length = this.buffered[1]! & 0x7f;
+      let offset = 2;
+      if (length === 126) {
+        if (this.buffered.length < 4) return;
+        length = this.buffered.readUInt16BE(2);
+        offset = 4;
+      } else if (length === 127) {
+        if (this.buffered.length < 10) return;
+        length = Number(this.buffered.readBigUInt64BE(2));
+        offset = 10;
+      }
+      if (this.buffered.length < offset + length) return;
+      const payload = this.buffered.subarray(offset, offset + length);
+      this.buffered = this.buffered.subarray(offset + length);
+      if (opcode === 0x0 || opcode === 0x2) {
+        if (!this.push(Buffer.from(payload))) this.socket.pause();
+      } else if (opcode === 0x9) this.socket.write(maskedFrame(0xa, payload));
+      else if (opcode === 0x8) {
+        if (!this.socket.writableEnded) this.socket.end(maskedFrame(0x8, payload.subarray(0, 2)));
+      }
+    }
+  }
+}
+
+/** One final frame as a client sends it (masked). */
+function maskedFrame(opcode: number, payload: Buffer): Buffer {
+  const mask = randomBytes(4);
+  const head = payload.length < 126 ? Buffer.alloc(2) : payload.length < 0x10000 ? Buffer.alloc(4) : Buffer.alloc(10);
+  head[0] = 0x80 | opcode;
+  if (payload.length < 126) head[1] = 0x80 | payload.length;
+  else if (payload.length < 0x10000) {
+    head[1] = 0x80 | 126;
+    head.writeUInt16BE(payload.length, 2);
+  } else {
+    head[1] = 0x80 | 127;
+    head.writeBigUInt64BE(BigInt(payload.length), 2);
+  }
+  const masked = Buffer.from(payload);
+  for (let i = 0; i < masked.length; i++) masked[i] = masked[i]! ^ mask[i & 3]!;
+  return Buffer.concat([head, mask, masked]);
 }
 
 /** The metav1.Status a v4 error stream carries. */

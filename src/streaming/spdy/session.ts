@@ -17,7 +17,7 @@
 // on control frames, a bound on streams refused (a client that keeps opening streams the
 // session will not take is not one of Kubernetes') and an idle timeout complete the bounds.
 import { EventEmitter } from 'node:events';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { IdleTimer, MAX_UNSENT_BYTES, PAUSED_PROBE_MS, SEND_BUFFER_BYTES, STREAM_BUFFER_BYTES } from '../limits';
 import {
@@ -224,12 +224,14 @@ export class SpdyServerSession extends EventEmitter {
   private readonly idle: IdleTimer;
 
   constructor(
-    private readonly socket: Socket,
+    /** The upgraded connection: a TCP socket, or a WebSocket tunnel (ws-port-forward.ts). */
+    private readonly socket: Duplex,
     private readonly options: SpdySessionOptions,
   ) {
     super();
     this.idle = new IdleTimer(options.idleTimeoutMs, () => this.close());
-    socket.setNoDelay(true);
+    // (A WebSocket's socket has it already.)
+    if (socket instanceof Socket) socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('drain', () => {
       for (const done of this.sendWaiters.splice(0)) done();
