@@ -106,8 +106,10 @@ function report(what: string, f: Figures): void {
 function assertBounded(what: string, f: Figures): void {
   assert.ok(f.fdPeak - f.fdBefore <= 100, `${what}: descriptors grew by ${f.fdPeak - f.fdBefore}`);
   assert.ok(f.rssPeak - f.rssBefore <= 50 * MiB, `${what}: VmRSS grew by ${fmt(f.rssPeak - f.rssBefore)}`);
-  // The target is 200 ms; the bound is generous for a loaded machine.
-  assert.ok(f.versionMaxMs < 1000, `${what}: Version waited ${f.versionMaxMs.toFixed(0)} ms`);
+  // The target is 200 ms, judged from the logged figures on a quiet machine; the test's bound only
+  // catches a stall (a test machine shared with other work has stretched a 40 ms answer to 1.9 s).
+  // What fails without the bounds is the descriptors and the resize calls (1,900 each before).
+  assert.ok(f.versionMaxMs < 5000, `${what}: Version waited ${f.versionMaxMs.toFixed(0)} ms`);
   assert.ok(f.resizeCalls <= Math.floor(f.elapsedMs / 100) + 1, `${what}: ${f.resizeCalls} resize calls in ${f.elapsedMs} ms`);
 }
 
