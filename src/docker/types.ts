@@ -60,6 +60,8 @@ export interface DockerInfo {
   Name?: string;
   ServerVersion?: string;
   Driver?: string;
+  /** The storage driver's own facts as [name, value] pairs; the containerd image store says ["driver-type", "io.containerd.snapshotter.v1"]. */
+  DriverStatus?: Array<[string, string]> | null;
   DockerRootDir?: string;
   /** "cgroupfs", "systemd" or "none"; absent on very old daemons. */
   CgroupDriver?: string;
@@ -123,7 +125,8 @@ export interface PullProgress {
   status?: string;
   id?: string;
   progress?: string;
-  progressDetail?: { current?: number; total?: number };
+  /** `hidecounts`: the containerd store finished the layer without giving its size. */
+  progressDetail?: { current?: number; total?: number; hidecounts?: boolean };
   error?: string;
   errorDetail?: { code?: number; message?: string };
 }

@@ -62,7 +62,7 @@ export class PodMetricsCollector {
   constructor(
     shim: { readonly cgroupReader: CgroupReader },
     /** The writable layers' figures, measured in the background (shared with the stats RPCs and ImageFsInfo). */
-    private readonly storage: Pick<DockerStorage, 'writableLayer'>,
+    private readonly storage: Pick<DockerStorage, 'writableLayer' | 'layerDir'>,
   ) {
     this.cgroups = shim.cgroupReader;
     this.procRoot = shim.cgroupReader.procRoot;
@@ -126,7 +126,8 @@ export class PodMetricsCollector {
   }
 
   private statLayer(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
-    const upper = writableLayerDir(inspect);
+    // Docker names it on a graph driver; on the containerd store the background found it (../storage).
+    const upper = writableLayerDir(inspect) ?? this.storage.layerDir(inspect.Id);
     if (upper === undefined) return undefined;
     const st = fs.statSync(upper, { throwIfNoEntry: false });
     if (!st) return undefined;
