@@ -107,14 +107,16 @@ export async function startRegistry(): Promise<TestRegistry> {
       await docker.getImage(localImage).tag({ repo, tag });
       try {
         const stream = await docker.getImage(ref).push({ authconfig: { username, password, serveraddress: host } });
-        const out = await new Promise<Array<{ error?: string; aux?: { Digest?: string } }>>((resolve, reject) =>
-          docker.modem.followProgress(stream, (err: Error | null, res: Array<{ error?: string; aux?: { Digest?: string } }>) =>
+        const out = await new Promise<Array<{ error?: string; status?: string; aux?: { Digest?: string } }>>((resolve, reject) =>
+          docker.modem.followProgress(stream, (err: Error | null, res: Array<{ error?: string; status?: string; aux?: { Digest?: string } }>) =>
             err ? reject(err) : resolve(res),
           ),
         );
         const failed = out.find((m) => m.error);
         if (failed) throw new Error(`push ${ref}: ${failed.error}`);
-        const digest = out.find((m) => m.aux?.Digest)?.aux?.Digest;
+        // A graph driver's push ends with an aux message; the containerd store's only says it:
+        // "<tag>: digest: sha256:<hex> size: <n>".
+        const digest = out.find((m) => m.aux?.Digest)?.aux?.Digest ?? out.map((m) => /: digest: (sha256:[a-f0-9]{64}) /.exec(m.status ?? '')?.[1]).find((d) => d !== undefined);
         if (!digest) throw new Error(`push ${ref}: no digest reported`);
         return { ref, digestRef: `${repo}@${digest}` };
       } finally {
@@ -163,11 +165,16 @@ export async function startStallingProxy(target: string): Promise<{ host: string
   };
 }
 
-/** Imports a one-file image no one else has (its content is random), tagged `ref`; `changes` are Dockerfile lines (USER ...). */
-export async function importUniqueImage(ref: string, changes: string[] = [], randomBytesCount = 64 * 1024): Promise<string> {
+/**
+ * Imports an image no one else has (a file of random content, and `smallFiles` tiny files in
+ * /small), tagged `ref`; `changes` are Dockerfile lines (USER ...).
+ */
+export async function importUniqueImage(ref: string, changes: string[] = [], randomBytesCount = 64 * 1024, smallFiles = 0): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-unique-'));
   try {
     fs.writeFileSync(path.join(dir, 'random.bin'), randomBytes(randomBytesCount));
+    if (smallFiles > 0) fs.mkdirSync(path.join(dir, 'small'));
+    for (let i = 0; i < smallFiles; i++) fs.writeFileSync(path.join(dir, 'small', String(i)), String(i));
     const [repo, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
     const tar = spawn('tar', ['-C', dir, '--numeric-owner', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const docker = dockerApi();
