@@ -3,7 +3,8 @@
 // reference, with only the fields we use.
 import type Dockerode from 'dockerode';
 
-export type ContainerSummary = Dockerode.ContainerInfo;
+/** `SizeRw`: the writable layer's bytes, given when the list is asked with `size`. */
+export type ContainerSummary = Dockerode.ContainerInfo & { SizeRw?: number };
 export type ContainerInspect = Dockerode.ContainerInspectInfo;
 /** A bind in HostConfig.Mounts, with the bind options of API 1.44 (@types/dockerode has the older ones only). */
 export interface BindMount {

@@ -121,7 +121,8 @@ export class PodMetricsCollector {
   private layerOf(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
     if (this.layers.has(inspect.Id)) return this.layers.get(inspect.Id);
     const layer = this.statLayer(inspect, partitions);
-    this.layers.set(inspect.Id, layer);
+    // On the containerd store the layer is known once the storage's pass found it: asked again until then.
+    if (layer !== undefined || writableLayerDir(inspect) !== undefined) this.layers.set(inspect.Id, layer);
     return layer;
   }
 

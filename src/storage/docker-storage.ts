@@ -83,8 +83,10 @@ interface ContainerLayer {
   /**
    * The writable layer's directory (<storage>/<layer>: diff, work, link, lower; or a snapshot's:
    * fs, work), and its init layer's (none on the containerd store, where it counts with the images).
+   * No directory: a stopped container on the containerd store whose snapshot the shim never saw
+   * (it stopped before a pass found it running): Docker's count of its bytes stands, asked once.
    */
-  dir: string;
+  dir: string | undefined;
   initDir: string | undefined;
   /** Its init process, to find its cgroup. */
   owner: CgroupOwner;
@@ -235,7 +237,7 @@ export class DockerStorage {
 
   /** The writable layer directories of the shim's containers known so far. */
   private containerDirs(): Set<string> {
-    return new Set([...this.containers.values()].map((c) => c.dir));
+    return new Set([...this.containers.values()].flatMap((c) => (c.dir === undefined ? [] : [c.dir])));
   }
 
   /** Runs a pass now, or right after the one under way. */
@@ -320,9 +322,13 @@ export class DockerStorage {
   }
 
   private async measureDueContainers(signal: AbortSignal): Promise<void> {
-    for (const layer of this.containers.values()) {
+    for (const [id, layer] of this.containers) {
       const m = layer.measured;
       if (m && !layer.running && m.atMs >= layer.changedAtMs) continue;
+      if (layer.dir === undefined) {
+        layer.measured = await this.dockerCount(id, signal);
+        continue;
+      }
       if (m && layer.running && this.opts.now() - m.atMs < this.opts.runningLayerMaxAgeMs) continue;
       // Read before the walk: CPU used during it is looked at again next time.
       const cpuNs = layer.running ? this.deps.cgroupReader.cpuUsage(layer.owner) : undefined;
@@ -335,6 +341,24 @@ export class DockerStorage {
       const upper = await this.measure([layer.dir], signal);
       layer.measured = { bytes: upper.bytes + layer.init.bytes, inodes: upper.inodes + layer.init.inodes, atMs: upper.atMs };
       layer.cpuNs = cpuNs;
+    }
+  }
+
+  /**
+   * Docker's count of a stopped container's writable layer (`SizeRw`: containerd measures the
+   * snapshot for it), its inodes unknown (0); 0 bytes when Docker does not answer in time. Asked
+   * once per container until it runs again (then its snapshot is found and walked).
+   */
+  private async dockerCount(id: string, signal: AbortSignal): Promise<Measured> {
+    const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
+    try {
+      const [c] = await this.deps.docker.listContainers({ all: true, size: true, filters: { id: [id] } }, { signal: asking });
+      const bytes = c?.SizeRw;
+      return { bytes: typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : 0, inodes: 0, atMs: this.opts.now() };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.deps.log.debug({ id, err: errorMessage(err) }, 'storage figures: Docker did not count a stopped container\'s layer');
+      return { bytes: 0, inodes: 0, atMs: this.opts.now() };
     }
   }
 
@@ -423,7 +447,8 @@ export class DockerStorage {
       const running = inspect.State.Running;
       const known = this.containers.get(c.Id);
       const dir = this.layerDirOf(inspect, known);
-      if (dir === undefined) continue;
+      // On the containerd store a stopped container never seen running is counted by Docker.
+      if (dir === undefined && !(this.onContainerd && !running)) continue;
       seen.add(c.Id);
       const changedAtMs = running ? Infinity : Math.max(Date.parse(inspect.State.StartedAt) || 0, Date.parse(inspect.State.FinishedAt) || 0);
       const owner: CgroupOwner = { id: c.Id, pid: running ? inspect.State.Pid : 0, cgroupParent: inspect.HostConfig.CgroupParent ?? '' };
@@ -432,7 +457,7 @@ export class DockerStorage {
         known.changedAtMs = changedAtMs;
         known.owner = owner;
       } else {
-        this.containers.set(c.Id, { dir, initDir: this.onContainerd ? undefined : `${dir}-init`, owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
+        this.containers.set(c.Id, { dir, initDir: this.onContainerd || dir === undefined ? undefined : `${dir}-init`, owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
         this.metadataStale = true;
       }
     }
@@ -452,13 +477,15 @@ export class DockerStorage {
     const upper = writableLayerDir(inspect);
     if (upper !== undefined) return path.dirname(upper);
     if (!this.onContainerd) return undefined;
-    if (known) return known.dir;
+    if (known?.dir !== undefined) return known.dir;
     return inspect.State.Running ? this.opts.snapshotDirOf(inspect.State.Pid, this.mountpoint) : undefined;
   }
 
-  /** The writable layer directory of a container as last reconciled (its files are under `diff` or `fs`). */
+  /** The writable layer directory of a container as last reconciled (its files are under `diff` or `fs`); undefined (and a pass asked for) before it was reconciled. */
   layerDir(id: string): string | undefined {
-    return this.containers.get(id)?.dir;
+    const known = this.containers.get(id);
+    if (!known) this.requestPass();
+    return known?.dir;
   }
 
   /** A layer seen for the first time: its record, and its figure when an earlier run measured it in the same directory. */

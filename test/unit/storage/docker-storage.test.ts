@@ -476,6 +476,29 @@ describe('DockerStorage on the containerd image store', () => {
     assert.ok(after.images.bytes <= before.images.bytes - 50_000, `the removed snapshot left the images' figure: ${before.images.bytes} -> ${after.images.bytes}`);
   });
 
+  it('counts a stopped container never seen running by Docker\'s figure, asked once, and walks its snapshot once it runs', async () => {
+    container(hex('1'), 4242, undefined);
+    const doc = docker.containers.get(hex('1'))!;
+    doc.State = { ...doc.State, Running: false, Pid: 0, Status: 'exited', FinishedAt: new Date(now - 1_000).toISOString() };
+    docker.sizeRw.set(hex('1'), 12_345);
+    start();
+    await storage.settled();
+    assert.deepEqual(storage.writableLayer(hex('1')), { bytes: 12_345, inodes: 0, atMs: now });
+    const sized = (): number => docker.argsOf('listContainers').filter((a) => (a[0] as { size?: boolean }).size === true).length;
+    assert.equal(sized(), 1);
+    now += 60_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(sized(), 1, 'asked once while it stays stopped');
+    const upper = snapshot(9, { out: 'w'.repeat(30_000) });
+    doc.State = { ...doc.State, ...runningState(), Pid: 4343 };
+    snapshotOfPid.set(4343, upper);
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(storage.layerDir(hex('1')), upper);
+    assert.ok(storage.writableLayer(hex('1'))!.inodes > 0, 'walked now');
+  });
+
   it('a container whose root is not a snapshot there has no figure', async () => {
     container(hex('1'), 4242, undefined);
     start();
