@@ -107,7 +107,7 @@ describe('ImageFsInfo', () => {
     );
   });
 
-  it('counts an image pulled from a registry, its bytes and its files, on the filesystem it names', async () => {
+  it('counts an image pulled from a registry, its bytes and its files, on the filesystem it names', async (t) => {
     // 32 MiB of random bytes and 2,000 files: the blobs downloaded and the snapshot unpacked
     // (containerd store), or the layer (graph driver), all measured where ImageFsInfo says.
     const size = 32 * MiB;
@@ -121,17 +121,18 @@ describe('ImageFsInfo', () => {
     await docker.getImage(id).remove({ force: true });
     const before = await f.client.images.ImageFsInfo({});
     await f.client.images.PullImage({ image: { image: pushed.ref }, auth: { username: registry.username, password: registry.password } });
-    await waitFor(
+    const after = await waitFor(
       'the pulled image\'s bytes and files to be counted',
       async () => {
         const now = await f.client.images.ImageFsInfo({});
-        return bytesOf(now, 'imageFilesystems') >= bytesOf(before, 'imageFilesystems') + size - 8 * MiB && inodesOf(now, 'imageFilesystems') >= inodesOf(before, 'imageFilesystems') + files - 200;
+        return bytesOf(now, 'imageFilesystems') >= bytesOf(before, 'imageFilesystems') + size - 8 * MiB && inodesOf(now, 'imageFilesystems') >= inodesOf(before, 'imageFilesystems') + files - 200 && now;
       },
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
+    t.diagnostic(`images' figure: ${bytesOf(before, 'imageFilesystems')} -> ${bytesOf(after, 'imageFilesystems')} bytes, ${inodesOf(before, 'imageFilesystems')} -> ${inodesOf(after, 'imageFilesystems')} inodes (${size} random bytes and ${files} files pulled)`);
   });
 
-  it('counts what a container writes to its writable layer', async () => {
+  it('counts what a container writes to its writable layer', async (t) => {
     // The figure sums every container on the node, and other test files remove containers that
     // wrote up to ~13 MiB meanwhile (pod-metrics, stats): the write is large enough to stand out,
     // and the container's own figure (ContainerStats, from the same measurements) is exact.
@@ -143,10 +144,14 @@ describe('ImageFsInfo', () => {
       async () => Number((await f.client.runtime.ContainerStats({ containerId: id })).stats?.writableLayer?.usedBytes?.value ?? 0) >= written,
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
-    await waitFor(
+    const after = await waitFor(
       'the 64 MiB the container wrote to be counted in the node\'s figure',
-      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems') >= before + written - 24 * MiB,
+      async () => {
+        const now = bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems');
+        return now >= before + written - 24 * MiB && now;
+      },
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
+    t.diagnostic(`containers' figure: ${before} -> ${after} bytes (${written} written)`);
   });
 });
