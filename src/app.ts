@@ -19,6 +19,7 @@ import { CriServer } from './grpc/grpc-server';
 import { CheckpointCache } from './checkpoint/checkpoint-cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/stats-collector';
+import { imageStoreOf } from './docker/documents';
 import { DockerStorage } from './storage/docker-storage';
 import { LayerFiguresFile } from './storage/layer-figures-file';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
@@ -186,7 +187,9 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     // once, held while the state cache shows its container running, and closed as soon as the
     // cache sees it stop or go.
     const cgroupReader = new CgroupReader({ driver: cgroups.driver, log, runs: state });
+    const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
     const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
+      layout: imageStore,
       layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
     });
     const stats = new StatsCollector({ docker, cgroupReader, storage });
@@ -255,7 +258,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     await server.listen(config.containerRuntimeEndpoint);
     beginSync();
     log.info(
-      { docker: version.Version, dockerApi: version.ApiVersion, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streamingServer.baseUrl },
+      { docker: version.Version, dockerApi: version.ApiVersion, imageStore: imageStore?.kind, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streamingServer.baseUrl },
       'cri-docker-shim ready',
     );
     return {

@@ -3,6 +3,7 @@
 import NodeCache from 'node-cache';
 import semver from 'semver';
 import type { CallOptions, DockerClient } from './client';
+import { imageStoreKindOf, type ImageStoreKind } from './documents';
 import type { DockerInfo, DockerVersion } from './types';
 
 /** Docker 20.10's API; the oldest whose container, exec and image endpoints we rely on. */
@@ -101,6 +102,11 @@ export class DockerFacts {
   async features(opts?: CallOptions): Promise<EngineFeatures> {
     const [v, info] = await Promise.all([this.version(opts), this.info(opts)]);
     return engineFeatures(v.ApiVersion, v.KernelVersion, info);
+  }
+
+  /** Where the engine keeps images: a graph driver, or containerd's image store (documents.ts). */
+  async imageStore(opts?: CallOptions): Promise<ImageStoreKind> {
+    return imageStoreKindOf(await this.info(opts));
   }
 
   /** The names of the OCI runtimes Docker is configured with ("runc", ...). */

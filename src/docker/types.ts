@@ -3,7 +3,8 @@
 // reference, with only the fields we use.
 import type Dockerode from 'dockerode';
 
-export type ContainerSummary = Dockerode.ContainerInfo;
+/** `SizeRw`: the writable layer's bytes, given when the list is asked with `size`. */
+export type ContainerSummary = Dockerode.ContainerInfo & { SizeRw?: number };
 export type ContainerInspect = Dockerode.ContainerInspectInfo;
 /** A bind in HostConfig.Mounts, with the bind options of API 1.44 (@types/dockerode has the older ones only). */
 export interface BindMount {
@@ -60,6 +61,8 @@ export interface DockerInfo {
   Name?: string;
   ServerVersion?: string;
   Driver?: string;
+  /** The storage driver's own facts as [name, value] pairs; the containerd image store says ["driver-type", "io.containerd.snapshotter.v1"]. */
+  DriverStatus?: Array<[string, string]> | null;
   DockerRootDir?: string;
   /** "cgroupfs", "systemd" or "none"; absent on very old daemons. */
   CgroupDriver?: string;
@@ -123,7 +126,8 @@ export interface PullProgress {
   status?: string;
   id?: string;
   progress?: string;
-  progressDetail?: { current?: number; total?: number };
+  /** `hidecounts`: the containerd store finished the layer without giving its size. */
+  progressDetail?: { current?: number; total?: number; hidecounts?: boolean };
   error?: string;
   errorDetail?: { code?: number; message?: string };
 }

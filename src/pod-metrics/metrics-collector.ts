@@ -62,7 +62,7 @@ export class PodMetricsCollector {
   constructor(
     shim: { readonly cgroupReader: CgroupReader },
     /** The writable layers' figures, measured in the background (shared with the stats RPCs and ImageFsInfo). */
-    private readonly storage: Pick<DockerStorage, 'writableLayer'>,
+    private readonly storage: Pick<DockerStorage, 'writableLayer' | 'layerDir'>,
   ) {
     this.cgroups = shim.cgroupReader;
     this.procRoot = shim.cgroupReader.procRoot;
@@ -121,12 +121,14 @@ export class PodMetricsCollector {
   private layerOf(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
     if (this.layers.has(inspect.Id)) return this.layers.get(inspect.Id);
     const layer = this.statLayer(inspect, partitions);
-    this.layers.set(inspect.Id, layer);
+    // On the containerd store the layer is known once the storage's pass found it: asked again until then.
+    if (layer !== undefined || writableLayerDir(inspect) !== undefined) this.layers.set(inspect.Id, layer);
     return layer;
   }
 
   private statLayer(inspect: ContainerInspect, partitions: ReadonlyMap<string, string>): Layer | undefined {
-    const upper = writableLayerDir(inspect);
+    // Docker names it on a graph driver; on the containerd store the background found it (../storage).
+    const upper = writableLayerDir(inspect) ?? this.storage.layerDir(inspect.Id);
     if (upper === undefined) return undefined;
     const st = fs.statSync(upper, { throwIfNoEntry: false });
     if (!st) return undefined;

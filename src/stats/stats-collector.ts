@@ -4,13 +4,11 @@
 // asked only while the cache is unsynced); later calls read the cgroup files alone. Seen stopped, it is looked up afresh when it runs again (a
 // new process). The CPU rate tracker lives here too; the writable layers' figures come from
 // ../storage, measured in the background.
-import * as path from 'node:path';
 import type { ContainerStats, NetworkUsage } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import type { ShimObject } from '../docker/shim-objects';
 import { DockerNotFoundError } from '../errors';
 import type { DockerClient } from '../docker/client';
-import { writableLayerDir } from '../docker/documents';
 import { containerFromObject } from '../translate/to-cri/container-convert';
 import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
@@ -25,7 +23,6 @@ import { msToNanos, nowNanos } from '../util/time';
 interface Target {
   /** Undefined while the container is not running (a created one has no cgroup yet). */
   cgroup: CgroupDirs | undefined;
-  upperDir: string | undefined;
   /** For a pause container: its pod's cgroup, when the pod has one of its own. */
   podCgroup: CgroupDirs | undefined;
   lastSeen: number;
@@ -46,7 +43,7 @@ export class StatsCollector {
   private readonly cgroups: CgroupReader;
 
   constructor(
-    private readonly shim: { readonly docker: DockerClient; readonly cgroupReader: CgroupReader; readonly storage: Pick<DockerStorage, 'writableLayer'> },
+    private readonly shim: { readonly docker: DockerClient; readonly cgroupReader: CgroupReader; readonly storage: Pick<DockerStorage, 'writableLayer' | 'mountpoint'> },
   ) {
     this.cgroups = shim.cgroupReader;
   }
@@ -77,7 +74,6 @@ export class StatsCollector {
     const cgroup = this.cgroups.dirsOf({ id: inspect.Id, pid, cgroupParent: inspect.HostConfig.CgroupParent ?? '' });
     const target: Target = {
       cgroup,
-      upperDir: writableLayerDir(inspect),
       podCgroup: cgroup && podCgroupDirs(cgroup, inspect.HostConfig.CgroupParent ?? '', inspect.Id),
       lastSeen: Date.now(),
     };
@@ -96,10 +92,10 @@ export class StatsCollector {
 
   /** The writable layer's last figure from the background's measurements (none before the first). */
   private layerOf(id: string, target: Target | undefined): ContainerFigures['layer'] {
-    if (!target?.upperDir) return undefined;
+    if (!target) return undefined;
     const usage = this.shim.storage.writableLayer(id);
-    // <storage dir>/<layer>/diff: the storage directory is what ImageFsInfo reports as the filesystem.
-    return usage && { usage, mountpoint: path.dirname(path.dirname(target.upperDir)), timestamp: msToNanos(usage.atMs) };
+    // The filesystem is the one ImageFsInfo names (the graph driver's directory, or the snapshotter's).
+    return usage && { usage, mountpoint: this.shim.storage.mountpoint, timestamp: msToNanos(usage.atMs) };
   }
 
   /** Stats of one container; undefined when it was removed meanwhile. */

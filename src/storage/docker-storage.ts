@@ -30,9 +30,21 @@
 //   set of images or of containers changed (each container has its entry in the layer database
 //   and a link for each of its two layers there).
 // Until an image layer is measured its bytes are Docker's count and its inodes unknown (0).
+//
+// On Docker's containerd image store (./snapshot-layers.ts) there is no layer database: the
+// layers are the snapshots of containerd's snapshotter, numbered directories found by listing
+// them, and the images' blobs are in containerd's content store. A snapshot is measured once,
+// as an image layer, unless it is a shim container's writable layer (found in the container's
+// root mount while it runs, and kept: it is the same snapshot when it stops or starts again),
+// which is measured as above. What this store counts with the images: the containers' init
+// snapshots (Docker's mount points, never written to after create), the layers of containers
+// that are not the shim's, and a shim container's layer until it first runs (empty until then);
+// the content store, containerd's metadata and the snapshotter's take the place of Docker's
+// image metadata.
 import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
-import { writableLayerDir } from '../docker/documents';
+import type { ContainerInspect } from '../docker/types';
+import { containerdContentDir, containerdMetadataDir, writableLayerDir, type ImageStoreLayout } from '../docker/documents';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
@@ -41,6 +53,7 @@ import type { CgroupOwner, CgroupReader } from '../cgroups/reader';
 import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
 import { chainIds, readImageLayer, type ImageLayer } from './image-layers';
 import type { LayerFiguresFile, SavedLayer } from './layer-figures-file';
+import { containerSnapshotDir, listSnapshotDirs } from './snapshot-layers';
 
 export const REFRESH_MS = 10_000;
 /**
@@ -60,16 +73,21 @@ export interface Measured extends DiskUsage {
 }
 
 export interface ImageFsFigures {
-  /** <DockerRootDir>/<driver>: the filesystem both figures are on. */
+  /** <DockerRootDir>/<driver>, or containerd's snapshotter directory: the filesystem both figures are on. */
   mountpoint: string;
   images: Measured;
   containers: Measured;
 }
 
 interface ContainerLayer {
-  /** The writable layer's directory (<storage>/<layer>: diff, work, link, lower), and its init layer's. */
-  dir: string;
-  initDir: string;
+  /**
+   * The writable layer's directory (<storage>/<layer>: diff, work, link, lower; or a snapshot's:
+   * fs, work), and its init layer's (none on the containerd store, where it counts with the images).
+   * No directory: a stopped container on the containerd store whose snapshot the shim never saw
+   * (it stopped before a pass found it running): Docker's count of its bytes stands, asked once.
+   */
+  dir: string | undefined;
+  initDir: string | undefined;
   /** Its init process, to find its cgroup. */
   owner: CgroupOwner;
   running: boolean;
@@ -98,6 +116,10 @@ export interface DockerStorageOptions {
   now?: () => number;
   /** Where the image layers' figures are kept across restarts; none: measured again by each run. */
   layerFigures?: LayerFiguresFile;
+  /** The image store (../docker/documents.ts imageStoreOf); default: the graph driver's, <root>/<driver>. */
+  layout?: ImageStoreLayout;
+  /** A running container's snapshot directory on the containerd store. */
+  snapshotDirOf?: (pid: number, snapshotter: string) => string | undefined;
 }
 
 export class DockerStorage {
@@ -124,7 +146,8 @@ export class DockerStorage {
   private readonly pace: () => Promise<void> | void;
   private reconciled: Promise<void>;
   private markReconciled: () => void = () => undefined;
-  private readonly opts: Required<Omit<DockerStorageOptions, 'layerFigures'>>;
+  private readonly opts: Required<Omit<DockerStorageOptions, 'layerFigures' | 'layout'>>;
+  private readonly layout: ImageStoreLayout | undefined;
   private readonly layerFigures: LayerFiguresFile | undefined;
   /** What an earlier run measured (loaded at start); an entry is taken once its layer is seen. */
   private saved = new Map<string, SavedLayer>();
@@ -144,7 +167,9 @@ export class DockerStorage {
     private readonly driver: string,
     opts: DockerStorageOptions = {},
   ) {
-    this.mountpoint = path.join(root, driver);
+    const known = root !== '' && driver !== '';
+    this.layout = opts.layout ?? (known ? { kind: 'graphdriver', mountpoint: path.join(root, driver), containerdRoot: '' } : undefined);
+    this.mountpoint = this.layout?.mountpoint ?? path.join(root, driver);
     this.opts = {
       refreshMs: opts.refreshMs ?? REFRESH_MS,
       runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
@@ -152,6 +177,7 @@ export class DockerStorage {
       walkShare: opts.walkShare ?? WALK_SHARE,
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
+      snapshotDirOf: opts.snapshotDirOf ?? containerSnapshotDir,
     };
     this.layerFigures = opts.layerFigures;
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
@@ -166,7 +192,8 @@ export class DockerStorage {
   /** Starts the passes: one now, then every refreshMs. */
   start(): void {
     if (!this.known()) return;
-    this.saved = this.layerFigures?.load(this.root, this.driver) ?? new Map();
+    // Saved figures are a graph driver's layers' (by chain ID and cache-id).
+    this.saved = (!this.onContainerd && this.layerFigures?.load(this.root, this.driver)) || new Map();
     this.timer = setInterval(() => this.requestPass(), this.opts.refreshMs);
     this.timer.unref();
     this.requestPass();
@@ -201,7 +228,16 @@ export class DockerStorage {
   }
 
   private known(): boolean {
-    return this.root !== '' && this.driver !== '';
+    return this.layout !== undefined;
+  }
+
+  private get onContainerd(): boolean {
+    return this.layout?.kind === 'containerd';
+  }
+
+  /** The writable layer directories of the shim's containers known so far. */
+  private containerDirs(): Set<string> {
+    return new Set([...this.containers.values()].flatMap((c) => (c.dir === undefined ? [] : [c.dir])));
   }
 
   /** Runs a pass now, or right after the one under way. */
@@ -253,7 +289,7 @@ export class DockerStorage {
     await this.measureDueContainers(signal);
     if (this.metadataStale) {
       this.metadataStale = false;
-      this.metadata = await this.measure([path.join(this.root, 'image'), path.join(this.mountpoint, 'l')], signal);
+      this.metadata = await this.measure(this.metadataDirs(), signal);
     }
     this.deps.log.debug(
       { images: this.images.size, containers: this.containers.size, reconcileMs: reconciled - started, passMs: this.opts.now() - started, walks: this.walked.trees - trees, confirmed: this.confirmedCount - confirmed },
@@ -266,7 +302,8 @@ export class DockerStorage {
     if (this.layerWalking || this.stopped.signal.aborted) return;
     const walking = (async () => {
       for (;;) {
-        const next = [...this.imageLayers.values()].find((state) => !state.measured && state.layer);
+        const containerDirs = this.containerDirs();
+        const next = [...this.imageLayers.values()].find((state) => !state.measured && state.layer && !containerDirs.has(state.layer.dir));
         if (!next) return this.saveLayerFigures();
         // A layer removed meanwhile keeps its figure on a state nobody holds any more.
         next.measured = await this.measure([next.layer!.dir], this.stopped.signal);
@@ -285,9 +322,13 @@ export class DockerStorage {
   }
 
   private async measureDueContainers(signal: AbortSignal): Promise<void> {
-    for (const layer of this.containers.values()) {
+    for (const [id, layer] of this.containers) {
       const m = layer.measured;
       if (m && !layer.running && m.atMs >= layer.changedAtMs) continue;
+      if (layer.dir === undefined) {
+        layer.measured = await this.dockerCount(id, signal);
+        continue;
+      }
       if (m && layer.running && this.opts.now() - m.atMs < this.opts.runningLayerMaxAgeMs) continue;
       // Read before the walk: CPU used during it is looked at again next time.
       const cpuNs = layer.running ? this.deps.cgroupReader.cpuUsage(layer.owner) : undefined;
@@ -296,15 +337,34 @@ export class DockerStorage {
         this.confirmedCount++;
         continue;
       }
-      layer.init ??= await this.measure([layer.initDir], signal);
+      layer.init ??= layer.initDir === undefined ? { bytes: 0, inodes: 0 } : await this.measure([layer.initDir], signal);
       const upper = await this.measure([layer.dir], signal);
       layer.measured = { bytes: upper.bytes + layer.init.bytes, inodes: upper.inodes + layer.init.inodes, atMs: upper.atMs };
       layer.cpuNs = cpuNs;
     }
   }
 
+  /**
+   * Docker's count of a stopped container's writable layer (`SizeRw`: containerd measures the
+   * snapshot for it), its inodes unknown (0); 0 bytes when Docker does not answer in time. Asked
+   * once per container until it runs again (then its snapshot is found and walked).
+   */
+  private async dockerCount(id: string, signal: AbortSignal): Promise<Measured> {
+    const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
+    try {
+      const [c] = await this.deps.docker.listContainers({ all: true, size: true, filters: { id: [id] } }, { signal: asking });
+      const bytes = c?.SizeRw;
+      return { bytes: typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : 0, inodes: 0, atMs: this.opts.now() };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.deps.log.debug({ id, err: errorMessage(err) }, 'storage figures: Docker did not count a stopped container\'s layer');
+      return { bytes: 0, inodes: 0, atMs: this.opts.now() };
+    }
+  }
+
   private async reconcileImages(signal: AbortSignal): Promise<void> {
     const listed = await this.deps.docker.listImages({ all: true }, { signal });
+    if (this.onContainerd) return this.reconcileSnapshots(listed);
     const ids = new Set(listed.map((i) => i.Id));
     let changed = false;
     for (const image of listed) {
@@ -341,6 +401,37 @@ export class DockerStorage {
     this.imagesAtMs = this.opts.now();
   }
 
+  /**
+   * The containerd store's layers: every snapshot directory (one listing), each new one measured
+   * once; the images only tell whether the content store changed.
+   */
+  private reconcileSnapshots(listed: ReadonlyArray<{ Id: string; Size: number }>): void {
+    const ids = new Set(listed.map((i) => i.Id));
+    let changed = ids.size !== this.images.size || [...ids].some((id) => !this.images.has(id));
+    this.images.clear();
+    for (const image of listed) this.images.set(image.Id, { chains: [], dockerSize: image.Size });
+    const dirs = new Set(listSnapshotDirs(this.mountpoint));
+    for (const dir of dirs) {
+      if (this.imageLayers.has(dir)) continue;
+      this.imageLayers.set(dir, { layer: { dockerBytes: 0, dir }, measured: undefined });
+      changed = true;
+    }
+    for (const dir of this.imageLayers.keys()) {
+      if (dirs.has(dir)) continue;
+      this.imageLayers.delete(dir);
+      changed = true;
+    }
+    if (changed) this.metadataStale = true;
+    this.imagesAtMs = this.opts.now();
+  }
+
+  /** What the images take besides their layers: Docker's image metadata, or containerd's content store and databases. */
+  private metadataDirs(): string[] {
+    if (!this.onContainerd) return [path.join(this.root, 'image'), path.join(this.mountpoint, 'l')];
+    const containerdRoot = this.layout!.containerdRoot;
+    return [containerdContentDir(containerdRoot), containerdMetadataDir(containerdRoot), path.join(this.mountpoint, 'metadata.db')];
+  }
+
   private async reconcileContainers(signal: AbortSignal): Promise<void> {
     // The shim's containers, from the state cache (no request to Docker once it is synced).
     const listed = await this.deps.docker.listContainers({ all: true, filters: { label: [CONTAINER_TYPE_LABEL] } }, { signal });
@@ -353,20 +444,20 @@ export class DockerStorage {
         if (err instanceof DockerNotFoundError) continue;
         throw err;
       }
-      const upper = writableLayerDir(inspect);
-      if (upper === undefined) continue;
-      seen.add(c.Id);
-      const dir = path.dirname(upper);
       const running = inspect.State.Running;
+      const known = this.containers.get(c.Id);
+      const dir = this.layerDirOf(inspect, known);
+      // On the containerd store a stopped container never seen running is counted by Docker.
+      if (dir === undefined && !(this.onContainerd && !running)) continue;
+      seen.add(c.Id);
       const changedAtMs = running ? Infinity : Math.max(Date.parse(inspect.State.StartedAt) || 0, Date.parse(inspect.State.FinishedAt) || 0);
       const owner: CgroupOwner = { id: c.Id, pid: running ? inspect.State.Pid : 0, cgroupParent: inspect.HostConfig.CgroupParent ?? '' };
-      const known = this.containers.get(c.Id);
       if (known && known.dir === dir) {
         known.running = running;
         known.changedAtMs = changedAtMs;
         known.owner = owner;
       } else {
-        this.containers.set(c.Id, { dir, initDir: `${dir}-init`, owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
+        this.containers.set(c.Id, { dir, initDir: this.onContainerd || dir === undefined ? undefined : `${dir}-init`, owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
         this.metadataStale = true;
       }
     }
@@ -375,6 +466,26 @@ export class DockerStorage {
       this.containers.delete(id);
       this.metadataStale = true;
     }
+  }
+
+  /**
+   * A container's writable layer directory: Docker names it on a graph driver; on the containerd
+   * store it is read from the container's root mount while it runs, and kept (a snapshot is the
+   * container's for its whole life). Undefined when neither tells.
+   */
+  private layerDirOf(inspect: Pick<ContainerInspect, 'State' | 'GraphDriver'>, known: ContainerLayer | undefined): string | undefined {
+    const upper = writableLayerDir(inspect);
+    if (upper !== undefined) return path.dirname(upper);
+    if (!this.onContainerd) return undefined;
+    if (known?.dir !== undefined) return known.dir;
+    return inspect.State.Running ? this.opts.snapshotDirOf(inspect.State.Pid, this.mountpoint) : undefined;
+  }
+
+  /** The writable layer directory of a container as last reconciled (its files are under `diff` or `fs`); undefined (and a pass asked for) before it was reconciled. */
+  layerDir(id: string): string | undefined {
+    const known = this.containers.get(id);
+    if (!known) this.requestPass();
+    return known?.dir;
   }
 
   /** A layer seen for the first time: its record, and its figure when an earlier run measured it in the same directory. */
@@ -418,7 +529,9 @@ export class DockerStorage {
   private imageFigures(): Measured {
     const total: Measured = { bytes: this.metadata?.bytes ?? 0, inodes: this.metadata?.inodes ?? 0, atMs: this.imagesAtMs };
     let unknownLayers = false;
+    const containerDirs = this.onContainerd ? this.containerDirs() : new Set<string>();
     for (const state of this.imageLayers.values()) {
+      if (state.layer && containerDirs.has(state.layer.dir)) continue;
       if (state.measured) {
         total.bytes += state.measured.bytes;
         total.inodes += state.measured.inodes;

@@ -5,9 +5,10 @@
 // comparisons allow a small drift and movements are made large enough to stand out.
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { describe, it } from 'node:test';
 import type { ImageFsInfoResponse } from '../../src/cri/types';
-import { dockerApi } from '../support/images';
+import { dockerApi, testImageStore } from '../support/images';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer } from '../support/pods';
 import { waitFor } from '../support/poll';
@@ -40,9 +41,25 @@ describe('ImageFsInfo', () => {
   const { run } = f;
   const docker = dockerApi();
 
+  it('names the directory the layers are in, which exists and whose filesystem statfs measures', async () => {
+    // A graph driver's <root>/<driver>; on the containerd store containerd's snapshotter
+    // (<root>/containerd/daemon/io.containerd.snapshotter.v1.overlayfs), not <root>/overlayfs.
+    const { mountpoint } = await testImageStore();
+    const res = await f.client.images.ImageFsInfo({});
+    assert.equal(res.imageFilesystems![0]!.fsId?.mountpoint, mountpoint);
+    assert.equal(res.containerFilesystems![0]!.fsId?.mountpoint, mountpoint);
+    assert.ok(fs.statSync(mountpoint).isDirectory(), `${mountpoint} is a directory`);
+    const sfs = fs.statfsSync(mountpoint);
+    assert.ok(sfs.blocks > 0 && sfs.files > 0, 'kubelet reads its capacity and inodes there');
+  });
+
   it('names Docker\'s storage directory, and agrees with du over it and with df', async () => {
     const info = await docker.info();
-    const storage = `${info.DockerRootDir}/${info.Driver}`;
+    const layout = await testImageStore();
+    const storage = layout.mountpoint;
+    // What the figures stand for besides the layers: Docker's image metadata, or containerd's
+    // content store and metadata database (the snapshotter's own database is in `storage`).
+    const metadata = layout.kind === 'containerd' ? [`${layout.containerdRoot}/io.containerd.content.v1.content`, `${layout.containerdRoot}/io.containerd.metadata.v1.bolt`] : [`${info.DockerRootDir}/image`];
     // Once the background has measured what there is, the two figures together are what du
     // counts over Docker's storage and image metadata (containers of others aside).
     await waitFor(
@@ -54,8 +71,8 @@ describe('ImageFsInfo', () => {
         assert.ok(BigInt(res.imageFilesystems![0]!.timestamp!) > 0n);
         const bytes = bytesOf(res, 'imageFilesystems') + bytesOf(res, 'containerFilesystems');
         const inodes = inodesOf(res, 'imageFilesystems') + inodesOf(res, 'containerFilesystems');
-        const duBytes = duTotal(['-sxcB1', storage, `${info.DockerRootDir}/image`]);
-        const duInodes = duTotal(['-sxc', '--inodes', storage, `${info.DockerRootDir}/image`]);
+        const duBytes = duTotal(['-sxcB1', storage, ...metadata]);
+        const duInodes = duTotal(['-sxc', '--inodes', storage, ...metadata]);
         const [, used, , , iused] = execFileSync('df', ['-B1', '--output=source,used,size,itotal,iused', storage], { encoding: 'utf8' }).trim().split('\n')[1]!.trim().split(/\s+/);
         assert.ok(bytes <= Number(used), `bytes ${bytes} within df used ${used}`);
         assert.ok(inodes <= Number(iused), `inodes ${inodes} within df iused ${iused}`);
@@ -90,7 +107,32 @@ describe('ImageFsInfo', () => {
     );
   });
 
-  it('counts what a container writes to its writable layer', async () => {
+  it('counts an image pulled from a registry, its bytes and its files, on the filesystem it names', async (t) => {
+    // 32 MiB of random bytes and 2,000 files: the blobs downloaded and the snapshot unpacked
+    // (containerd store), or the layer (graph driver), all measured where ImageFsInfo says.
+    const size = 32 * MiB;
+    const files = 2_000;
+    const registry = await f.startRegistry();
+    const local = `cds-test-fsinfo/${run}:pulled`;
+    const id = await importUniqueImage(local, [], size, files);
+    f.removeImagesAfter([id], { force: true });
+    const pushed = await registry.push(local, `fsinfo-${run}:1`);
+    f.removeImagesAfter([pushed.ref], { force: true });
+    await docker.getImage(id).remove({ force: true });
+    const before = await f.client.images.ImageFsInfo({});
+    await f.client.images.PullImage({ image: { image: pushed.ref }, auth: { username: registry.username, password: registry.password } });
+    const after = await waitFor(
+      'the pulled image\'s bytes and files to be counted',
+      async () => {
+        const now = await f.client.images.ImageFsInfo({});
+        return bytesOf(now, 'imageFilesystems') >= bytesOf(before, 'imageFilesystems') + size - 8 * MiB && inodesOf(now, 'imageFilesystems') >= inodesOf(before, 'imageFilesystems') + files - 200 && now;
+      },
+      { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
+    );
+    t.diagnostic(`images' figure: ${bytesOf(before, 'imageFilesystems')} -> ${bytesOf(after, 'imageFilesystems')} bytes, ${inodesOf(before, 'imageFilesystems')} -> ${inodesOf(after, 'imageFilesystems')} inodes (${size} random bytes and ${files} files pulled)`);
+  });
+
+  it('counts what a container writes to its writable layer', async (t) => {
     // The figure sums every container on the node, and other test files remove containers that
     // wrote up to ~13 MiB meanwhile (pod-metrics, stats): the write is large enough to stand out,
     // and the container's own figure (ContainerStats, from the same measurements) is exact.
@@ -102,10 +144,14 @@ describe('ImageFsInfo', () => {
       async () => Number((await f.client.runtime.ContainerStats({ containerId: id })).stats?.writableLayer?.usedBytes?.value ?? 0) >= written,
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
-    await waitFor(
+    const after = await waitFor(
       'the 64 MiB the container wrote to be counted in the node\'s figure',
-      async () => bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems') >= before + written - 24 * MiB,
+      async () => {
+        const now = bytesOf(await f.client.images.ImageFsInfo({}), 'containerFilesystems');
+        return now >= before + written - 24 * MiB && now;
+      },
       { timeoutMs: REFRESH_DEADLINE_MS, intervalMs: 250, explain: () => storageLog(f.shim) },
     );
+    t.diagnostic(`containers' figure: ${before} -> ${after} bytes (${written} written)`);
   });
 });

@@ -5,8 +5,8 @@ import { status } from '@grpc/grpc-js';
 import { describe, it } from 'node:test';
 import { rejectsWith } from '../support/client';
 import { testLabels } from '../support/cleanup';
-import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
-import { importUniqueImage } from '../support/registry';
+import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE, testImageStore } from '../support/images';
+import { importUniqueImage, pushTwoPlatformIndex } from '../support/registry';
 import { useShim } from '../support/fixture';
 
 describe('image management', () => {
@@ -26,11 +26,18 @@ describe('image management', () => {
     const res = await f.client.images.ImageStatus({ image: { image: `${repo}:uid` } });
     assert.equal(res.image?.id, id);
     assert.deepEqual(res.image?.repoTags, [`${repo}:uid`]);
-    assert.deepEqual(res.image?.repoDigests, []);
+    // An imported image has no digest on a graph driver; on the containerd store its ID is its
+    // manifest's digest, which Docker gives as a digest of its name.
+    const store = (await testImageStore()).kind;
+    assert.deepEqual(res.image?.repoDigests, store === 'containerd' ? [`${repo}@${id}`] : []);
     assert.equal(res.image?.uid?.value, '1234');
     assert.equal(res.image?.username, '');
+    // The size Docker lists (on the containerd store its blobs and its unpacked snapshot; the
+    // inspect counts only the blobs there), and the same in ListImages.
     const size = Number(res.image?.size);
-    assert.equal(size, (await docker.getImage(id).inspect()).Size);
+    assert.equal(size, (await docker.listImages()).find((i) => i.Id === id)?.Size);
+    const listed = await f.client.images.ListImages({ filter: { image: { image: `${repo}:uid` } } });
+    assert.deepEqual(listed.images.map((i) => [i.id, i.size, i.repoDigests]), [[id, res.image?.size, res.image?.repoDigests]]);
     assert.ok(size >= 64 * 1024, `size ${size} holds the 64 KiB file`);
     assert.equal(res.image?.pinned, false);
     assert.deepEqual(res.info, {});
@@ -144,6 +151,30 @@ describe('image management', () => {
       assert.deepEqual((await docker.getImage(id).inspect()).RepoTags, [`${repo}:used-too`]);
     } finally {
       await c.remove({ force: true });
+    }
+  });
+
+  it('a multi-platform image: pulled by its index, the same ID in status and list, removed by tag and by ID', async () => {
+    // The containerd store keeps the index (its ID is the index's digest, the host's platform
+    // unpacked); a graph driver keeps the host's platform only (its config's digest).
+    const registry = await f.startRegistry();
+    const name = `multi-${run}`;
+    await makeImage('multi');
+    await registry.push(`${repo}:multi`, `${name}:amd64`);
+    const index = await pushTwoPlatformIndex(registry, name, 'amd64', 'both');
+    await docker.getImage(`${repo}:multi`).remove({ force: true });
+    const auth = { username: registry.username, password: registry.password };
+    for (const by of ['tag', 'id'] as const) {
+      const id = (await f.client.images.PullImage({ image: { image: index.ref }, auth })).imageRef;
+      f.removeImagesAfter([id], { force: true });
+      const status = (await f.client.images.ImageStatus({ image: { image: index.ref } })).image;
+      assert.equal(status?.id, id);
+      assert.ok(status?.repoDigests.includes(index.digestRef), `${status?.repoDigests} has ${index.digestRef}`);
+      const listed = await f.client.images.ListImages({ filter: { image: { image: index.ref } } });
+      assert.deepEqual(listed.images.map((i) => [i.id, i.size]), [[id, status?.size]]);
+      await f.client.images.RemoveImage({ image: { image: by === 'tag' ? index.ref : id } });
+      assert.equal((await f.client.images.ImageStatus({ image: { image: index.ref } })).image, null, `by ${by}: the tag is gone`);
+      if (by === 'id') await assert.rejects(docker.getImage(id).inspect(), 'by ID: the image is gone');
     }
   });
 

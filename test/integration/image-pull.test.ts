@@ -34,6 +34,24 @@ describe('PullImage from a private registry', () => {
     assert.ok(inspected.RepoDigests.includes(uniq.digestRef), `${inspected.RepoDigests} has ${uniq.digestRef}`);
   });
 
+  it('logs what the pull fetched: the bytes the stream counted, the layers it finished without a size, and the image\'s size', async () => {
+    // A new pull of the unique image (its one layer is nowhere else on the host).
+    await docker.getImage(uniqId).remove({ force: true });
+    await f.client.images.PullImage({ image: { image: uniq.ref }, auth: auth() });
+    const line = await waitFor('the pull\'s summary in the log', () =>
+      f.shim
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"pulled image"') && l.includes(uniq.ref.split('/')[1]!))
+        .map((l) => JSON.parse(l) as { layers: number; layersDone: number; downloadedBytes: number; layersUncounted?: number; imageBytes?: number })
+        .at(-1),
+    );
+    assert.ok(line.layers >= 1 && line.layersDone === line.layers, JSON.stringify(line));
+    // Docker 20.10 counts each layer's bytes; the containerd store finishes a fast pull's layers without.
+    assert.ok(line.downloadedBytes >= 64 * 1024 || (line.layersUncounted ?? 0) >= 1, `bytes counted, or layers said uncounted: ${JSON.stringify(line)}`);
+    assert.ok((line.imageBytes ?? 0) >= 64 * 1024, `the image's bytes: ${JSON.stringify(line)}`);
+  });
+
   it('pulls by digest with the combined auth field', async () => {
     await docker.getImage(uniqId).remove({ force: true });
     const encoded = Buffer.from(`${f.registry.username}:${f.registry.password}`).toString('base64');

@@ -3,6 +3,7 @@
 // suite uses; opening it again brings Docker "back".
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import { testDockerSocket } from './images';
 
 const REQUEST_HEAD = /(GET|POST|PUT|DELETE|HEAD) (\/\S*) HTTP\/1\.[01]\r\n((?:[^\r\n]+\r\n)*)/g;
 const USER_AGENT = /^user-agent: *(.*)$/im;
@@ -37,7 +38,7 @@ export class DockerProxy {
 
   constructor(
     readonly socketPath: string,
-    private readonly target = '/var/run/docker.sock',
+    private readonly target = testDockerSocket(),
   ) {}
 
   async up(): Promise<void> {

@@ -295,9 +295,13 @@ export class FakeDocker implements DockerClient {
     return this.call('listContainers', [query], opts, () =>
       [...this.containers.values()]
         .filter((c) => (query.all || c.State.Running) && matchesFilters(c, query.filters ?? {}))
-        .map((c) => summaryFromInspect(c, c.Config.Image, Date.now())),
+        .map((c) => summaryFromInspect(c, c.Config.Image, Date.now()))
+        .map((c) => (query.size && this.sizeRw.has(c.Id) ? { ...c, SizeRw: this.sizeRw.get(c.Id) } : c)),
     );
   }
+
+  /** Each container's writable layer bytes as the list gives them when asked with `size`. */
+  readonly sizeRw = new Map<string, number>();
 
   /** Not a call of its own: the list call it makes is what is recorded (and can be failed). */
   listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {

@@ -12,6 +12,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Dockerode from 'dockerode';
+import { imageStoreOf, type ImageStoreLayout } from '../../src/docker/documents';
+import type { DockerInfo } from '../../src/docker/types';
 import { elfInterpreter } from './elf';
 
 const BUILDER_VERSION = '1';
@@ -47,8 +49,25 @@ export const TEST_PAUSE_IMAGE = pauseTag();
 /** The uid/gid of the non-root user baked into the busybox image. */
 export const TEST_USER = { name: 'tester', uid: 1234, gid: 1234 };
 
+/**
+ * The socket of the Docker the tests use: TEST_DOCKER_SOCKET, else DOCKER_HOST's unix socket
+ * (the one the shim under test takes too), else the machine's default.
+ */
+export function testDockerSocket(): string {
+  const host = process.env.DOCKER_HOST ?? '';
+  return process.env.TEST_DOCKER_SOCKET ?? (host.startsWith('unix://') ? host.slice('unix://'.length) : '/var/run/docker.sock');
+}
+
 export function dockerApi(): Dockerode {
-  return new Dockerode({ socketPath: process.env.TEST_DOCKER_SOCKET ?? '/var/run/docker.sock' });
+  return new Dockerode({ socketPath: testDockerSocket() });
+}
+
+/** The test Docker's image store and where its layers are (src/docker/documents.ts's reading of its info). */
+export async function testImageStore(): Promise<ImageStoreLayout> {
+  const info = (await dockerApi().info()) as DockerInfo;
+  const layout = imageStoreOf(info, (dir) => fs.existsSync(dir));
+  if (!layout) throw new Error(`Docker names no storage: root ${info.DockerRootDir}, driver ${info.Driver}`);
+  return layout;
 }
 
 async function imageExists(docker: Dockerode, ref: string): Promise<boolean> {

@@ -12,9 +12,12 @@ import { imageFromSummary } from '../../translate/to-cri/image-convert';
 import { imageMatchesFilter } from './image-filter';
 import { sandboxImageId } from './pinned';
 
+/** The list ListImages asks for (top-level images, with digests). */
+export const LIST_QUERY = { all: false, digests: true } as const;
+
 export async function findImages(shim: ShimContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
   const [summaries, pinnedId] = await Promise.all([
-    shim.docker.listImages({ all: false, digests: true }, { signal: ctx.signal }),
+    shim.docker.listImages(LIST_QUERY, { signal: ctx.signal }),
     sandboxImageId(shim, ctx.signal),
   ]);
   const wanted = filter?.image?.image ?? '';

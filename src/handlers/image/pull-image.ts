@@ -6,7 +6,7 @@ import type { AuthConfig__Output, CallContext, PullImageRequest__Output, PullIma
 import type { RegistryAuth } from '../../docker/types';
 import { DeadlineExceededError, errorMessage, InvalidArgumentError, NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../../errors';
 import { pullFailure } from './pull-errors';
-import { PullWatch } from './pull-progress';
+import { PullWatch, type PullSummary } from './pull-progress';
 import { parseImageReference, type ImageReference } from './image-reference';
 import { credentialFromRequest, toDockerRegistryAuth } from '../../translate/to-docker/registry-auth';
 import { quote } from '../../util/quote';
@@ -29,9 +29,10 @@ export async function pullWithCredentials(
 ): Promise<string> {
   const auths = await candidateAuths(shim, requestAuth, ref);
   let lastError: unknown;
+  let pulled: PullOutcome | undefined;
   for (const auth of auths) {
     try {
-      await pullOnce(shim, ref, auth, ctx);
+      pulled = await pullOnce(shim, ref, auth, ctx);
       lastError = undefined;
       break;
     } catch (err) {
@@ -42,6 +43,9 @@ export async function pullWithCredentials(
   }
   if (lastError !== undefined) throw lastError;
   const image = await shim.docker.inspectImage(ref.pullRef, { signal: ctx.signal });
+  // The image's own size with the stream's counts: on the containerd store a fast pull's stream
+  // counts no bytes (layersUncounted), and its inspect counts the blobs, what was fetched at most.
+  shim.log.info({ image: ref.normalized, ...pulled, imageBytes: image.Size }, 'pulled image');
   return image.Id;
 }
 
@@ -65,7 +69,9 @@ async function candidateAuths(
   return auths.length > 0 ? auths : [undefined];
 }
 
-async function pullOnce(shim: ShimContext, ref: ImageReference, auth: RegistryAuth | undefined, ctx: CallContext): Promise<void> {
+type PullOutcome = PullSummary & { durationMs: number };
+
+async function pullOnce(shim: ShimContext, ref: ImageReference, auth: RegistryAuth | undefined, ctx: CallContext): Promise<PullOutcome> {
   const watch = new PullWatch(ref.normalized, shim.config.imagePullProgressDeadlineMs, shim.log);
   const started = Date.now();
   try {
@@ -78,5 +84,5 @@ async function pullOnce(shim: ShimContext, ref: ImageReference, auth: RegistryAu
   } finally {
     watch.stop();
   }
-  shim.log.info({ image: ref.normalized, durationMs: Date.now() - started, ...watch.result() }, 'pulled image');
+  return { durationMs: Date.now() - started, ...watch.result() };
 }

@@ -13,25 +13,32 @@ export interface PullSummary {
   layersDone: number;
   downloadedBytes: number;
   totalBytes: number;
+  /**
+   * Layers Docker finished without ever giving their size: the containerd store reports a blob
+   * fetched between two of its progress ticks (100 ms) only as done ("hidecounts"), so a fast
+   * pull there counts no bytes in the stream at all.
+   */
+  layersUncounted: number;
   lastStatus: string;
 }
 
 /** Folds progress messages into a per-pull summary (pure). */
 export class PullProgressSummary {
-  private readonly layers = new Map<string, { current: number; total: number; done: boolean }>();
+  private readonly layers = new Map<string, { current: number; total: number; done: boolean; existed: boolean }>();
   private lastStatus = '';
 
   add(p: PullProgress): void {
     if (p.status) this.lastStatus = p.status;
     const id = p.id;
     if (!id || !p.status || p.status.startsWith('Pulling from')) return;
-    const layer = this.layers.get(id) ?? { current: 0, total: 0, done: false };
+    const layer = this.layers.get(id) ?? { current: 0, total: 0, done: false, existed: false };
     if (p.status === 'Downloading' && p.progressDetail) {
       layer.current = p.progressDetail.current ?? layer.current;
       layer.total = p.progressDetail.total ?? layer.total;
     }
     if (p.status === 'Download complete') layer.current = layer.total;
     if (p.status === 'Pull complete' || p.status === 'Already exists') layer.done = true;
+    if (p.status === 'Already exists') layer.existed = true;
     this.layers.set(id, layer);
   }
 
@@ -39,12 +46,14 @@ export class PullProgressSummary {
     let downloadedBytes = 0;
     let totalBytes = 0;
     let layersDone = 0;
+    let layersUncounted = 0;
     for (const l of this.layers.values()) {
       downloadedBytes += l.current;
       totalBytes += l.total;
       if (l.done) layersDone++;
+      if (l.done && !l.existed && l.total === 0) layersUncounted++;
     }
-    return { layers: this.layers.size, layersDone, downloadedBytes, totalBytes, lastStatus: this.lastStatus };
+    return { layers: this.layers.size, layersDone, downloadedBytes, totalBytes, layersUncounted, lastStatus: this.lastStatus };
   }
 }
 

@@ -42,9 +42,13 @@ function criImage(image: DockerImageCommon, user: ImageUser, pinned: boolean): I
   };
 }
 
-/** An inspected image as CRI reports it; `pinned` for images kubelet must never garbage-collect. */
-export function imageFromInspect(image: ImageInspect, pinned: boolean): Image {
-  return criImage(image, imageUser(image.Config?.User), pinned);
+/**
+ * An inspected image as CRI reports it; `pinned` for images kubelet must never garbage-collect.
+ * `listedSize`: the size Docker's image list gives, where it differs from the inspect's (the
+ * containerd store's list adds the unpacked snapshots to the blobs).
+ */
+export function imageFromInspect(image: ImageInspect, pinned: boolean, listedSize?: number): Image {
+  return criImage(listedSize === undefined ? image : { ...image, Size: listedSize }, imageUser(image.Config?.User), pinned);
 }
 
 /**

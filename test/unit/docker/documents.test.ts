@@ -2,7 +2,7 @@
 // so the next engine reads alike too), over the shapes each engine gives.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ipsFromNetworkSettings, writableLayerDir, type NetworkSettingsLike } from '../../../src/docker/documents';
+import { imageStoreOf, ipsFromNetworkSettings, SYSTEM_CONTAINERD_ROOT, writableLayerDir, type NetworkSettingsLike } from '../../../src/docker/documents';
 import { INSPECT, inspectDoc } from '../../support/fixtures/docker-container';
 
 const UPPER = '/var/lib/docker/overlay2/4f1c0e8a/diff';
@@ -54,5 +54,32 @@ describe('ipsFromNetworkSettings', () => {
     assert.deepEqual(ipsFromNetworkSettings({ IPAddress: '', Networks: { none: { IPAddress: '', GlobalIPv6Address: '' } } }), []);
     assert.deepEqual(ipsFromNetworkSettings({ Networks: null }), []);
     assert.deepEqual(ipsFromNetworkSettings(undefined), []);
+  });
+});
+
+describe('imageStoreOf', () => {
+  const CONTAINERD = [['driver-type', 'io.containerd.snapshotter.v1']] as Array<[string, string]>;
+  it('a graph driver (20.10\'s info): <root>/<driver>', () => {
+    const info = { DockerRootDir: '/var/lib/docker', Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'extfs'], ['Supports d_type', 'true']] as Array<[string, string]> };
+    assert.deepEqual(imageStoreOf(info, () => true), { kind: 'graphdriver', mountpoint: '/var/lib/docker/overlay2', containerdRoot: '' });
+  });
+
+  it('the containerd store (28.5\'s info): the snapshotter of the containerd that has it, dockerd\'s own first', () => {
+    const info = { DockerRootDir: '/var/lib/docker-28c', Driver: 'overlayfs', DriverStatus: CONTAINERD };
+    const managed = '/var/lib/docker-28c/containerd/daemon';
+    assert.deepEqual(imageStoreOf(info, (d) => d === `${managed}/io.containerd.snapshotter.v1.overlayfs`), {
+      kind: 'containerd',
+      mountpoint: `${managed}/io.containerd.snapshotter.v1.overlayfs`,
+      containerdRoot: managed,
+    });
+    // docker-ce's packages: dockerd uses the system's containerd.
+    assert.equal(imageStoreOf(info, (d) => d.startsWith(SYSTEM_CONTAINERD_ROOT))?.mountpoint, `${SYSTEM_CONTAINERD_ROOT}/io.containerd.snapshotter.v1.overlayfs`);
+    assert.equal(imageStoreOf(info, () => false)?.mountpoint, `${managed}/io.containerd.snapshotter.v1.overlayfs`, 'neither yet: dockerd\'s own');
+  });
+
+  it('no root, or a driver name that is no name: none', () => {
+    assert.equal(imageStoreOf({ DockerRootDir: '', Driver: 'overlay2' }, () => true), undefined);
+    assert.equal(imageStoreOf({ DockerRootDir: '/var/lib/docker', Driver: '../x', DriverStatus: CONTAINERD }, () => true), undefined);
+    assert.equal(imageStoreOf({ DockerRootDir: '/var/lib/docker', Driver: 'overlay2', DriverStatus: null }, () => true)?.kind, 'graphdriver');
   });
 });

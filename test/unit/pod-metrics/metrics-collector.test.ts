@@ -93,7 +93,7 @@ function cgroupReader(log: Logger, procRoot: string): CgroupReader {
 function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines: () => Array<Record<string, unknown>> } {
   const out: string[] = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (out.push(chunk.toString()), cb()) }));
-  const layers = { writableLayer: () => ({ bytes: 8192, inodes: 2, atMs: Date.now() }) };
+  const layers = { layerDir: () => undefined, writableLayer: () => ({ bytes: 8192, inodes: 2, atMs: Date.now() }) };
   return {
     collector: new PodMetricsCollector({ cgroupReader: cgroupReader(log, host.proc) }, layers),
     debugLines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>),

@@ -45,7 +45,7 @@ describe('pressure metrics', () => {
       const host = layOutV2Host(driver);
       hosts.push(host);
       const reader = new CgroupReader({ driver, log: silentLogger(), procRoot: host.procRoot });
-      const collector = new PodMetricsCollector({ cgroupReader: reader }, { writableLayer: () => undefined });
+      const collector = new PodMetricsCollector({ cgroupReader: reader }, { layerDir: () => undefined, writableLayer: () => undefined });
       const parent = podParentFor(driver);
       const [pod] = await collector.collect([{
         sandbox: inspectOf(V2_PAUSE_ID, V2_PAUSE_PID, '/k8s_POD_web_prod_uid1_0', parent),

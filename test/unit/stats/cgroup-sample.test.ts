@@ -139,7 +139,7 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     const docker = new FakeDocker();
     docker.containers.set(ID, inspectOf(77));
     // The writable layer's figure is the background's (../storage); a fixed one here.
-    const storage = { writableLayer: (id: string) => (id === ID ? { bytes: 12_288, inodes: 2, atMs: 1_700_000_000_000 } : undefined) };
+    const storage = { mountpoint: path.join(tmp, 'overlay2'), writableLayer: (id: string) => (id === ID ? { bytes: 12_288, inodes: 2, atMs: 1_700_000_000_000 } : undefined) };
     const cgroupReader = new CgroupReader({ driver: 'systemd', log: silentLogger(), procRoot: path.join(root, 'proc') });
     const collector = new StatsCollector({ docker, cgroupReader, storage });
     return { collector, cgroupReader, scope, root, docker, inspects: () => docker.argsOf('inspectContainer').length };

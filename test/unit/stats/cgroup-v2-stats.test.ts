@@ -60,7 +60,7 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
     hosts.push(host);
     const reader = new CgroupReader({ driver, log: silentLogger(), procRoot: host.procRoot });
     after(() => reader.close());
-    const storage = { writableLayer: () => undefined };
+    const storage = { mountpoint: '/var/lib/docker/overlay2', writableLayer: () => undefined };
     const collector = new StatsCollector({ docker: new FakeDocker(), cgroupReader: reader, storage });
     const { pause, app } = objects(podParentFor(driver));
     const signal = new AbortController().signal;

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { CONTAINER_TYPE_LABEL } from '../../../src/conventions/labels';
+import { imageStoreOf } from '../../../src/docker/documents';
 import { UnimplementedError } from '../../../src/errors';
 import { chainIds, readImageLayer } from '../../../src/storage/image-layers';
 import { DockerStorage } from '../../../src/storage/docker-storage';
@@ -370,6 +371,140 @@ describe('DockerStorage', () => {
     });
     await storage.settled();
     assert.ok(entries < 50, `stopped after ${entries} entries`);
+  });
+});
+
+describe('DockerStorage on the containerd image store', () => {
+  let root: string;
+  let docker: FakeDocker;
+  let storage: DockerStorage;
+  let now: number;
+  const walks: string[][] = [];
+  /** The snapshot directory of each running container's init process, as its root mount says. */
+  const snapshotOfPid = new Map<number, string>();
+  const snapshotter = (): string => path.join(root, 'containerd', 'daemon', 'io.containerd.snapshotter.v1.overlayfs');
+  const snapshot = (n: number, files: Record<string, string> = {}): string => {
+    const dir = path.join(snapshotter(), 'snapshots', String(n));
+    fs.mkdirSync(path.join(dir, 'work'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'fs'), { recursive: true });
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, 'fs', name), text);
+    return dir;
+  };
+
+  function start(): void {
+    const layout = imageStoreOf({ DockerRootDir: root, Driver: 'overlayfs', DriverStatus: [['driver-type', 'io.containerd.snapshotter.v1']] }, (d) => fs.existsSync(d));
+    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, root, 'overlayfs', {
+      layout,
+      now: () => now,
+      walkShare: 1,
+      snapshotDirOf: (pid) => snapshotOfPid.get(pid),
+      walk: async (roots, o) => {
+        walks.push([...roots]);
+        return diskUsage(roots, o);
+      },
+    });
+    storage.start();
+  }
+
+  /** A shim container as the containerd store inspects it: no directory named. */
+  function container(id: string, pid: number, dir: string | undefined): void {
+    if (dir) snapshotOfPid.set(pid, dir);
+    docker.addContainer({
+      Id: id,
+      Config: { Labels: { [CONTAINER_TYPE_LABEL]: 'container' } },
+      State: { ...runningState(), Pid: pid },
+      GraphDriver: { Name: 'overlayfs', Data: null } as never,
+    });
+  }
+
+  beforeEach(() => {
+    root = tempDir('docker-root-c8d');
+    docker = new FakeDocker();
+    now = Date.parse('2026-11-24T00:00:00Z');
+    walks.length = 0;
+    snapshotOfPid.clear();
+    fs.mkdirSync(path.join(root, 'containerd', 'daemon', 'io.containerd.content.v1.content', 'blobs', 'sha256'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'containerd', 'daemon', 'io.containerd.content.v1.content', 'blobs', 'sha256', hex('a')), 'b'.repeat(3_000));
+    fs.mkdirSync(path.join(root, 'containerd', 'daemon', 'io.containerd.metadata.v1.bolt'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'containerd', 'daemon', 'io.containerd.metadata.v1.bolt', 'meta.db'), 'm'.repeat(100));
+    fs.mkdirSync(snapshotter(), { recursive: true });
+    fs.writeFileSync(path.join(snapshotter(), 'metadata.db'), 'm'.repeat(100));
+  });
+  afterEach(() => {
+    storage?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('names the snapshotter\'s directory, counts the snapshots and the content store with the images, a container\'s own snapshot with the containers', async () => {
+    const base = snapshot(1, { sh: 'x'.repeat(5_000) });
+    const init = snapshot(2, { hosts: '' });
+    const upper = snapshot(3, { log: 'z'.repeat(20_000) });
+    docker.addImage('base:1', { Size: 8_000 } as never);
+    container(hex('1'), 4242, upper);
+    start();
+    await storage.settled();
+    const fsInfo = await storage.imageFs(signal);
+    assert.equal(fsInfo.mountpoint, snapshotter());
+    assert.equal(storage.mountpoint, snapshotter());
+    const content = path.join(root, 'containerd', 'daemon', 'io.containerd.content.v1.content');
+    const bolt = path.join(root, 'containerd', 'daemon', 'io.containerd.metadata.v1.bolt');
+    const images = await diskUsage([base, init, content, bolt, path.join(snapshotter(), 'metadata.db')]);
+    assert.deepEqual({ bytes: fsInfo.images.bytes, inodes: fsInfo.images.inodes }, images, 'the image snapshots, the init snapshot, the blobs and the databases');
+    const own = await diskUsage([upper]);
+    assert.deepEqual({ bytes: fsInfo.containers.bytes, inodes: fsInfo.containers.inodes }, own);
+    assert.deepEqual({ bytes: storage.writableLayer(hex('1'))!.bytes, inodes: storage.writableLayer(hex('1'))!.inodes }, own);
+    assert.equal(storage.layerDir(hex('1')), upper);
+  });
+
+  it('keeps a container\'s snapshot once it stops (its root mount is gone), and forgets removed snapshots', async () => {
+    const upper = snapshot(3, { log: 'z'.repeat(20_000) });
+    const extra = snapshot(7, { big: 'q'.repeat(50_000) });
+    container(hex('1'), 4242, upper);
+    start();
+    await storage.settled();
+    const before = await storage.imageFs(signal);
+    const doc = docker.containers.get(hex('1'))!;
+    doc.State = { ...doc.State, Running: false, Pid: 0, Status: 'exited', FinishedAt: new Date(now + 1_000).toISOString() };
+    snapshotOfPid.clear();
+    fs.rmSync(extra, { recursive: true });
+    now += 2_000;
+    storage.requestPass();
+    await storage.settled();
+    const after = await storage.imageFs(signal);
+    assert.equal(storage.layerDir(hex('1')), upper, 'the stopped container keeps its snapshot');
+    assert.ok(after.containers.bytes >= 20_000);
+    assert.ok(after.images.bytes <= before.images.bytes - 50_000, `the removed snapshot left the images' figure: ${before.images.bytes} -> ${after.images.bytes}`);
+  });
+
+  it('counts a stopped container never seen running by Docker\'s figure, asked once, and walks its snapshot once it runs', async () => {
+    container(hex('1'), 4242, undefined);
+    const doc = docker.containers.get(hex('1'))!;
+    doc.State = { ...doc.State, Running: false, Pid: 0, Status: 'exited', FinishedAt: new Date(now - 1_000).toISOString() };
+    docker.sizeRw.set(hex('1'), 12_345);
+    start();
+    await storage.settled();
+    assert.deepEqual(storage.writableLayer(hex('1')), { bytes: 12_345, inodes: 0, atMs: now });
+    const sized = (): number => docker.argsOf('listContainers').filter((a) => (a[0] as { size?: boolean }).size === true).length;
+    assert.equal(sized(), 1);
+    now += 60_000;
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(sized(), 1, 'asked once while it stays stopped');
+    const upper = snapshot(9, { out: 'w'.repeat(30_000) });
+    doc.State = { ...doc.State, ...runningState(), Pid: 4343 };
+    snapshotOfPid.set(4343, upper);
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(storage.layerDir(hex('1')), upper);
+    assert.ok(storage.writableLayer(hex('1'))!.inodes > 0, 'walked now');
+  });
+
+  it('a container whose root is not a snapshot there has no figure', async () => {
+    container(hex('1'), 4242, undefined);
+    start();
+    await storage.settled();
+    assert.equal(storage.writableLayer(hex('1')), undefined);
+    assert.equal((await storage.imageFs(signal)).containers.bytes, 0);
   });
 });
 

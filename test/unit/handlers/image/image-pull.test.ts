@@ -73,11 +73,21 @@ describe('PullProgressSummary', () => {
     s.add({ status: 'Pulling fs layer', id: 'l2' });
     s.add({ status: 'Already exists', id: 'l2' });
     s.add({ status: 'Downloading', id: 'l1', progressDetail: { current: 100, total: 400 } });
-    assert.deepEqual(s.summary(), { layers: 2, layersDone: 1, downloadedBytes: 100, totalBytes: 400, lastStatus: 'Downloading' });
+    assert.deepEqual(s.summary(), { layers: 2, layersDone: 1, downloadedBytes: 100, totalBytes: 400, layersUncounted: 0, lastStatus: 'Downloading' });
     s.add({ status: 'Download complete', id: 'l1' });
     s.add({ status: 'Pull complete', id: 'l1' });
     s.add({ status: 'Status: Downloaded newer image for app:1' });
-    assert.deepEqual(s.summary(), { layers: 2, layersDone: 2, downloadedBytes: 400, totalBytes: 400, lastStatus: 'Status: Downloaded newer image for app:1' });
+    assert.deepEqual(s.summary(), { layers: 2, layersDone: 2, downloadedBytes: 400, totalBytes: 400, layersUncounted: 0, lastStatus: 'Status: Downloaded newer image for app:1' });
+  });
+
+  it('counts the layers the containerd store finished without a size (a fast pull there)', () => {
+    // Docker 28's stream on the containerd store for a blob fetched between two progress ticks.
+    const s = new PullProgressSummary();
+    s.add({ status: 'Pulling from rnd', id: '1' });
+    s.add({ status: 'Pulling fs layer', id: 'a218f28207f4', progressDetail: {} });
+    s.add({ status: 'Download complete', id: 'a218f28207f4', progressDetail: { hidecounts: true } });
+    s.add({ status: 'Pull complete', id: 'a218f28207f4', progressDetail: { hidecounts: true } });
+    assert.deepEqual(s.summary(), { layers: 1, layersDone: 1, downloadedBytes: 0, totalBytes: 0, layersUncounted: 1, lastStatus: 'Pull complete' });
   });
 });
 
