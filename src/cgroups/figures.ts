@@ -6,6 +6,7 @@
 import { cpuUsageNs, parseBlkio, parseFlatKeyed, parseIoStat, parsePressure, parseSingleValue, PRESSURE_FILES, type BlockIoEntry, type CgroupFiles, type Pressure } from './parse';
 import type { CgroupDirs } from './paths';
 import type { CgroupReader } from './reader';
+import { defined } from '../util/defined';
 
 /** A limit as the kernel states it: a number, or none (v2's "max", v1's huge page-rounded number). */
 export type Limit = bigint | 'unlimited';
@@ -216,13 +217,6 @@ export function figuresFromV2(f: CgroupFiles): CgroupFigures {
     memoryPressure: parsePressure(f[PRESSURE_FILES.memory]),
     ioPressure: parsePressure(f[PRESSURE_FILES.io]),
   });
-}
-
-/** The figures without the ones left out, so that a figure present is one read. */
-function defined(f: CgroupFigures): CgroupFigures {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(f)) if (v !== undefined) out[k] = v;
-  return out as CgroupFigures;
 }
 
 /**

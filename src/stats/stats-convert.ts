@@ -16,14 +16,10 @@ import type {
 } from '../cri/types';
 import type { DiskUsage } from '../util/disk-usage';
 import { u64 } from '../cri/u64';
+import { defined } from '../util/defined';
 import { DEFAULT_INTERFACE, type InterfaceCounters } from '../cgroups/net-dev';
 import type { Pressure, PressureLine } from '../cgroups/parse';
 import type { CgroupFigures, Limit } from '../cgroups/figures';
-
-function defined<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as Array<keyof T>) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 /**
  * Total is the kernel's microseconds as they stand, as containerd and cAdvisor (hence kubelet's
