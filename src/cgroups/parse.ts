@@ -1,5 +1,5 @@
-// The shapes the kernel writes its cgroup files in, parsed. Pure; shared by the stats
-// (../stats/cgroup-sample.ts) and the metrics (../pod-metrics/cgroup-figures.ts).
+// The shapes the kernel writes its cgroup files in, parsed. Pure; ./figures.ts makes them the
+// figures the stats and the metrics report.
 
 /** Cgroup files' text by file name; undefined: missing, unreadable, or lacking on this host. */
 export type CgroupFiles = Readonly<Record<string, string | undefined>>;
@@ -88,4 +88,45 @@ export function parsePressure(text: string | undefined): Pressure | undefined {
     out[m[1] as 'some' | 'full'] = { avg10: Number(m[2]), avg60: Number(m[3]), avg300: Number(m[4]), totalUsec: BigInt(m[5]!) };
   }
   return out.some || out.full ? out : undefined;
+}
+
+/** One device's block I/O: bytes and operations each way. */
+export interface BlockIoEntry {
+  major: number;
+  minor: number;
+  readBytes?: bigint;
+  writeBytes?: bigint;
+  reads?: bigint;
+  writes?: bigint;
+}
+
+/** blkio's "<major>:<minor> <Op> <value>" lines (Read, Write, Sync, Async, Discard, Total) by device. */
+export function parseBlkio(bytesText: string | undefined, opsText: string | undefined): BlockIoEntry[] {
+  const devices = new Map<string, BlockIoEntry>();
+  const add = (text: string | undefined, read: 'readBytes' | 'reads', write: 'writeBytes' | 'writes'): void => {
+    for (const line of (text ?? '').split('\n')) {
+      const m = /^(\d+):(\d+)\s+(\w+)\s+(\d+)$/.exec(line.trim());
+      if (!m || (m[3] !== 'Read' && m[3] !== 'Write')) continue;
+      const key = `${m[1]}:${m[2]}`;
+      const entry = devices.get(key) ?? { major: Number(m[1]), minor: Number(m[2]) };
+      entry[m[3] === 'Read' ? read : write] = BigInt(m[4]!);
+      devices.set(key, entry);
+    }
+  };
+  add(bytesText, 'readBytes', 'writeBytes');
+  add(opsText, 'reads', 'writes');
+  return [...devices.values()];
+}
+
+/** v2's io.stat: "<major>:<minor> rbytes=N wbytes=N rios=N wios=N ..." per device. */
+export function parseIoStat(text: string | undefined): BlockIoEntry[] {
+  const out: BlockIoEntry[] = [];
+  for (const line of (text ?? '').split('\n')) {
+    const [device, ...pairs] = line.trim().split(/\s+/);
+    const m = /^(\d+):(\d+)$/.exec(device ?? '');
+    if (!m) continue;
+    const kv = new Map(pairs.map((p) => p.split('=') as [string, string]).filter(([, v]) => /^\d+$/.test(v ?? '')).map(([k, v]) => [k, BigInt(v)]));
+    out.push({ major: Number(m[1]), minor: Number(m[2]), readBytes: kv.get('rbytes'), writeBytes: kv.get('wbytes'), reads: kv.get('rios'), writes: kv.get('wios') });
+  }
+  return out;
 }

@@ -5,9 +5,9 @@
 import type { Metric } from '../cri/types';
 import { u64 } from '../cri/u64';
 import { METRICS, type MetricKey } from './descriptors';
-import type { BlockIoEntry, CgroupFigures } from './cgroup-figures';
+import type { CgroupFigures, Limit } from '../cgroups/figures';
 import type { InterfaceCounters } from '../cgroups/net-dev';
-import type { Pressure } from '../cgroups/parse';
+import type { BlockIoEntry, Pressure } from '../cgroups/parse';
 import type { ProcessFigures } from './proc-figures';
 
 export interface BaseLabels {
@@ -64,6 +64,15 @@ const baseValues = (l: BaseLabels): string[] => [l.pod, l.namespace, l.container
 const seconds = (ns: bigint | undefined): bigint | undefined => (ns === undefined ? undefined : ns / NS_PER_S);
 const USEC_PER_S = 1_000_000n;
 
+/** cAdvisor reports no limit as 0. */
+const limitOrZero = (l: Limit | undefined): bigint | undefined => (l === 'unlimited' ? 0n : l);
+
+/** v1's memory-plus-swap limit (what cAdvisor reports), 0 when either has none. */
+function memoryAndSwapLimit(memory: Limit | undefined, swap: Limit | undefined): bigint | undefined {
+  if (memory === undefined || swap === undefined) return undefined;
+  return memory === 'unlimited' || swap === 'unlimited' ? 0n : memory + swap;
+}
+
 /** A PSI file's totals (microseconds) as whole seconds: "waiting" is some, "stalled" full. */
 function addPressure(out: MetricList, p: Pressure | undefined, waiting: MetricKey, stalled: MetricKey): void {
   const s = (usec: bigint | undefined): bigint | undefined => (usec === undefined ? undefined : usec / USEC_PER_S);
@@ -96,33 +105,34 @@ export function containerMetricsOf(r: ContainerReading): Metric[] {
   out.add('cfsPeriods', c.cfsPeriods);
   out.add('cfsThrottledPeriods', c.cfsThrottledPeriods);
   out.add('cfsThrottledSeconds', seconds(c.cfsThrottledNs));
-  out.add('memoryUsage', c.memoryUsage);
-  out.add('memoryMaxUsage', c.memoryMaxUsage);
-  out.add('memoryWorkingSet', c.memoryWorkingSet);
-  out.add('memoryRss', c.memoryRss);
-  out.add('memoryCache', c.memoryCache);
-  out.add('memoryMappedFile', c.memoryMappedFile);
-  out.add('memoryKernel', c.memoryKernel);
-  out.add('memorySwap', c.memorySwap);
+  out.add('memoryUsage', c.memoryUsageBytes);
+  out.add('memoryMaxUsage', c.memoryPeakBytes);
+  out.add('memoryWorkingSet', c.workingSetBytes);
+  out.add('memoryRss', c.rssBytes);
+  out.add('memoryCache', c.cacheBytes);
+  out.add('memoryMappedFile', c.mappedFileBytes);
+  out.add('memoryKernel', c.kernelBytes);
+  out.add('memorySwap', c.swapUsageBytes);
   out.add('memoryFailcnt', c.memoryFailcnt);
-  out.add('memoryActiveFile', c.memoryActiveFile);
-  out.add('memoryInactiveFile', c.memoryInactiveFile);
+  out.add('memoryActiveFile', c.activeFileBytes);
+  out.add('memoryInactiveFile', c.inactiveFileBytes);
   // The container's own cgroup, not its hierarchy: cAdvisor's "container" scope.
-  out.add('memoryFailures', c.pgfault, ['pgfault', 'container']);
-  out.add('memoryFailures', c.pgmajfault, ['pgmajfault', 'container']);
+  out.add('memoryFailures', c.pageFaults, ['pgfault', 'container']);
+  out.add('memoryFailures', c.majorPageFaults, ['pgmajfault', 'container']);
   out.add('oomEvents', c.oomKills);
-  out.add('threads', c.threads);
-  out.add('threadsMax', c.threadsMax);
+  // cAdvisor's container_threads is pids.current, the process count.
+  out.add('threads', c.processCount);
+  out.add('threadsMax', limitOrZero(c.processLimit));
   out.add('processes', r.processes?.processes);
   out.add('fileDescriptors', r.processes?.fileDescriptors);
   out.add('sockets', r.processes?.sockets);
-  out.add('specCpuPeriod', c.specCpuPeriod);
-  out.add('specCpuQuota', c.specCpuQuota);
-  out.add('specCpuShares', c.specCpuShares);
-  out.add('specMemoryLimit', c.specMemoryLimit);
-  out.add('specMemoryReservation', c.specMemoryReservation);
-  out.add('specMemorySwapLimit', c.specMemorySwapLimit);
-  addBlockIo(out, c.blockIo, r.deviceNames);
+  out.add('specCpuPeriod', c.cpuPeriodUs);
+  out.add('specCpuQuota', c.cpuQuotaUs);
+  out.add('specCpuShares', c.cpuShares);
+  out.add('specMemoryLimit', limitOrZero(c.memoryLimitBytes));
+  out.add('specMemoryReservation', limitOrZero(c.memoryReservationBytes));
+  out.add('specMemorySwapLimit', memoryAndSwapLimit(c.memoryLimitBytes, c.swapLimitBytes));
+  addBlockIo(out, c.blockIo ?? [], r.deviceNames);
   addPressure(out, c.cpuPressure, 'cpuWaiting', 'cpuStalled');
   addPressure(out, c.memoryPressure, 'memoryWaiting', 'memoryStalled');
   addPressure(out, c.ioPressure, 'ioWaiting', 'ioStalled');

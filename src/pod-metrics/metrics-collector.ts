@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parseNetDev } from '../cgroups/net-dev';
+import { readCgroupFigures } from '../cgroups/figures';
 import type { CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
 import type { Metric, PodSandboxMetrics } from '../cri/types';
@@ -19,7 +20,6 @@ import { writableLayerDir } from '../docker/documents';
 import type { ContainerInspect } from '../docker/types';
 import type { DockerStorage } from '../storage/docker-storage';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
-import { figuresFromV1, figuresFromV2, V1_FILES, V2_FILES, type CgroupFigures } from './cgroup-figures';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 export interface ContainerTarget {
@@ -137,12 +137,6 @@ export class PodMetricsCollector {
     return { dir: upper, device: partitions.get(key) ?? key };
   }
 
-  /** Undefined when the cgroup is gone. */
-  private cgroupFigures(id: string, dirs: CgroupDirs): CgroupFigures | undefined {
-    const files = this.cgroups.read(dirs, dirs.version === 1 ? V1_FILES : V2_FILES, id);
-    return files && (dirs.version === 1 ? figuresFromV1(files) : figuresFromV2(files));
-  }
-
   private processFigures(id: string, dirs: CgroupDirs): ProcessFigures | undefined {
     const pids = this.cgroups.pids(dirs, id);
     return pids && readProcessFigures(this.procRoot, pids);
@@ -176,7 +170,7 @@ export class PodMetricsCollector {
     const dirs = this.cgroups.dirsOf({ id: inspect.Id, pid: inspect.State.Pid, cgroupParent: inspect.HostConfig.CgroupParent ?? '' });
     if (!dirs) return undefined;
     // The kernel files are read here and now; the layer's figure is the background's last.
-    const cgroup = this.cgroupFigures(inspect.Id, dirs);
+    const cgroup = readCgroupFigures(this.cgroups, dirs, inspect.Id, 'all');
     const processes = cgroup && this.processFigures(inspect.Id, dirs);
     const layer = cgroup && this.layerFigures(inspect.Id, this.layerOf(inspect, scrape.partitions), scrape);
     if (!cgroup) {

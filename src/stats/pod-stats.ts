@@ -6,10 +6,10 @@ import type { PodSandboxStats } from '../cri/types';
 import type { ShimObject } from '../docker/shim-objects';
 import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import { nowNanos } from '../util/time';
-import type { CgroupSample } from './cgroup-sample';
+import type { CgroupFigures } from '../cgroups/figures';
 import type { StatsCollector } from './stats-collector';
 import { u64 } from '../cri/u64';
-import { cpuUsage, ioUsage, memoryUsage, sumSamples } from './stats-convert';
+import { cpuUsage, ioUsage, memoryUsage, sumFigures } from './stats-convert';
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,
@@ -23,8 +23,8 @@ export async function podSandboxStatsOf(
     Promise.all(members.map((c) => collector.containerFigures(c, signal))),
   ]);
   const present = figures.filter((f): f is NonNullable<typeof f> => f !== undefined);
-  const samples = [own.sample, ...present.map((f) => f.sample)].filter((s): s is CgroupSample => s !== undefined);
-  const total = own.sample ? (own.podSample ?? sumSamples(samples)) : undefined;
+  const samples = [own.sample, ...present.map((f) => f.sample)].filter((s): s is CgroupFigures => s !== undefined);
+  const total = own.sample ? (own.podSample ?? sumFigures(samples)) : undefined;
   const timestamp = nowNanos();
   const key = `pod:${pause.id}`;
   const nanoCores = total?.cpuUsageNs === undefined ? undefined : collector.rates.rate(key, total.cpuUsageNs, process.hrtime.bigint());

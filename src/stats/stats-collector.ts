@@ -13,7 +13,7 @@ import { containerFromObject } from '../translate/to-cri/container-convert';
 import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
-import { readCgroupSample, type CgroupSample } from './cgroup-sample';
+import { readCgroupFigures, type CgroupFigures } from '../cgroups/figures';
 import { containerStatsOf, networkUsage, type ContainerFigures } from './stats-convert';
 import { CpuRateTracker } from './cpu-rate';
 import { parseNetDev } from '../cgroups/net-dev';
@@ -33,7 +33,7 @@ const FORGET_AFTER_MS = 10 * 60_000;
 
 export interface MemberSample {
   id: string;
-  sample: CgroupSample | undefined;
+  sample: CgroupFigures | undefined;
 }
 
 export class StatsCollector {
@@ -81,10 +81,10 @@ export class StatsCollector {
     return target;
   }
 
-  private sampleOf(id: string, target: Target, which: 'cgroup' | 'podCgroup' = 'cgroup'): CgroupSample | undefined {
+  private sampleOf(id: string, target: Target, which: 'cgroup' | 'podCgroup' = 'cgroup'): CgroupFigures | undefined {
     const dirs = target[which];
     if (!dirs) return undefined;
-    const sample = readCgroupSample(this.cgroups, dirs, which === 'cgroup' ? id : `${id}/pod`);
+    const sample = readCgroupFigures(this.cgroups, dirs, which === 'cgroup' ? id : `${id}/pod`, 'usage');
     // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
     if (!sample) this.forget(id);
     return sample;
@@ -104,7 +104,7 @@ export class StatsCollector {
   }
 
   /** The stats and the raw sample (pods add the samples up). */
-  async containerFigures(c: ShimObject, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupSample | undefined } | undefined> {
+  async containerFigures(c: ShimObject, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupFigures | undefined } | undefined> {
     const target = await this.target(c, signal);
     // The files are read only for a caller still waiting (the inspect above may have taken a while).
     signal.throwIfAborted();
@@ -126,7 +126,7 @@ export class StatsCollector {
   async sandboxFigures(
     pause: ShimObject,
     signal: AbortSignal,
-  ): Promise<{ sample: CgroupSample | undefined; podSample: CgroupSample | undefined; network: NetworkUsage | undefined }> {
+  ): Promise<{ sample: CgroupFigures | undefined; podSample: CgroupFigures | undefined; network: NetworkUsage | undefined }> {
     const target = await this.target(pause, signal);
     signal.throwIfAborted();
     const sample = target && this.sampleOf(pause.id, target);

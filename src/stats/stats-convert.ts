@@ -1,4 +1,4 @@
-// Samples and counters as CRI's stats messages. Pure. A figure nobody measured is left out
+// Cgroup figures (../cgroups/figures.ts) and counters as CRI's stats messages. Pure. A figure nobody measured is left out
 // rather than reported as zero, except for a container that is not running, whose usage is
 // zero by definition.
 import type {
@@ -16,14 +16,10 @@ import type {
 } from '../cri/types';
 import type { DiskUsage } from '../util/disk-usage';
 import { u64 } from '../cri/u64';
+import { defined } from '../util/defined';
 import { DEFAULT_INTERFACE, type InterfaceCounters } from '../cgroups/net-dev';
 import type { Pressure, PressureLine } from '../cgroups/parse';
-import type { CgroupSample } from './cgroup-sample';
-
-function defined<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as Array<keyof T>) if (o[k] === undefined) delete o[k];
-  return o;
-}
+import type { CgroupFigures, Limit } from '../cgroups/figures';
 
 /**
  * Total is the kernel's microseconds as they stand, as containerd and cAdvisor (hence kubelet's
@@ -42,17 +38,23 @@ export function psiStats(p: Pressure | undefined): PsiStats | undefined {
   return out;
 }
 
-export function cpuUsage(sample: CgroupSample | undefined, nanoCores: bigint | undefined, timestamp: string): CpuUsage {
+/** What is left under a limit; undefined without one. */
+function available(limit: Limit | undefined, used: bigint | undefined): bigint | undefined {
+  if (limit === undefined || limit === 'unlimited' || used === undefined) return undefined;
+  return limit > used ? limit - used : 0n;
+}
+
+export function cpuUsage(sample: CgroupFigures | undefined, nanoCores: bigint | undefined, timestamp: string): CpuUsage {
   if (!sample) return { timestamp, usageCoreNanoSeconds: u64(0), usageNanoCores: u64(0) };
   return defined({ timestamp, usageCoreNanoSeconds: u64(sample.cpuUsageNs), usageNanoCores: u64(nanoCores), psi: psiStats(sample.cpuPressure) });
 }
 
-export function memoryUsage(sample: CgroupSample | undefined, timestamp: string): MemoryUsage {
+export function memoryUsage(sample: CgroupFigures | undefined, timestamp: string): MemoryUsage {
   if (!sample) return { timestamp, workingSetBytes: u64(0), usageBytes: u64(0), rssBytes: u64(0) };
   return defined({
     timestamp,
     workingSetBytes: u64(sample.workingSetBytes),
-    availableBytes: u64(sample.availableBytes),
+    availableBytes: u64(available(sample.memoryLimitBytes, sample.workingSetBytes)),
     usageBytes: u64(sample.memoryUsageBytes),
     rssBytes: u64(sample.rssBytes),
     pageFaults: u64(sample.pageFaults),
@@ -62,15 +64,15 @@ export function memoryUsage(sample: CgroupSample | undefined, timestamp: string)
 }
 
 /** CRI's IoUsage holds PSI alone: left out where there is no io.pressure (cgroup v1). */
-export function ioUsage(sample: CgroupSample | undefined, timestamp: string): IoUsage | undefined {
+export function ioUsage(sample: CgroupFigures | undefined, timestamp: string): IoUsage | undefined {
   const psi = psiStats(sample?.ioPressure);
   return psi && { timestamp, psi };
 }
 
-export function swapUsage(sample: CgroupSample | undefined, timestamp: string): SwapUsage | undefined {
+export function swapUsage(sample: CgroupFigures | undefined, timestamp: string): SwapUsage | undefined {
   if (!sample) return { timestamp, swapUsageBytes: u64(0) };
   if (sample.swapUsageBytes === undefined) return undefined;
-  return defined({ timestamp, swapUsageBytes: u64(sample.swapUsageBytes), swapAvailableBytes: u64(sample.swapAvailableBytes) });
+  return defined({ timestamp, swapUsageBytes: u64(sample.swapUsageBytes), swapAvailableBytes: u64(available(sample.swapLimitBytes, sample.swapUsageBytes)) });
 }
 
 /** `mountpoint` is the filesystem the layer is on, as ImageFsInfo names it (Docker's storage directory). */
@@ -81,7 +83,7 @@ export function filesystemUsage(usage: DiskUsage, mountpoint: string, timestamp:
 export interface ContainerFigures {
   attributes: ContainerAttributes;
   /** Undefined when the container is not running. */
-  sample: CgroupSample | undefined;
+  sample: CgroupFigures | undefined;
   nanoCores: bigint | undefined;
   /** The writable layer as last measured, with when (nanoseconds): figures measured in the background keep their own time. */
   layer: { usage: DiskUsage; mountpoint: string; timestamp: string } | undefined;
@@ -114,13 +116,13 @@ export function networkUsage(interfaces: readonly InterfaceCounters[], timestamp
   return usage;
 }
 
-/** The figures of a sample that add up across cgroups. */
-type SummedKey = { [K in keyof CgroupSample]-?: NonNullable<CgroupSample[K]> extends bigint ? K : never }[keyof CgroupSample];
+/** The figures that add up across cgroups. */
+type SummedKey = { [K in keyof CgroupFigures]-?: NonNullable<CgroupFigures[K]> extends bigint ? K : never }[keyof CgroupFigures];
 
 /** A pod's figures are its members' added up (the pause container and every running container). */
-export function sumSamples(samples: readonly CgroupSample[]): CgroupSample | undefined {
+export function sumFigures(samples: readonly CgroupFigures[]): CgroupFigures | undefined {
   if (samples.length === 0) return undefined;
-  const total: CgroupSample = {};
+  const total: CgroupFigures = {};
   const keys: Array<SummedKey> = ['cpuUsageNs', 'memoryUsageBytes', 'workingSetBytes', 'rssBytes', 'pageFaults', 'majorPageFaults', 'processCount', 'swapUsageBytes'];
   for (const key of keys) {
     for (const s of samples) {

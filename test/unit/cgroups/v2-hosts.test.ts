@@ -9,8 +9,7 @@ import { after, describe, it } from 'node:test';
 import { parsePressure, PRESSURE_FILES } from '../../../src/cgroups/parse';
 import { dirsFromProcCgroup, parseMountInfo, parseProcCgroup, podCgroupDirs, type CgroupDirs } from '../../../src/cgroups/paths';
 import { CgroupReader } from '../../../src/cgroups/reader';
-import { readCgroupSample, SAMPLE_FILES, sampleFromV2 } from '../../../src/stats/cgroup-sample';
-import { figuresFromV2, V2_FILES } from '../../../src/pod-metrics/cgroup-figures';
+import { FIGURE_FILES, figuresFromV2, readCgroupFigures } from '../../../src/cgroups/figures';
 import { silentLogger } from '../../../src/util/logger';
 import { layOutV2Host, podParentFor, V2_CONTAINER_ID, V2_CONTAINER_PID, V2_FIXTURES, type V2Host } from '../../support/cgroup-v2-host';
 import { waitFor } from '../../support/poll';
@@ -31,7 +30,7 @@ describe('PSI files', () => {
     // No stall is a measured 0, not an absent figure.
     assert.equal(parsePressure(kernelFile('io.pressure'))?.some?.totalUsec, 0n);
     // The core keys of a controller-less cgroup's cpu.stat (nice_usec on newer kernels) read as usage.
-    assert.equal(sampleFromV2({ 'cpu.stat': kernelFile('cpu.stat') }).cpuUsageNs, 2771110n * 1000n);
+    assert.equal(figuresFromV2({ 'cpu.stat': kernelFile('cpu.stat') }).cpuUsageNs, 2771110n * 1000n);
   });
   it('a missing file, or one without a PSI line, is no pressure at all', () => {
     assert.equal(parsePressure(undefined), undefined);
@@ -55,18 +54,28 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
       // The storage figures' "did it run" and the pod network's first process, from the same cgroup.
       assert.equal(r.cpuUsage(owner), 8432117000n);
       assert.deepEqual(r.pids(dirs!, V2_CONTAINER_ID), [V2_CONTAINER_PID]);
-      const sample = readCgroupSample(r, dirs!, V2_CONTAINER_ID);
+      const sample = readCgroupFigures(r, dirs!, V2_CONTAINER_ID, 'usage');
       assert.deepEqual(sample, {
         cpuUsageNs: 8432117000n,
+        cpuUserNs: 6120034000n,
+        cpuSystemNs: 2312083000n,
+        cfsPeriods: 1204n,
+        cfsThrottledPeriods: 87n,
+        cfsThrottledNs: 4518230000n,
         memoryUsageBytes: 57147392n,
         workingSetBytes: 57147392n - 16777216n,
         rssBytes: 31457280n,
+        cacheBytes: 22020096n,
+        mappedFileBytes: 9437184n,
+        kernelBytes: 3670016n,
+        activeFileBytes: 5242880n,
+        inactiveFileBytes: 16777216n,
         pageFaults: 182043n,
         majorPageFaults: 41n,
-        availableBytes: 134217728n - (57147392n - 16777216n),
+        memoryLimitBytes: 134217728n,
         processCount: 7n,
         swapUsageBytes: 0n,
-        swapAvailableBytes: 0n,
+        swapLimitBytes: 0n,
         cpuPressure: { some: { avg10: 1.52, avg60: 0.87, avg300: 0.31, totalUsec: 3271554n }, full: { avg10: 0.61, avg60: 0.4, avg300: 0.12, totalUsec: 1520043n } },
         memoryPressure: { some: { avg10: 0, avg60: 0.12, avg300: 0.43, totalUsec: 812337n }, full: { avg10: 0, avg60: 0.08, avg300: 0.3, totalUsec: 601245n } },
         ioPressure: { some: { avg10: 0.34, avg60: 0.21, avg300: 0.05, totalUsec: 2504127n }, full: { avg10: 0.3, avg60: 0.18, avg300: 0.04, totalUsec: 2210089n } },
@@ -80,7 +89,7 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
       assert.deepEqual(dirs, { version: 2, dir: host.containerDir });
       const pod = podCgroupDirs(dirs!, podParentFor(driver), V2_CONTAINER_ID);
       assert.deepEqual(pod, { version: 2, dir: host.podDir });
-      const sample = readCgroupSample(r, pod!, `${V2_CONTAINER_ID}/pod`);
+      const sample = readCgroupFigures(r, pod!, `${V2_CONTAINER_ID}/pod`, 'usage');
       assert.equal(sample?.processCount, 8n);
       assert.equal(sample?.ioPressure?.full?.totalUsec, 2224001n);
       r.close();
@@ -88,13 +97,12 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
 
     it('the metrics figures: throttling, limits, OOM kills, io.stat and the three PSI files', () => {
       const r = reader();
-      const files = r.read({ version: 2, dir: host.containerDir }, V2_FILES, V2_CONTAINER_ID)!;
-      const f = figuresFromV2(files);
+      const f = readCgroupFigures(r, { version: 2, dir: host.containerDir }, V2_CONTAINER_ID, 'all')!;
       assert.deepEqual(
-        [f.cfsPeriods, f.cfsThrottledPeriods, f.cfsThrottledNs, f.specCpuQuota, f.specCpuPeriod, f.specMemoryLimit, f.threads, f.threadsMax, f.oomKills, f.memoryFailcnt],
+        [f.cfsPeriods, f.cfsThrottledPeriods, f.cfsThrottledNs, f.cpuQuotaUs, f.cpuPeriodUs, f.memoryLimitBytes, f.processCount, f.processLimit, f.oomKills, f.memoryFailcnt],
         [1204n, 87n, 4518230000n, 100000n, 100000n, 134217728n, 7n, 4096n, 2n, 214n],
       );
-      assert.deepEqual(f.blockIo.map((e) => [`${e.major}:${e.minor}`, e.readBytes, e.writeBytes]), [['259:0', 20971520n, 4194304n], ['253:0', 1048576n, 0n]]);
+      assert.deepEqual(f.blockIo!.map((e) => [`${e.major}:${e.minor}`, e.readBytes, e.writeBytes]), [['259:0', 20971520n, 4194304n], ['253:0', 1048576n, 0n]]);
       assert.deepEqual([f.cpuPressure?.some?.totalUsec, f.memoryPressure?.full?.totalUsec, f.ioPressure?.some?.totalUsec], [3271554n, 601245n, 2504127n]);
       r.close();
     });
@@ -131,9 +139,9 @@ describe('this machine\'s real cgroup v2 hierarchy (controller-less)', () => {
     const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger() });
     t.after(() => reader.close());
     assert.deepEqual(reader.pids(dirs!, name)?.sort(), busy.map((c) => c.pid).sort());
-    let sample = readCgroupSample(reader, dirs!, name);
+    let sample = readCgroupFigures(reader, dirs!, name, 'usage');
     await waitFor('CPU time and a CPU stall in the test cgroup', () => {
-      sample = readCgroupSample(reader, dirs!, name);
+      sample = readCgroupFigures(reader, dirs!, name, 'usage');
       return (sample?.cpuUsageNs ?? 0n) > 200_000_000n && (sample?.cpuPressure?.some?.totalUsec ?? 0n) > 0n;
     }, { timeoutMs: 20_000 });
     const s = sample!;
@@ -145,8 +153,8 @@ describe('this machine\'s real cgroup v2 hierarchy (controller-less)', () => {
     assert.equal(s.memoryUsageBytes, undefined);
     assert.equal(s.processCount, undefined);
     // The files the stats and metrics ask for that this cgroup lacks are remembered as lacking.
-    assert.ok(SAMPLE_FILES[2].includes(PRESSURE_FILES.io));
-    const figures = figuresFromV2(reader.read(dirs!, V2_FILES, name)!);
+    assert.ok(FIGURE_FILES.usage[2].includes(PRESSURE_FILES.io));
+    const figures = readCgroupFigures(reader, dirs!, name, 'all')!;
     assert.ok((figures.cpuUserNs ?? 0n) > 0n);
     assert.ok(figures.cpuPressure?.some !== undefined);
   });

@@ -1,23 +1,25 @@
 // Figures as CRI Metric messages: every metric has its descriptor's label count and kind,
 // second-valued counters are whole seconds, and a figure not read is absent.
 import assert from 'node:assert/strict';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { containerMetricsOf, MetricList, podNetworkMetricsOf, type ContainerReading } from '../../../src/pod-metrics/build';
-import type { CgroupFigures } from '../../../src/pod-metrics/cgroup-figures';
+import { FIGURE_FILES, figuresFromV1, figuresFromV2, sharesFromWeight, type CgroupFigures } from '../../../src/cgroups/figures';
+import { filesIn, FIGURE_FIXTURES } from '../../support/cgroup-files';
 import { metricDescriptors, METRICS } from '../../../src/pod-metrics/descriptors';
 
 const descriptors = new Map(metricDescriptors().map((d) => [d.name, d]));
 const labels = { pod: 'web', namespace: 'prod', container: 'app', id: 'c1', image: 'nginx:1' };
 
 function reading(cgroup: Partial<CgroupFigures>, over: Partial<ContainerReading> = {}): ContainerReading {
-  return { labels, cgroup: { blockIo: [], ...cgroup }, processes: undefined, layer: undefined, startedAt: undefined, seenAt: 1700000000n, deviceNames: new Map(), ...over };
+  return { labels, cgroup: { ...cgroup }, processes: undefined, layer: undefined, startedAt: undefined, seenAt: 1700000000n, deviceNames: new Map(), ...over };
 }
 
 const full: Partial<CgroupFigures> = {
   cpuUsageNs: 2_999_999_999n, cpuUserNs: 2_000_000_000n, cpuSystemNs: 999_999_999n, cfsPeriods: 5n, cfsThrottledPeriods: 1n, cfsThrottledNs: 1_500_000_000n,
-  memoryUsage: 10n, memoryMaxUsage: 11n, memoryWorkingSet: 9n, memoryRss: 1n, memoryCache: 2n, memoryMappedFile: 3n, memoryKernel: 4n, memorySwap: 0n,
-  memoryFailcnt: 0n, memoryActiveFile: 1n, memoryInactiveFile: 1n, pgfault: 7n, pgmajfault: 1n, oomKills: 0n, threads: 2n, threadsMax: 0n,
-  specCpuPeriod: 100000n, specCpuQuota: 50000n, specCpuShares: 1024n, specMemoryLimit: 0n, specMemoryReservation: 0n, specMemorySwapLimit: 0n,
+  memoryUsageBytes: 10n, memoryPeakBytes: 11n, workingSetBytes: 9n, rssBytes: 1n, cacheBytes: 2n, mappedFileBytes: 3n, kernelBytes: 4n, swapUsageBytes: 0n,
+  memoryFailcnt: 0n, activeFileBytes: 1n, inactiveFileBytes: 1n, pageFaults: 7n, majorPageFaults: 1n, oomKills: 0n, processCount: 2n, processLimit: 'unlimited',
+  cpuPeriodUs: 100000n, cpuQuotaUs: 50000n, cpuShares: 1024n, memoryLimitBytes: 'unlimited', memoryReservationBytes: 'unlimited', swapLimitBytes: 'unlimited',
   blockIo: [{ major: 254, minor: 0, readBytes: 1n, writeBytes: 2n, reads: 3n, writes: 4n }],
   cpuPressure: { some: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 5_000_000n }, full: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 2_999_999n } },
   memoryPressure: { some: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 3_000_000n }, full: { avg10: 0, avg60: 0, avg300: 0, totalUsec: 1_000_000n } },
@@ -67,7 +69,7 @@ describe('containerMetricsOf', () => {
     assert.equal(named('container_memory_usage_bytes')[0]!.value!.value, 10);
     assert.equal(named('container_start_time_seconds')[0]!.value!.value, 1699999000);
     // Past 2^53 a number would round: such a value travels as a decimal string.
-    const huge = containerMetricsOf(reading({ memoryUsage: (1n << 60n) + 1n }));
+    const huge = containerMetricsOf(reading({ memoryUsageBytes: (1n << 60n) + 1n }));
     assert.equal(huge.find((m) => m.name === 'container_memory_usage_bytes')!.value!.value, '1152921504606846977');
   });
 
@@ -89,11 +91,31 @@ describe('containerMetricsOf', () => {
   });
 
   it('leaves out every figure that was not read', () => {
-    const bare = containerMetricsOf(reading({ memoryUsage: 5n }));
+    const bare = containerMetricsOf(reading({ memoryUsageBytes: 5n }));
     assert.deepEqual(bare.map((m) => m.name).sort(), ['container_last_seen', 'container_memory_usage_bytes']);
     const unnamed = containerMetricsOf(reading({ blockIo: [{ major: 8, minor: 1, writeBytes: 9n }] }));
     assert.deepEqual(unnamed.filter((m) => m.name === 'container_fs_writes_bytes_total').map((m) => m.labelValues![5]), ['8:1']);
     assert.equal(unnamed.filter((m) => m.name === 'container_fs_reads_bytes_total').length, 0);
+  });
+});
+
+describe('limits and shares as cAdvisor reports them', () => {
+  const valueOf = (f: CgroupFigures, name: string) => containerMetricsOf(reading(f)).filter((m) => m.name === name).map((m) => m.value!.value);
+  const limits = (f: CgroupFigures) =>
+    ['container_spec_memory_limit_bytes', 'container_spec_memory_reservation_limit_bytes', 'container_spec_memory_swap_limit_bytes', 'container_threads', 'container_threads_max'].map((n) => valueOf(f, n)[0]);
+
+  it('v1: the sentinel no-limit is 0, the swap limit is memsw\'s (memory plus swap)', () => {
+    const f = figuresFromV1(filesIn(path.join(FIGURE_FIXTURES, 'v1'), FIGURE_FILES.all[1]));
+    assert.deepEqual(limits(f), [67108864, 0, 134217728, 1, 0]);
+    assert.deepEqual(valueOf(f, 'container_spec_cpu_shares'), [1024]);
+  });
+
+  it('v2: "max" is 0, the swap limit is memory.max plus memory.swap.max (0 when either has none)', () => {
+    const f = figuresFromV2(filesIn(path.join(FIGURE_FIXTURES, 'v2'), FIGURE_FILES.all[2]));
+    assert.deepEqual(limits(f), [67108864, 0, 0, 3, 1024]);
+    assert.deepEqual(valueOf(f, 'container_spec_cpu_shares'), [Number(sharesFromWeight(100n))]);
+    assert.deepEqual(valueOf(figuresFromV2({ 'memory.max': '100\n', 'memory.swap.max': '50\n' }), 'container_spec_memory_swap_limit_bytes'), [150]);
+    assert.deepEqual(valueOf(figuresFromV2({ 'memory.max': 'max\n' }), 'container_spec_memory_limit_bytes'), [0]);
   });
 });
 

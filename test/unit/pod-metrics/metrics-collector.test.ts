@@ -11,7 +11,7 @@ import type { ContainerInspect } from '../../../src/docker/types';
 import { PodMetricsCollector, type PodTarget } from '../../../src/pod-metrics/metrics-collector';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import type { Logger } from '../../../src/util/logger';
-import { V1_FILES, V2_FILES } from '../../../src/pod-metrics/cgroup-figures';
+import { FIGURE_FILES } from '../../../src/cgroups/figures';
 import { tempDir } from '../../support/temp';
 
 const FIXTURES = path.resolve(__dirname, '../../../../test/fixtures/pod-metrics');
@@ -50,7 +50,7 @@ function makeHost(version: 1 | 2): Host {
   fs.symlinkSync('socket:[4242]', path.join(proc, '200', 'fd', '3'));
   write(path.join(proc, '100', 'net', 'dev'), NET_DEV);
   const dirs = version === 1 ? controllers.map((c) => path.join(cg, c, cgroupPath)) : [path.join(cg, cgroupPath)];
-  for (const name of version === 1 ? V1_FILES : V2_FILES) {
+  for (const name of FIGURE_FILES.all[version]) {
     const dir = version === 1 ? dirs[controllers.indexOf(name.slice(0, name.indexOf('.')))]! : dirs[0]!;
     const src = path.join(FIXTURES, `v${version}`, name);
     if (fs.existsSync(src)) write(path.join(dir, name), fs.readFileSync(src, 'utf8'));

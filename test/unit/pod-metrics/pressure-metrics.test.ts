@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import type { ContainerInspect } from '../../../src/docker/types';
-import { figuresFromV1, figuresFromV2, V1_FILES } from '../../../src/pod-metrics/cgroup-figures';
+import { FIGURE_FILES, figuresFromV1, figuresFromV2 } from '../../../src/cgroups/figures';
 import { metricDescriptors } from '../../../src/pod-metrics/descriptors';
 import { PodMetricsCollector } from '../../../src/pod-metrics/metrics-collector';
 import { silentLogger } from '../../../src/util/logger';
@@ -71,7 +71,7 @@ describe('pressure metrics', () => {
   it('v1 figures have no pressure, v2 figures do', () => {
     const read = (dir: string, names?: readonly string[]) =>
       Object.fromEntries((names ?? fs.readdirSync(dir)).filter((n) => fs.existsSync(path.join(dir, n))).map((n) => [n, fs.readFileSync(path.join(dir, n), 'utf8')]));
-    const v1 = figuresFromV1(read(path.resolve(__dirname, '../../../../test/fixtures/pod-metrics/v1'), V1_FILES));
+    const v1 = figuresFromV1(read(path.resolve(__dirname, '../../../../test/fixtures/pod-metrics/v1'), FIGURE_FILES.all[1]));
     assert.deepEqual([v1.cpuPressure, v1.memoryPressure, v1.ioPressure], [undefined, undefined, undefined]);
     const v2 = figuresFromV2(read(path.join(V2_FIXTURES, 'container')));
     assert.equal(v2.cpuPressure?.some?.totalUsec, 3271554n);

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { figuresFromV1, figuresFromV2 } from '../../../src/cgroups/figures';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import { criContract } from '../../../src/cri/contract';
 import { objectFromInspect } from '../../../src/docker/shim-objects';
 import { podSandboxStatsOf } from '../../../src/stats/pod-stats';
-import { sampleFromV1, sampleFromV2 } from '../../../src/stats/cgroup-sample';
 import { StatsCollector } from '../../../src/stats/stats-collector';
 import { containerStatsOf } from '../../../src/stats/stats-convert';
 import { silentLogger } from '../../../src/util/logger';
@@ -69,6 +69,8 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
       const stats = (await collector.containerStats(app, signal))!;
       assert.equal(stats.cpu!.usageCoreNanoSeconds!.value, 8432117000);
       assert.equal(stats.memory!.workingSetBytes!.value, 57147392 - 16777216);
+      assert.equal(stats.memory!.availableBytes!.value, 134217728 - (57147392 - 16777216));
+      assert.deepEqual([stats.swap!.swapUsageBytes!.value, stats.swap!.swapAvailableBytes!.value], [0, 0]);
       assert.deepEqual(stats.cpu!.psi, { Some: { Total: 3271554, Avg10: 1.52, Avg60: 0.87, Avg300: 0.31 }, Full: { Total: 1520043, Avg10: 0.61, Avg60: 0.4, Avg300: 0.12 } });
       assert.deepEqual(totals(stats.memory!.psi), psi(812337, 601245));
       assert.deepEqual(totals(stats.io!.psi), psi(2504127, 2210089));
@@ -102,11 +104,11 @@ for (const driver of ['cgroupfs', 'systemd'] as const) {
 
 describe('PSI only where the pressure files are', () => {
   const read = (dir: string) => Object.fromEntries(fs.readdirSync(dir).map((n) => [n, fs.readFileSync(path.join(dir, n), 'utf8')]));
-  const statsOf = (sample: ReturnType<typeof sampleFromV1> | undefined) => containerStatsOf({ attributes: { id: 'c1' }, sample, nanoCores: undefined, layer: undefined, timestamp: '1' });
+  const statsOf = (sample: ReturnType<typeof figuresFromV1> | undefined) => containerStatsOf({ attributes: { id: 'c1' }, sample, nanoCores: undefined, layer: undefined, timestamp: '1' });
   it('v2 files give psi and io; v1 files, and a stopped container, give neither field, never zeros', () => {
-    const v2 = statsOf(sampleFromV2(read(path.join(V2_FIXTURES, 'container'))));
+    const v2 = statsOf(figuresFromV2(read(path.join(V2_FIXTURES, 'container'))));
     assert.deepEqual([totals(v2.cpu!.psi), totals(v2.io?.psi)], [psi(3271554, 1520043), psi(2504127, 2210089)]);
-    const v1 = statsOf(sampleFromV1(read(path.resolve(__dirname, '../../../../test/fixtures/pod-metrics/v1'))));
+    const v1 = statsOf(figuresFromV1(read(path.resolve(__dirname, '../../../../test/fixtures/pod-metrics/v1'))));
     assert.ok(v1.cpu!.usageCoreNanoSeconds);
     assert.deepEqual(['psi' in v1.cpu!, 'psi' in v1.memory!, 'io' in v1], [false, false, false]);
     assert.equal('io' in statsOf(undefined), false);

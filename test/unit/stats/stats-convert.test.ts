@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { containerStatsOf, networkUsage, sumSamples } from '../../../src/stats/stats-convert';
+import { containerStatsOf, memoryUsage, networkUsage, sumFigures, swapUsage } from '../../../src/stats/stats-convert';
+import { figuresFromV1, figuresFromV2 } from '../../../src/cgroups/figures';
 import { u64 } from '../../../src/cri/u64';
 import { CpuRateTracker, MIN_RATE_INTERVAL_NS } from '../../../src/stats/cpu-rate';
 import { parseNetDev } from '../../../src/cgroups/net-dev';
@@ -70,12 +71,12 @@ describe('stats conversion', () => {
   });
 
   it('a pod adds its members up; limits are not added', () => {
-    assert.deepEqual(sumSamples([{ cpuUsageNs: 1n, workingSetBytes: 10n, availableBytes: 5n }, { cpuUsageNs: 2n, processCount: 1n }]), {
+    assert.deepEqual(sumFigures([{ cpuUsageNs: 1n, workingSetBytes: 10n, memoryLimitBytes: 15n }, { cpuUsageNs: 2n, processCount: 1n, swapLimitBytes: 'unlimited' }]), {
       cpuUsageNs: 3n,
       workingSetBytes: 10n,
       processCount: 1n,
     });
-    assert.equal(sumSamples([]), undefined);
+    assert.equal(sumFigures([]), undefined);
   });
   it('figures nobody measured are absent; a stopped container is zero', () => {
     const attributes = { id: 'x' };
@@ -86,5 +87,26 @@ describe('stats conversion', () => {
     const stopped = containerStatsOf({ attributes, sample: undefined, nanoCores: undefined, layer: undefined, timestamp: '9' });
     assert.equal(stopped.cpu!.usageCoreNanoSeconds!.value, 0);
     assert.equal(stopped.memory!.workingSetBytes!.value, 0);
+  });
+
+  it('available memory is the limit less the working set; no limit, no available_bytes', () => {
+    const MiB = 1024n * 1024n;
+    const limited = figuresFromV1({ 'memory.usage_in_bytes': String(30n * MiB), 'memory.limit_in_bytes': String(64n * MiB), 'memory.stat': `total_inactive_file ${10n * MiB}\n` });
+    assert.equal(memoryUsage(limited, '1').availableBytes!.value, Number(44n * MiB));
+    const unlimited = figuresFromV1({ 'memory.usage_in_bytes': '100', 'memory.limit_in_bytes': '9223372036854771712', 'memory.stat': 'total_inactive_file 400\n' });
+    assert.equal(memoryUsage(unlimited, '1').availableBytes, undefined);
+    assert.equal(memoryUsage(figuresFromV2({ 'memory.current': '100', 'memory.max': 'max\n' }), '1').availableBytes, undefined);
+    assert.equal(memoryUsage(figuresFromV2({ 'memory.current': '100', 'memory.max': '40' }), '1').availableBytes!.value, 0, 'never negative');
+  });
+  it('available swap: v1 the memsw limit less the memory limit less swap used; v2 memory.swap.max less swap used', () => {
+    const MiB = 1024n * 1024n;
+    const v1 = figuresFromV1({ 'memory.usage_in_bytes': String(10n * MiB), 'memory.limit_in_bytes': String(64n * MiB), 'memory.memsw.usage_in_bytes': String(12n * MiB), 'memory.memsw.limit_in_bytes': String(128n * MiB) });
+    assert.deepEqual(swapUsage(v1, '1'), { timestamp: '1', swapUsageBytes: { value: Number(2n * MiB) }, swapAvailableBytes: { value: Number(62n * MiB) } });
+    const noSwapLimit = figuresFromV1({ 'memory.usage_in_bytes': '10', 'memory.memsw.usage_in_bytes': '10', 'memory.memsw.limit_in_bytes': '9223372036854771712' });
+    assert.equal(swapUsage(noSwapLimit, '1')!.swapAvailableBytes, undefined);
+    assert.equal(swapUsage(figuresFromV1({ 'memory.usage_in_bytes': '10' }), '1'), undefined, 'no swap accounting');
+    const v2 = swapUsage(figuresFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': '1000' }), '1')!;
+    assert.deepEqual([v2.swapUsageBytes!.value, v2.swapAvailableBytes!.value], [100, 900]);
+    assert.equal(swapUsage(figuresFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': 'max' }), '1')!.swapAvailableBytes, undefined);
   });
 });

@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ContainerInspect, ContainerSummary } from '../../../src/docker/types';
 import { CgroupReader } from '../../../src/cgroups/reader';
-import { readCgroupSample, sampleFromV1, sampleFromV2 } from '../../../src/stats/cgroup-sample';
 import { StatsCollector } from '../../../src/stats/stats-collector';
 import { objectFromSummary } from '../../../src/docker/shim-objects';
 import { silentLogger } from '../../../src/util/logger';
@@ -13,7 +12,6 @@ import { FakeDocker } from '../../support/fake-docker';
 import { inspectDoc, runningState } from '../../support/fixtures/docker-container';
 
 const ID = 'ab12'.repeat(16);
-const MiB = 1024n * 1024n;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-stats-unit-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -23,96 +21,6 @@ function writeTree(root: string, files: Record<string, string>): void {
     fs.writeFileSync(path.join(root, rel), text);
   }
 }
-
-describe('cgroup v1 files', () => {
-  it('working set is usage less total_inactive_file; available is limit less working set', () => {
-    const s = sampleFromV1({
-      'cpuacct.usage': '24185907\n',
-      'memory.usage_in_bytes': String(30n * MiB),
-      'memory.limit_in_bytes': String(64n * MiB),
-      'memory.stat': `cache 100\ninactive_file 5\ntotal_inactive_file ${10n * MiB}\ntotal_rss ${19n * MiB}\ntotal_pgfault 1063\ntotal_pgmajfault 4\n`,
-      'pids.current': '3\n',
-    });
-    assert.deepEqual(s, {
-      cpuUsageNs: 24185907n,
-      memoryUsageBytes: 30n * MiB,
-      workingSetBytes: 20n * MiB,
-      rssBytes: 19n * MiB,
-      pageFaults: 1063n,
-      majorPageFaults: 4n,
-      availableBytes: 44n * MiB,
-      processCount: 3n,
-    });
-  });
-  it('no limit (the huge page-rounded number) means no available_bytes; working set never negative', () => {
-    const s = sampleFromV1({ 'memory.usage_in_bytes': '100', 'memory.limit_in_bytes': '9223372036854771712', 'memory.stat': 'total_inactive_file 400\n' });
-    assert.equal(s.availableBytes, undefined);
-    assert.equal(s.workingSetBytes, 0n);
-  });
-});
-
-describe('swap', () => {
-  it('v1: memsw less memory, and the memsw limit less the memory limit less swap used', () => {
-    const s = sampleFromV1({ 'memory.usage_in_bytes': String(10n * MiB), 'memory.limit_in_bytes': String(64n * MiB), 'memory.memsw.usage_in_bytes': String(12n * MiB), 'memory.memsw.limit_in_bytes': String(128n * MiB) });
-    assert.equal(s.swapUsageBytes, 2n * MiB);
-    assert.equal(s.swapAvailableBytes, 62n * MiB);
-    assert.equal(sampleFromV1({ 'memory.usage_in_bytes': '10', 'memory.memsw.usage_in_bytes': '10', 'memory.memsw.limit_in_bytes': '9223372036854771712' }).swapAvailableBytes, undefined);
-    assert.equal(sampleFromV1({ 'memory.usage_in_bytes': '10' }).swapUsageBytes, undefined, 'no swap accounting');
-  });
-  it('v2: memory.swap.current and memory.swap.max', () => {
-    const s = sampleFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': '1000' });
-    assert.deepEqual([s.swapUsageBytes, s.swapAvailableBytes], [100n, 900n]);
-    assert.equal(sampleFromV2({ 'memory.current': '1', 'memory.swap.current': '100', 'memory.swap.max': 'max' }).swapAvailableBytes, undefined);
-  });
-});
-
-describe('cgroup v2 files', () => {
-  it('cpu.stat usage_usec in nanoseconds, memory.current less inactive_file, "max" is no limit', () => {
-    const s = sampleFromV2({
-      'cpu.stat': 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n',
-      'memory.current': String(8n * MiB),
-      'memory.max': 'max\n',
-      'memory.stat': `anon ${3n * MiB}\nfile ${5n * MiB}\ninactive_file ${2n * MiB}\npgfault 70\npgmajfault 1\n`,
-      'pids.current': '2',
-    });
-    assert.deepEqual(s, {
-      cpuUsageNs: 1_500_000n,
-      memoryUsageBytes: 8n * MiB,
-      workingSetBytes: 6n * MiB,
-      rssBytes: 3n * MiB,
-      pageFaults: 70n,
-      majorPageFaults: 1n,
-      processCount: 2n,
-    });
-  });
-});
-
-describe('readCgroupSample on fixture trees', () => {
-  it('reads a v1 container (co-mounted cpu,cpuacct) and its first process', async () => {
-    const root = path.join(tmp, 'v1');
-    writeTree(root, {
-      [`cpu,cpuacct/docker/${ID}/cpuacct.usage`]: '5000\n',
-      [`memory/docker/${ID}/memory.usage_in_bytes`]: '4096\n',
-      [`memory/docker/${ID}/memory.stat`]: 'total_inactive_file 1024\n',
-      [`pids/docker/${ID}/pids.current`]: '2\n',
-      [`pids/docker/${ID}/cgroup.procs`]: '4242\n4250\n',
-    });
-    const dirs = { version: 1 as const, dirs: { cpuacct: `${root}/cpu,cpuacct/docker/${ID}`, memory: `${root}/memory/docker/${ID}`, pids: `${root}/pids/docker/${ID}` } };
-    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger() });
-    assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), { cpuUsageNs: 5000n, memoryUsageBytes: 4096n, workingSetBytes: 3072n, processCount: 2n });
-    assert.equal(reader.pids(dirs, 'c1')?.[0], 4242);
-    // Read for an owner, the files stay open; the figures are the same.
-    assert.deepEqual(readCgroupSample(reader, dirs, 'c1'), readCgroupSample(reader, dirs, 'c1'));
-    assert.ok(reader.heldFiles >= 4);
-    reader.close();
-    assert.equal(reader.heldFiles, 0);
-  });
-  it('a cgroup that is gone gives no sample', () => {
-    const reader = new CgroupReader({ driver: 'cgroupfs', log: silentLogger() });
-    assert.equal(readCgroupSample(reader, { version: 2, dir: path.join(tmp, 'nowhere') }, 'c1'), undefined);
-    assert.equal(reader.heldFiles, 0);
-  });
-});
 
 describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
   function inspectOf(pid: number): ContainerInspect {
