@@ -20,8 +20,8 @@ import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX, t
 import { containerDockerName, sandboxDockerName } from '../src/conventions/naming';
 import { CgroupReader } from '../src/cgroups/reader';
 import { PodMetricsCollector } from '../src/pod-metrics/metrics-collector';
-import type { ShimContext } from '../src/handlers/context';
-import { runtimeService } from '../src/handlers/runtime-service';
+import type { ShimContext } from '../src/shim/context';
+import { runtimeService } from '../src/shim/runtime-service';
 import { StatsCollector } from '../src/stats/stats-collector';
 import { silentLogger } from '../src/util/logger';
 import { fakeShimContext } from '../test/support/fake-context';

@@ -5,7 +5,7 @@ import { startShim, type RunningShim } from './app';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { FlagError, parseFlags, usage } from './config/flags';
 import { notifyReady } from './config/systemd-notify';
-import { SHIM_VERSION } from './handlers/context';
+import { SHIM_VERSION } from './shim/context';
 import { errorMessage } from './errors';
 import { createLogger } from './util/logger';
 

@@ -79,7 +79,7 @@ export class DockerStateCache {
   /**
    * Moves with every container document stored or dropped, every image change and every loss
    * of sync; undefined while unsynced. What is built from the cache alone is the same for as
-   * long as the version is (../handlers/list-answers.ts keeps such answers).
+   * long as the version is (../shim/list-answers.ts keeps such answers).
    */
   get version(): number | undefined {
     return this.synced ? this.containerChanges + this.images.generation + this.unsyncs : undefined;

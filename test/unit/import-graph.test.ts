@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 
 const SRC = path.resolve(__dirname, '../../../src');
 const BENCH = path.resolve(__dirname, '../../../bench');
-/** Folders that hold machinery the handlers use; none of them may import src/handlers. */
+/** Folders that hold machinery the handlers use; none of them may import src/shim. */
 const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'translate/to-cri', 'translate/to-docker', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
 /** The two directions of translation, each a node of its own (CRI→Docker and Docker→CRI). */
 const TRANSLATE = ['translate/to-docker', 'translate/to-cri'];
@@ -89,8 +89,8 @@ describe('the import graph of src/', () => {
   it('keeps the feature folders out of the handler tree', () => {
     for (const folder of FEATURE_FOLDERS) {
       assert.ok(fs.existsSync(path.join(SRC, folder)), `src/${folder} exists`);
-      const bad = graph.get(folder)?.get('handlers');
-      assert.equal(bad, undefined, `src/${folder} must not import src/handlers: ${bad}`);
+      const bad = graph.get(folder)?.get('shim');
+      assert.equal(bad, undefined, `src/${folder} must not import src/shim: ${bad}`);
     }
   });
 
@@ -130,7 +130,7 @@ describe('the import graph of src/', () => {
 
   it('sees the imports it checks (the handler tree uses the features and both translations)', () => {
     for (const folder of ['stats', 'streaming', 'logs', 'conventions', ...TRANSLATE]) {
-      assert.ok(graph.get('handlers')?.has(folder), `src/handlers imports src/${folder}`);
+      assert.ok(graph.get('shim')?.has(folder), `src/shim imports src/${folder}`);
     }
   });
 });

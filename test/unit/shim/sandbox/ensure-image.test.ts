@@ -11,7 +11,7 @@ import type { RegistryAuth } from '../../../../src/docker/types';
 import { DockerUnreachableError, NotFoundError } from '../../../../src/errors';
 import type { CredentialSource } from '../../../../src/credentials/providers';
 import { layerOf, LOCAL_PAUSE_LABEL, LOCAL_PAUSE_LABEL_VALUE, localPauseProgram } from '../../../../src/pause/local-image';
-import { ensureImage } from '../../../../src/handlers/sandbox/ensure-image';
+import { ensureImage } from '../../../../src/shim/sandbox/ensure-image';
 import { waitFor } from '../../../support/poll';
 import { tempDir } from '../../../support/temp';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';

@@ -1,4 +1,4 @@
-// The RuntimeService table (src/handlers/runtime-service.ts) against the proto served: every RPC
+// The RuntimeService table (src/shim/runtime-service.ts) against the proto served: every RPC
 // is in the table or deliberately left to the adapter's UNIMPLEMENTED, and the v1.37 RPCs the
 // shim does not serve answer UNIMPLEMENTED with their reason.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
 import { criContract } from '../../../src/cri/contract';
 import { toGrpcStatus, UnimplementedError } from '../../../src/errors';
-import { runtimeService } from '../../../src/handlers/runtime-service';
+import { runtimeService } from '../../../src/shim/runtime-service';
 import { callContext, fakeShimContext, type FakeShim } from '../../support/fake-context';
 
 /** RPCs the table leaves out on purpose: ../grpc/adapter.ts answers them UNIMPLEMENTED, naming them. */

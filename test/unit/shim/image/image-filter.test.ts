@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Image } from '../../../../src/cri/types';
-import { imageMatchesFilter } from '../../../../src/handlers/image/image-filter';
-import { namesImageById } from '../../../../src/handlers/image/remove-image';
+import { imageMatchesFilter } from '../../../../src/shim/image/image-filter';
+import { namesImageById } from '../../../../src/shim/image/remove-image';
 
 const ID = 'sha256:4411f0e602250000000000000000000000000000000000000000000000000000';
 const image: Image = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CappedOutput, OutputBudget, truncationNote } from '../../../../src/handlers/container/capped-output';
+import { CappedOutput, OutputBudget, truncationNote } from '../../../../src/shim/container/capped-output';
 
 describe('ExecSync output cap', () => {
   it('shares one budget between stdout and stderr and counts what is dropped', () => {

@@ -13,8 +13,8 @@ import type { ContainerEventResponse, ContainerEventResponse__Output } from '../
 import { EventHub, type ChangeSource } from '../../../../src/container-events/hub';
 import type { RuntimeServiceClient } from '../../../../src/generated/runtime/v1/RuntimeService';
 import { CriServer } from '../../../../src/grpc/grpc-server';
-import { getContainerEvents } from '../../../../src/handlers/container/get-container-events';
-import type { ShimContext } from '../../../../src/handlers/context';
+import { getContainerEvents } from '../../../../src/shim/container/get-container-events';
+import type { ShimContext } from '../../../../src/shim/context';
 import { silentLogger } from '../../../../src/util/logger';
 import { removePaths } from '../../../support/cleanup';
 import { waitFor } from '../../../support/poll';

@@ -1,4 +1,4 @@
-// Kept list answers (src/handlers/list-answers.ts): kept while the version stands, built afresh
+// Kept list answers (src/shim/list-answers.ts): kept while the version stands, built afresh
 // when it moves or is unknown, bounded in number, their encoding made once; and, over the real
 // state cache and checkpoint cache on the fake Docker, that ListContainers and ListPodSandbox
 // see every change the moment the cache has applied it.
@@ -7,9 +7,9 @@ import { afterEach, describe, it } from 'node:test';
 import { criContract } from '../../../src/cri/contract';
 import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
 import { DockerStateCache } from '../../../src/docker-cache/state-cache';
-import { listContainers } from '../../../src/handlers/container/list-containers';
-import { ListAnswers } from '../../../src/handlers/list-answers';
-import { listPodSandbox } from '../../../src/handlers/sandbox/list-pod-sandbox';
+import { listContainers } from '../../../src/shim/container/list-containers';
+import { ListAnswers } from '../../../src/shim/list-answers';
+import { listPodSandbox } from '../../../src/shim/sandbox/list-pod-sandbox';
 import { silentLogger } from '../../../src/util/logger';
 import { callContext, fakeShimContext, type FakeShim } from '../../support/fake-context';
 import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
