@@ -13,10 +13,11 @@
 //   that stops reading stops the writers (and, through pipes, the command's output).
 // The connection is not read either while frames wait to be handled (a header block inflating)
 // or while our own output piles up unsent (a client that pings and never reads). While it is not
-// read, a PING now and then notices a client that has gone (the holds, the probe and the pace of
-// writers are ../backpressure.ts, shared with the WebSocket channels). A stream count per session, a bound
-// on control frames, a bound on streams refused (a client that keeps opening streams the
-// session will not take is not one of Kubernetes') and an idle timeout complete the bounds.
+// read, a PING now and then notices a client that has gone. (The holds, the probe and the pace
+// of writers are ../backpressure.ts, shared with the WebSocket channels.) A stream count per
+// session, a bound on control frames, a bound on streams refused (a client that keeps opening
+// streams the session will not take is not one of Kubernetes') and an idle timeout complete the
+// bounds.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
