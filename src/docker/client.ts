@@ -99,6 +99,6 @@ export interface DockerClient {
    */
   events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent>;
 
-  /** Splits a multiplexed (non-TTY) stream into stdout and stderr. */
+  /** Splits a multiplexed (non-TTY) stream into stdout and stderr (stream-frames.ts). */
   demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void;
 }

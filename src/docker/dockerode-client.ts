@@ -42,6 +42,7 @@ import type {
 import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
 import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
+import { demuxInto } from './stream-frames';
 import { timerDelayMs } from '../util/timer-delay';
 
 interface DialOptions {
@@ -73,7 +74,6 @@ interface ModemError extends Error {
 
 interface Modem {
   dial(options: Record<string, unknown>, cb: (err: ModemError | null, data: unknown) => void): void;
-  demuxStream(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void;
 }
 
 /** The endpoints are unix sockets and plain tcp (config/endpoint.ts): http agents serve both. */
@@ -598,7 +598,7 @@ export class DockerodeClient implements DockerClient {
   }
 
   demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
-    this.modems.session.demuxStream(source, stdout, stderr);
+    demuxInto(source, stdout, stderr);
   }
 }
 

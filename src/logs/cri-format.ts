@@ -6,6 +6,8 @@
 // message is one multiplexed frame, and Docker already splits long lines into partial
 // messages (no trailing newline). Pure, and bounded: a decoder never holds more than one
 // record piece (MAX_PIECE_BYTES) plus a timestamp.
+import { FrameSplitter } from '../docker/stream-frames';
+
 export type StreamName = 'stdout' | 'stderr';
 
 export interface LogRecord {
@@ -20,7 +22,6 @@ export interface LogRecord {
 /** The largest piece one record carries; longer runs without a newline become P records. */
 export const MAX_PIECE_BYTES = 16 * 1024;
 const MAX_TIMESTAMP_BYTES = 64;
-const HEADER_BYTES = 8;
 
 export function encodeCriLine(r: LogRecord): Buffer {
   const head = Buffer.from(`${r.timestamp} ${r.stream} ${r.partial ? 'P' : 'F'} `, 'utf8');
@@ -109,33 +110,31 @@ export interface LogDecoder {
   end(): LogRecord[];
 }
 
-/** Docker's multiplexed stream (container without a TTY): 8-byte header, then one message. */
+/**
+ * Docker's multiplexed stream (container without a TTY): each frame one message
+ * (../docker/stream-frames.ts). Should the stream turn out not to be multiplexed, the rest is
+ * read as a raw one.
+ */
 export class MultiplexedLogDecoder implements LogDecoder {
-  private header = Buffer.alloc(0);
-  private remaining = 0;
+  private readonly frames = new FrameSplitter();
   private current: MessageAssembler | undefined;
+  private raw: RawLogDecoder | undefined;
 
   push(chunk: Buffer): LogRecord[] {
     const out: LogRecord[] = [];
-    let data = chunk;
-    while (data.length > 0) {
-      if (this.remaining === 0) {
-        const need = HEADER_BYTES - this.header.length;
-        this.header = Buffer.concat([this.header, data.subarray(0, need)]);
-        data = data.subarray(need);
-        if (this.header.length < HEADER_BYTES) break;
-        const stream: StreamName = this.header[0] === 2 ? 'stderr' : 'stdout';
-        this.remaining = this.header.readUInt32BE(4);
-        this.header = Buffer.alloc(0);
-        this.current = new MessageAssembler(stream);
-        if (this.remaining === 0) continue;
+    this.frames.push(chunk, (stream, data, ends) => {
+      if (this.frames.raw) {
+        this.raw ??= new RawLogDecoder();
+        for (const record of this.raw.push(data)) out.push(record);
+        return;
       }
-      const take = Math.min(this.remaining, data.length);
-      this.current!.push(data.subarray(0, take), out);
-      this.remaining -= take;
-      data = data.subarray(take);
-      if (this.remaining === 0) this.current!.finish(out);
-    }
+      this.current ??= new MessageAssembler(stream);
+      this.current.push(data, out);
+      if (ends) {
+        this.current.finish(out);
+        this.current = undefined;
+      }
+    });
     return out;
   }
 
@@ -143,7 +142,7 @@ export class MultiplexedLogDecoder implements LogDecoder {
     const out: LogRecord[] = [];
     this.current?.finish(out);
     this.current = undefined;
-    this.remaining = 0;
+    if (this.raw) for (const record of this.raw.end()) out.push(record);
     return out;
   }
 }

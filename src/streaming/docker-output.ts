@@ -5,11 +5,8 @@
 // demuxStream writes whatever arrives and ignores write()'s answer: a client that stopped
 // reading `cat /dev/zero` grew the shim without bound.
 //
-// Without a TTY the stream is multiplexed: frames of an 8-byte header (stream 0 stdin, 1
-// stdout, 2 stderr; 3 bytes of zero; a 32-bit big-endian length) and the payload. A payload is
-// passed on as it arrives, whatever length the header claims. As docker-modem does, a header
-// naming no known stream means the stream was not multiplexed after all: it and everything after
-// it goes to stdout as is. With a TTY (`raw`) everything goes to stdout.
+// Without a TTY the stream is multiplexed (../docker/stream-frames.ts splits it, a payload
+// passed on as it arrives); with a TTY (`raw`) everything goes to stdout.
 //
 // Output for a channel the client reset (SPDY RST_STREAM) while keeping the session is dropped
 // up to MAX_DROPPED_BYTES, so that a command with little left to say still ends and its exit
@@ -20,25 +17,25 @@
 // (containerd's CRI closes the command's pipe on a failed write, so the command meets EPIPE;
 // Docker gives no such handle.)
 import { Writable } from 'node:stream';
+import { FrameSplitter } from '../docker/stream-frames';
 import { whenRoomIn } from '../util/stream-room';
 
 /** Output dropped for channels the client reset, all of them together, before Docker's connection is left unread. */
 export const MAX_DROPPED_BYTES = 1024 * 1024;
 
 export class DockerOutput extends Writable {
-  private head: Buffer = Buffer.alloc(0);
-  private target: Writable | undefined;
-  private left = 0;
+  private readonly frames: FrameSplitter;
   private droppable = MAX_DROPPED_BYTES;
 
   constructor(
     private readonly stdout: Writable,
     private readonly stderr: Writable,
-    private raw: boolean,
+    raw: boolean,
   ) {
     // Two of Docker's reads (64 KiB each) may wait here, so that its connection is not paused
     // and resumed for every chunk.
     super({ highWaterMark: 128 * 1024 });
+    this.frames = new FrameSplitter(raw);
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
@@ -69,33 +66,8 @@ export class DockerOutput extends Writable {
 
   /** The pieces of `chunk` and the channel each goes to. */
   private split(chunk: Buffer): Array<[Writable, Buffer]> {
-    if (this.raw) return [[this.stdout, chunk]];
     const pieces: Array<[Writable, Buffer]> = [];
-    let off = 0;
-    while (off < chunk.length) {
-      if (this.left > 0) {
-        const take = Math.min(this.left, chunk.length - off);
-        pieces.push([this.target!, chunk.subarray(off, off + take)]);
-        this.left -= take;
-        off += take;
-        continue;
-      }
-      const need = 8 - this.head.length;
-      const part = chunk.subarray(off, off + need);
-      this.head = this.head.length === 0 ? part : Buffer.concat([this.head, part]);
-      off += part.length;
-      if (this.head.length < 8) break;
-      const head = this.head;
-      this.head = Buffer.alloc(0);
-      const type = head[0]!;
-      if (type > 2) {
-        this.raw = true;
-        pieces.push([this.stdout, Buffer.concat([head, chunk.subarray(off)])]);
-        break;
-      }
-      this.target = type === 2 ? this.stderr : this.stdout;
-      this.left = head.readUInt32BE(4);
-    }
+    this.frames.push(chunk, (stream, data) => pieces.push([stream === 'stderr' ? this.stderr : this.stdout, data]));
     return pieces;
   }
 }

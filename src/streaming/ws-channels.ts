@@ -7,7 +7,8 @@
 import { type Duplex, PassThrough, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { endWritable, ResizeFeed, type StdioChannels } from './channels';
-import { IdleTimer, MAX_UNSENT_BYTES, PAUSED_PROBE_MS, SEND_BUFFER_BYTES } from './limits';
+import { Backpressure } from './backpressure';
+import { IdleTimer } from './limits';
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 
@@ -57,13 +58,11 @@ export interface WsChannelOptions {
 export type ChannelMessageListener = (channel: number | undefined, payload: () => Buffer) => void;
 
 /**
- * One WebSocket connection carrying channels. Output completes at once while the socket holds
- * less than SEND_BUFFER_BYTES unsent, else once it drains: the next chunk is read while this one
- * goes out, and a client that stops reading stops the writers. The client's messages are read
- * only while no hold stands (a channel whose reader has no room says so) and while our own
- * output (pongs) is not piling up unsent; a message is at most the server's maxPayload. While
- * reading is paused, a ping now and then notices a client that has gone. No message either way
- * for the idle timeout closes the connection.
+ * One WebSocket connection carrying channels, its flow control that of backpressure.ts: output
+ * paced by what the client reads, the client's messages read only while no hold stands (a
+ * channel whose reader has no room says so) and while our own output (pongs) is not piling up
+ * unsent; a message is at most the server's maxPayload. No message either way for the idle
+ * timeout closes the connection.
  */
 export class WsLink {
   readonly protocol: string;
@@ -71,28 +70,35 @@ export class WsLink {
   /** Resolves when the connection has closed (either side, or broken). */
   readonly closed: Promise<void>;
   private readonly idle: IdleTimer;
-  private sendWaiters: Array<() => void> = [];
-  private readonly holds = new Set<string>();
-  private probe: NodeJS.Timeout | undefined;
+  private readonly flow: Backpressure;
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly conn: WsChannelOptions,
+    conn: WsChannelOptions,
     onMessage: ChannelMessageListener,
     base64Channels?: number,
   ) {
     this.protocol = conn.protocol;
     this.base64 = isBase64WebSocket(this.protocol);
     this.idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
-    conn.socket.on('drain', () => {
-      if (ws.bufferedAmount >= SEND_BUFFER_BYTES) return;
-      for (const done of this.sendWaiters.splice(0)) done();
-    });
+    this.flow = new Backpressure(
+      {
+        socket: conn.socket,
+        unsent: () => ws.bufferedAmount,
+        pause: () => ws.pause(),
+        resume: () => ws.resume(),
+        ping: () => {
+          if (this.open) ws.ping();
+        },
+      },
+      conn.pausedProbeMs,
+    );
     // A broken connection shows up as 'close' too; an unhandled 'error' would end the shim.
     ws.on('error', () => undefined);
     ws.on('ping', () => {
       this.idle.touch();
-      this.checkUnsent();
+      // Each ping is answered: a client that pings and never reads piles up pongs.
+      this.flow.update();
     });
     ws.on('pong', () => this.idle.touch());
     ws.on('message', (raw: RawData) => {
@@ -103,8 +109,7 @@ export class WsLink {
     this.closed = new Promise<void>((resolve) =>
       ws.once('close', () => {
         this.idle.stop();
-        clearInterval(this.probe);
-        for (const done of this.sendWaiters.splice(0)) done();
+        this.flow.close();
         resolve();
       }),
     );
@@ -128,50 +133,26 @@ export class WsLink {
         if (!this.open) return done();
         this.idle.touch();
         this.ws.send(encodeChannelMessage(channel, chunk, this.base64), { binary: !this.base64 });
-        if (this.ws.bufferedAmount < SEND_BUFFER_BYTES) done();
-        else this.sendWaiters.push(done);
+        this.flow.whenSent(done);
       },
     });
   }
 
   /** Stops reading the connection until every hold is released. */
   hold(reason: string): void {
-    if (this.holds.has(reason)) return;
-    this.holds.add(reason);
-    if (this.holds.size > 1) return;
-    this.ws.pause();
-    this.probe = setInterval(() => {
-      if (this.open) this.ws.ping();
-    }, this.conn.pausedProbeMs ?? PAUSED_PROBE_MS);
-    this.probe.unref();
+    this.flow.hold(reason);
   }
 
   release(reason: string): void {
-    if (!this.holds.delete(reason) || this.holds.size > 0) return;
-    clearInterval(this.probe);
-    this.probe = undefined;
-    this.ws.resume();
+    this.flow.release(reason);
   }
 
   /** Closes the connection once what was sent before goes out. */
   close(): void {
     // The client's close frame must be read for the closing handshake to complete.
-    this.holds.clear();
-    clearInterval(this.probe);
-    this.probe = undefined;
+    this.flow.close();
     this.ws.resume();
     this.ws.close(1000);
-  }
-
-  private checkUnsent(): void {
-    if (this.ws.bufferedAmount <= MAX_UNSENT_BYTES) return;
-    this.hold('unsent');
-    const drained = (): void => {
-      if (this.ws.bufferedAmount > MAX_UNSENT_BYTES) return;
-      this.conn.socket.off('drain', drained);
-      this.release('unsent');
-    };
-    this.conn.socket.on('drain', drained);
   }
 }
 

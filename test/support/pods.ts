@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ContainerConfig, LinuxPodSandboxConfig, PodSandboxConfig } from '../../src/cri/types';
+import { FrameSplitter } from '../../src/docker/stream-frames';
 import type { CriClient } from './client';
 import { testLabels } from './cleanup';
 import { dockerApi, TEST_BUSYBOX_IMAGE } from './images';
@@ -149,16 +150,11 @@ export async function createBehindTheBack(run: string, pod: TestPod, name: strin
   return created.id;
 }
 
-/** Docker's multiplexed log format: 8-byte headers before each chunk. */
+/** Docker's multiplexed log format, stdout and stderr together. */
 function demuxed(buf: Buffer): string {
-  let out = '';
-  let i = 0;
-  while (i + 8 <= buf.length) {
-    const size = buf.readUInt32BE(i + 4);
-    out += buf.subarray(i + 8, i + 8 + size).toString('utf8');
-    i += 8 + size;
-  }
-  return out;
+  const pieces: Buffer[] = [];
+  new FrameSplitter().push(buf, (_stream, data) => pieces.push(data));
+  return Buffer.concat(pieces).toString('utf8');
 }
 
 /**

@@ -13,13 +13,16 @@
 //   that stops reading stops the writers (and, through pipes, the command's output).
 // The connection is not read either while frames wait to be handled (a header block inflating)
 // or while our own output piles up unsent (a client that pings and never reads). While it is not
-// read, a PING now and then notices a client that has gone. A stream count per session, a bound
-// on control frames, a bound on streams refused (a client that keeps opening streams the
-// session will not take is not one of Kubernetes') and an idle timeout complete the bounds.
+// read, a PING now and then notices a client that has gone. (The holds, the probe and the pace
+// of writers are ../backpressure.ts, shared with the WebSocket channels.) A stream count per
+// session, a bound on control frames, a bound on streams refused (a client that keeps opening
+// streams the session will not take is not one of Kubernetes') and an idle timeout complete the
+// bounds.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import { IdleTimer, MAX_UNSENT_BYTES, PAUSED_PROBE_MS, SEND_BUFFER_BYTES, STREAM_BUFFER_BYTES } from '../limits';
+import { Backpressure } from '../backpressure';
+import { IdleTimer, MAX_UNSENT_BYTES, STREAM_BUFFER_BYTES } from '../limits';
 import {
   ControlType,
   DEFAULT_INITIAL_WINDOW,
@@ -211,16 +214,13 @@ export class SpdyServerSession extends EventEmitter {
   private closed = false;
   /** Streams holding more than STREAM_BUFFER_BYTES unread. */
   private readonly full = new Set<SpdyStream>();
-  private readingPaused = false;
-  private probe: NodeJS.Timeout | undefined;
+  private readonly flow: Backpressure;
   private pingId = 0;
   /** Whether the client keeps windows; until it shows it does, we never wait for window. */
   private peerCountsWindows = false;
   private initialSendWindow = DEFAULT_INITIAL_WINDOW;
   private sessionSendWindow = DEFAULT_INITIAL_WINDOW;
   private readonly waitingForWindow = new Set<SpdyStream>();
-  /** Writes waiting for the socket to drain (see SEND_BUFFER_BYTES). */
-  private sendWaiters: Array<(err?: Error | null) => void> = [];
   private readonly idle: IdleTimer;
 
   constructor(
@@ -232,11 +232,17 @@ export class SpdyServerSession extends EventEmitter {
     this.idle = new IdleTimer(options.idleTimeoutMs, () => this.close());
     // (A WebSocket's socket has it already.)
     if (socket instanceof Socket) socket.setNoDelay(true);
+    this.flow = new Backpressure(
+      {
+        socket,
+        unsent: () => socket.writableLength,
+        pause: () => socket.pause(),
+        resume: () => socket.resume(),
+        ping: () => this.ping(),
+      },
+      options.pausedProbeMs,
+    );
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('drain', () => {
-      for (const done of this.sendWaiters.splice(0)) done();
-      this.updateReading();
-    });
     socket.on('error', () => this.teardown());
     socket.on('close', () => this.teardown());
     socket.on('end', () => this.teardown());
@@ -346,8 +352,7 @@ export class SpdyServerSession extends EventEmitter {
   /** Calls `done` now if the socket has room, else once it drains (or fails). */
   private whenSent(done: (err?: Error | null) => void): void {
     if (!this.socket.writable) return done(new Error('SPDY connection is closed'));
-    if (this.socket.writableLength < SEND_BUFFER_BYTES) return done();
-    this.sendWaiters.push(done);
+    this.flow.whenSent(done);
   }
 
   private write(frame: Buffer, done?: (err?: Error | null) => void, activity = true): void {
@@ -504,19 +509,8 @@ export class SpdyServerSession extends EventEmitter {
 
   /** Reads the connection unless a stream, the queue or our unsent output is over its bound. */
   private updateReading(): void {
-    const pause =
-      !this.closed && (this.full.size > 0 || this.queuedBytes > MAX_QUEUED_BYTES || this.socket.writableLength > MAX_UNSENT_BYTES);
-    if (pause === this.readingPaused) return;
-    this.readingPaused = pause;
-    if (pause) {
-      this.socket.pause();
-      this.probe = setInterval(() => this.ping(), this.options.pausedProbeMs ?? PAUSED_PROBE_MS);
-      this.probe.unref();
-    } else {
-      clearInterval(this.probe);
-      this.probe = undefined;
-      this.socket.resume();
-    }
+    if (this.closed) return;
+    this.flow.update({ 'full streams': this.full.size > 0, 'queued frames': this.queuedBytes > MAX_QUEUED_BYTES });
   }
 
   /**
@@ -534,8 +528,6 @@ export class SpdyServerSession extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     this.idle.stop();
-    clearInterval(this.probe);
-    this.probe = undefined;
     for (const stream of this.streams.values()) {
       stream.reset = true;
       stream.destroy();
@@ -546,7 +538,7 @@ export class SpdyServerSession extends EventEmitter {
     this.queue = [];
     this.head = 0;
     this.queuedBytes = 0;
-    for (const done of this.sendWaiters.splice(0)) done(new Error('SPDY connection is closed'));
+    this.flow.close(new Error('SPDY connection is closed'));
     this.codec.close();
     // What we queued goes out, then our FIN; what the client still sends is read and dropped so
     // that its FIN is seen; a client that never closes its side is cut off after a grace period.
