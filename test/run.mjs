@@ -77,13 +77,13 @@ let passed = await runPass(files, '');
 // the containerd image store (`28c`: Docker 29's default for new installs; images and layers
 // in containerd, no graph driver): under CI, or with CDS_TEST_DOCKER_28=1. The first pass covers
 // a graph driver (overlay2 on 20.10); a graph driver on a newer engine is not tested
-// (CDS_TEST_DOCKER_28_STORE=graphdriver runs the pass that way). The compose suites (which would
-// build their images again from nothing in that data root) and the bench's smoke run stay on
-// the default engine.
+// (CDS_TEST_DOCKER_28_STORE=graphdriver runs the pass that way). The compose suites and the
+// package's test (which would build their images again from nothing in that data root: a
+// debootstrap of Debian) and the bench's smoke run stay on the default engine.
 const newer = join(root, '..', 'shared', 'ci', 'docker-newer.sh');
 const wantNewer = process.env.CDS_TEST_DOCKER_28 === '1' || (process.env.CI === 'true' && process.env.CDS_TEST_DOCKER_28 !== '0');
 if (needsDocker && wantNewer && existsSync(newer)) {
-  const second = files.filter((f) => !relative(dist, f).startsWith('unit') && !/compose-|bench-smoke/.test(relative(dist, f)));
+  const second = files.filter((f) => !relative(dist, f).startsWith('unit') && !/compose-|bench-smoke|deb-package/.test(relative(dist, f)));
   const engine = process.env.CDS_TEST_DOCKER_28_STORE === 'graphdriver' ? '28' : '28c';
   console.log(`\n# the Docker-dependent tests again on Docker 28 (${engine}: ${engine === '28c' ? 'the containerd image store' : 'overlay2'}; ${second.length} files)`);
   const up = spawnSync('bash', [newer, engine], { stdio: 'inherit' });
