@@ -19,7 +19,7 @@ import { CriServer } from './grpc/grpc-server';
 import { CheckpointCache } from './checkpoint/checkpoint-cache';
 import { CheckpointStore } from './checkpoint/store';
 import { StatsCollector } from './stats/stats-collector';
-import { imageStoreOf } from './docker/documents';
+import { imageStoreOf, type ImageStoreLayout } from './docker/documents';
 import { DockerStorage } from './storage/docker-storage';
 import { LayerFiguresFile } from './storage/layer-figures-file';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
@@ -47,9 +47,10 @@ import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/stat
 import { containerEventBuilder } from './container-events/builder';
 import { EventHub } from './container-events/hub';
 import { StreamingServer } from './streaming/streaming-server';
-import { createShimMetrics } from './telemetry/metrics';
+import { createShimMetrics, type ShimMetrics } from './telemetry/metrics';
 import { MetricsServer } from './telemetry/telemetry-server';
 import type { Logger } from './util/logger';
+import { StartedComponents } from './util/started-components';
 
 export class StartupError extends Error {}
 
@@ -113,186 +114,231 @@ async function waitForDocker(
   }
 }
 
-/** `early`: Docker's version and info as main.ts asked for them before the shim loaded. */
+/**
+ * `early`: Docker's version and info as main.ts asked for them before the shim loaded.
+ * Every component enters `started` as it starts; stop() and a start-up that fails half-way
+ * stop them in the reverse order (util/started-components.ts).
+ */
 export async function startShim(config: Config, log: Logger, early?: EarlyDockerAnswers): Promise<RunningShim> {
   // Only with --metrics-bind-addr (prom-client loads then); without it every recorder below is
   // its folder's no-op and the Docker client is not wrapped.
   const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
+  const started = new StartedComponents();
+  try {
+    const docker = dockerSide(config, log, metrics, started);
+    const { version, info } = await dockerAnswers(config, log, docker, early, metrics?.docker);
+    const services = buildServices(config, log, metrics, docker, info, started);
+    const sync = firstSync(docker.state, services.startAfterSync);
+    const { context } = services;
+    const server = new CriServer(runtimeService(context), imageService(context), log, { ready: sync.ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
+    // The checkpoints are in memory before the first call (read before, or again if that failed).
+    await services.prepared;
+    await server.listen(config.containerRuntimeEndpoint);
+    started.add('CRI server', server, (s) => s.stop(config.shutdownGraceMs));
+    // Closed first on shutdown: open event streams would hold the server's graceful drain.
+    started.add('container event streams', context.containerEvents, (hub) => hub.close('the shim is shutting down'));
+    sync.begin();
+    // Stopped first: what waits for the sync no longer starts once shutdown began.
+    started.add('first sync and what follows it', sync, (s) => s.cancel());
+    log.info(
+      { docker: version.Version, dockerApi: version.ApiVersion, imageStore: services.imageStore?.kind, cgroupDriver: context.cgroups.driver, network: context.network.pluginName, streaming: context.streaming.baseUrl },
+      'cri-docker-shim ready',
+    );
+    return { context, address: server.boundAddress, stop: () => started.stopAll() };
+  } catch (err) {
+    await started.stopAll().catch(() => undefined);
+    throw err instanceof StartupError ? err : new StartupError(errorMessage(err));
+  }
+}
+
+/** What is built before Docker answers: its clients, the state cache, checkpoints, network, credentials. */
+interface DockerSide {
+  /** Docker itself (instrumented with metrics); log followers and streaming use it. */
+  readonly rawDocker: DockerClient;
+  /** Docker read through the state cache: what the handlers use. */
+  readonly docker: DockerClient;
+  readonly state: DockerStateCache;
+  readonly dockerFacts: DockerFacts;
+  readonly checkpoints: CheckpointCache;
+  readonly network: NetworkManager;
+  readonly credentials: CredentialSource;
+}
+
+function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefined, started: StartedComponents): DockerSide {
   // Node raised the soft limit to the hard one as it started (kernel/open-files-limit.ts).
   const openFiles = readOpenFilesLimit();
   const dockerSockets = dockerSocketCaps(openFiles.soft);
   log.info({ openFiles: { soft: openFiles.soft, hard: openFiles.hard, known: openFiles.known }, dockerSockets }, 'descriptor limit');
-  const dockerode = new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs, new DockerSocketPool(dockerSockets));
+  const dockerode = started.add(
+    'Docker connections',
+    new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs, new DockerSocketPool(dockerSockets)),
+    (d) => d.close(),
+  );
   // Counted under the state cache, so only calls that reach Docker are counted.
   const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(dockerode, metrics.docker) : dockerode;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
   // A restart starts from the containers the last run held (checked against Docker's list).
   const snapshot = new ContainerSnapshotFile(path.join(config.rootDirectory, 'container-snapshot.json'), log);
-  const state = new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot);
+  const state = started.add('state cache', new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot), (s) => s.stop());
   const docker = new CachingDockerClient(rawDocker, state);
   // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
   const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
   const networkHost = new DockerNetworkHost(docker, checkpoints);
-  const network = new NetworkManager(wrap(() => createNetworkPlugin(config, networkHost, log)), networkHost, log);
+  const plugin = wrap(() => createNetworkPlugin(config, networkHost, log));
+  const network = started.add('network plugin', new NetworkManager(plugin, networkHost, log), (n) => n.close());
   // --pod-cidr: what the node starts with; kubelet's UpdateRuntimeConfig replaces it (as in cri-dockerd).
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
-  const dockerFacts = new DockerFacts(docker);
+  const dockerFacts = started.add('Docker facts', new DockerFacts(docker), (f) => f.close());
+  return { rawDocker, docker, state, dockerFacts, checkpoints, network, credentials };
+}
 
+/**
+ * Docker's answers (version ≥ API 1.41, info). While Docker works on them, the services are laid
+ * out and the checkpoints read (List reads them from memory). Not before the next turn of the
+ * event loop: when start-up asks itself, its requests reach Docker's socket only once it has
+ * connected, and both of these keep the thread busy.
+ */
+async function dockerAnswers(
+  config: Config,
+  log: Logger,
+  { docker, dockerFacts, checkpoints }: DockerSide,
+  early: EarlyDockerAnswers | undefined,
+  recorder: DockerCallRecorder | undefined,
+): Promise<{ version: DockerVersion; info: DockerInfo }> {
   // main.ts asked already; its answers do if they came from this endpoint.
   const askedEarly = early && config.dockerEndpoint.kind === 'unix' && config.dockerEndpoint.path === early.socketPath ? early : undefined;
-  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly, metrics?.docker);
+  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly, recorder);
   dockerAnswered.catch(() => undefined);
-  // While Docker works on its answer, the services are laid out and the checkpoints read (List
-  // reads them from memory). Not before the next turn of the event loop: when start-up asks
-  // itself, its requests reach Docker's socket only once it has connected, and both of these
-  // keep the thread busy.
   await new Promise((resolve) => setImmediate(resolve));
   criContract();
   checkpoints.load().catch(() => undefined);
-  const { version, info } = await dockerAnswered;
-  wrap(() => assertSupportedDocker(version));
-  // The cache's first sync (a list, and an inspect of every container) runs after the socket
-  // is bound: until it is done only Version,
-  // Status and RuntimeConfig answer, every other call waits for it (grpc/startup-gate.ts).
-  // Binding later would keep kubelet's connection backing off; answering the rest sooner would
-  // let a client see container state, or open GetContainerEvents (refused while the cache is
-  // unsynced), before the cache has all of it.
-  // It starts once the socket is bound: its replies (an inspect per container) would otherwise
-  // keep the event loop busy while kubelet's first calls wait for the socket.
-  let beginSync = (): void => undefined;
-  const synced = new Promise<void>((resolve) => {
-    beginSync = () => void state.start().then(resolve);
-  });
-  let stopping = false;
-  let logs: ContainerLogManager | undefined;
-  let streaming: StreamingServer | undefined;
-  const metricsServer = metrics ? new MetricsServer(metrics, log) : undefined;
-  try {
-    const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
-    if (cgroups.warning) log.warn(cgroups.warning);
-    if (config.runtimeCgroups !== '') {
-      const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
-      log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
-    }
-    wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
+  const answers = await dockerAnswered;
+  wrap(() => assertSupportedDocker(answers.version));
+  return answers;
+}
 
-    // Process state, each piece built once, in the order they depend on each other.
-    // Log followers ask whether a container stopped the moment its log stream ends, which can be
-    // before the cache has heard of it: they go to Docker directly.
-    const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '');
-    logs = followers;
-    // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
-    // One reader of the containers' cgroup files for all three: a file they all read is opened
-    // once, held while the state cache shows its container running, and closed as soon as the
-    // cache sees it stop or go.
-    const cgroupReader = new CgroupReader({ driver: cgroups.driver, log, runs: state });
-    const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
-    const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
-      layout: imageStore,
-      layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
-    });
-    const stats = new StatsCollector({ docker, cgroupReader, storage });
-    const podMetrics = new PodMetricsCollector({ cgroupReader }, storage);
-    // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
-    // network namespace, and that answer must be Docker's own.
-    const streamingServer = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
-    streaming = streamingServer;
-    // OOM kills as Docker's events told them, else as the container's v2 cgroup counted them in
-    // memory.events while it ran, else as the kernel logged them (Docker can miss one).
-    const kernelOoms = new KernelOomLog(kmsgSource(log));
-    const cgroupOoms = new CgroupOomWatch(cgroupReader);
-    const oomKills: OomKills = {
-      oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
-    };
-    const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
-    const containerEvents = new EventHub(state, buildEvent, log);
-    const heapTrim = new HeapTrim({ log });
-    const context: ShimContext = {
-      config,
-      docker,
-      oomKills,
-      dockerFacts,
-      dockerLiveness: new DockerLiveness(docker),
-      cgroups,
-      network,
-      credentials,
-      log,
-      checkpoints,
-      sandboxLocks: new KeyedLock(),
-      logs: followers,
-      storage,
-      stats,
-      podMetrics,
-      sharedReads: new SingleFlight(),
-      // The lists are built from the cache's documents and the checkpoints alone.
-      listAnswers: new ListAnswers(() => {
-        const version = state.version;
-        return version === undefined ? undefined : version + checkpoints.version;
-      }),
-      streaming: streamingServer,
-      containerEvents,
-      metrics,
-    };
-    metrics?.read({ stateCache: state, network });
-    // The checkpoints are in memory before the first call (read above, or again if that failed).
-    const prepared = Promise.all([checkpoints.load(), streamingServer.listen(), metricsServer?.listen(config.metricsBindAddr)]);
-    prepared.catch(() => undefined);
-    // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
-    // followers of the previous run resume once the sync is done, before any of those runs,
-    // instead of a request per container competing with the sync and the first answers. The
-    // network plugin restores what a restart lost (held host ports) then too.
-    const ready = synced.then(() => {
-      if (stopping) return;
-      const resumed = followers.resumeAll();
-      if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-      void network.start();
-      storage.start();
-      // Only v2 counts OOM kills in a file the kernel notifies watchers of.
-      if (cgroups.version === 2) cgroupOoms.followRuns(state);
-      heapTrim.start();
-    });
-    const server = new CriServer(runtimeService(context), imageService(context), log, { ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
-    const [, , metricsAddress] = await prepared;
-    if (metricsAddress) log.info({ metrics: `http://${metricsAddress.host}:${metricsAddress.port}/metrics` }, 'serving Prometheus metrics');
-    await server.listen(config.containerRuntimeEndpoint);
-    beginSync();
-    log.info(
-      { docker: version.Version, dockerApi: version.ApiVersion, imageStore: imageStore?.kind, cgroupDriver: cgroups.driver, network: network.pluginName, streaming: streamingServer.baseUrl },
-      'cri-docker-shim ready',
-    );
-    return {
-      context,
-      address: server.boundAddress,
-      async stop() {
-        stopping = true;
-        containerEvents.close('the shim is shutting down');
-        await server.stop(config.shutdownGraceMs);
-        await streamingServer.close();
-        await metricsServer?.close();
-        await state.stop();
-        await followers.close();
-        await network.close();
-        dockerFacts.close();
-        storage.close();
-        heapTrim.stop();
-        cgroupOoms.close();
-        // After the server and the storage passes: nobody reads the held files any more.
-        cgroupReader.close();
-        dockerode.close();
-      },
-    };
-  } catch (err) {
-    stopping = true;
-    await streaming?.close();
-    await metricsServer?.close();
-    await state.stop();
-    dockerFacts.close();
-    await logs?.close();
-    await network.close();
-    dockerode.close();
-    throw err instanceof StartupError ? err : new StartupError(errorMessage(err));
+interface Services {
+  readonly context: ShimContext;
+  readonly imageStore: ImageStoreLayout | undefined;
+  /** Checkpoints in memory, the streaming and metrics servers listening. */
+  readonly prepared: Promise<void>;
+  /** What starts once the state cache's first sync is done. */
+  startAfterSync(): void;
+}
+
+/** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
+function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
+  const { rawDocker, docker, state, checkpoints, network } = side;
+  const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
+  if (cgroups.warning) log.warn(cgroups.warning);
+  if (config.runtimeCgroups !== '') {
+    const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
+    log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
   }
+  wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
+  // Log followers ask whether a container stopped the moment its log stream ends, which can be
+  // before the cache has heard of it: they go to Docker directly.
+  const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '');
+  started.add('log followers', followers, (f) => f.close());
+  // One reader of the containers' cgroup files for all three: a file they all read is opened
+  // once, held while the state cache shows its container running, and closed as soon as the
+  // cache sees it stop or go. Closed after the server and the storage passes: nobody reads the
+  // held files any more.
+  const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver: cgroups.driver, log, runs: state }), (r) => r.close());
+  // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
+  const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
+  const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
+    layout: imageStore,
+    layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
+  });
+  started.add('storage passes', storage, (s) => s.close());
+  // OOM kills as Docker's events told them, else as the container's v2 cgroup counted them in
+  // memory.events while it ran, else as the kernel logged them (Docker can miss one).
+  const kernelOoms = new KernelOomLog(kmsgSource(log));
+  const cgroupOoms = started.add('cgroup OOM watch', new CgroupOomWatch(cgroupReader), (w) => w.close());
+  const oomKills: OomKills = {
+    oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
+  };
+  const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
+  const metricsServer = metrics ? started.add('metrics server', new MetricsServer(metrics, log), (m) => m.close()) : undefined;
+  // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
+  // network namespace, and that answer must be Docker's own.
+  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
+  started.add('streaming server', streaming, (s) => s.close());
+  const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
+  const context: ShimContext = {
+    config,
+    docker,
+    oomKills,
+    dockerFacts: side.dockerFacts,
+    dockerLiveness: new DockerLiveness(docker),
+    cgroups,
+    network,
+    credentials: side.credentials,
+    log,
+    checkpoints,
+    sandboxLocks: new KeyedLock(),
+    logs: followers,
+    storage,
+    stats: new StatsCollector({ docker, cgroupReader, storage }),
+    podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
+    sharedReads: new SingleFlight(),
+    // The lists are built from the cache's documents and the checkpoints alone.
+    listAnswers: new ListAnswers(() => {
+      const version = state.version;
+      return version === undefined ? undefined : version + checkpoints.version;
+    }),
+    streaming,
+    containerEvents: new EventHub(state, buildEvent, log),
+    metrics,
+  };
+  metrics?.read({ stateCache: state, network });
+  const prepared = Promise.all([checkpoints.load(), streaming.listen(), metricsServer?.listen(config.metricsBindAddr)]).then(([, , address]) => {
+    if (address) log.info({ metrics: `http://${address.host}:${address.port}/metrics` }, 'serving Prometheus metrics');
+  });
+  prepared.catch(() => undefined);
+  // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
+  // followers of the previous run resume once the sync is done, before any of those runs,
+  // instead of a request per container competing with the sync and the first answers. The
+  // network plugin restores what a restart lost (held host ports) then too.
+  const startAfterSync = (): void => {
+    const resumed = followers.resumeAll();
+    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+    void network.start();
+    storage.start();
+    // Only v2 counts OOM kills in a file the kernel notifies watchers of.
+    if (cgroups.version === 2) cgroupOoms.followRuns(state);
+    heapTrim.start();
+  };
+  return { context, imageStore, prepared, startAfterSync };
+}
+
+/**
+ * The cache's first sync (a list, and an inspect of every container) begins once the CRI socket
+ * is bound: until it is done only Version, Status and RuntimeConfig answer, every other call
+ * waits for `ready` (grpc/startup-gate.ts). Binding later would keep kubelet's connection backing
+ * off; answering the rest sooner would let a client see container state, or open
+ * GetContainerEvents (refused while the cache is unsynced), before the cache has all of it.
+ * Beginning it sooner, its replies (an inspect per container) would keep the event loop busy
+ * while kubelet's first calls wait for the socket. `then` runs once it is done, unless cancelled.
+ */
+function firstSync(state: DockerStateCache, then: () => void): { ready: Promise<void>; begin(): void; cancel(): void } {
+  let cancelled = false;
+  let begin = (): void => undefined;
+  const synced = new Promise<void>((resolve) => {
+    begin = () => void state.start().then(resolve);
+  });
+  const ready = synced.then(() => {
+    if (!cancelled) then();
+  });
+  return {
+    ready,
+    begin: () => begin(),
+    cancel: () => {
+      cancelled = true;
+    },
+  };
 }
 
 /**

@@ -8,6 +8,8 @@
 //   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
 // - the shim's containers: each one's writable layer directory (and its "-init" layer), and
 //   whether it runs.
+// The parts: where the store keeps what is measured (./store-layout.ts), when passes run
+// (./pass-schedule.ts), the CPU witness (./cpu-witness.ts), the saved figures (./saved-figures.ts).
 // Nothing is reconciled while the state cache's version stands (no container or image changed).
 // Then it measures, one directory tree at a time, what is due (the walks of both lanes below
 // share one pace: together they take WALK_SHARE of one core):
@@ -17,15 +19,12 @@
 //   measured again, nor after a restart (its figure is saved, ./layer-figures-file.ts);
 // - a container's writable layer when it was never measured, when it stopped or started since
 //   it was measured, or when it runs, its figure is older than RUNNING_LAYER_MAX_AGE_MS and its
-//   processes used CPU since (its cgroup's CPU time, ../cgroups/reader.ts). Only a process
-//   writes to a layer, and a write is a system call, CPU time accounted to the writer's cgroup;
-//   a container whose CPU time did not move wrote nothing, and its figure is confirmed as of
-//   now without a walk. So a node of idle containers walks nothing, where it walked every
-//   running container's layer every 10 s (at 1,000 containers most of the shim's idle CPU).
-//   A container that does not run has no process at all. What this misses until the container
-//   next runs: a write from outside its cgroup (`docker cp`, a process of the host writing into
-//   the layer's directory). Its init layer (Docker's mount points and empty /etc files, made
-//   at create) never changes, and is measured once.
+//   processes used CPU since (./cpu-witness.ts: a container whose CPU time did not move wrote
+//   nothing, and its figure is confirmed as of now without a walk). A container that does not run
+//   has no process at all. What this misses until the container next runs: a write from outside
+//   its cgroup (`docker cp`, a process of the host writing into the layer's directory).
+//   Its init layer (Docker's mount points and empty /etc files, made at create) never
+//   changes, and is measured once.
 // - Docker's image metadata (<root>/image) and the layers' short links (<storage>/l) when the
 //   set of images or of containers changed (each container has its entry in the layer database
 //   and a link for each of its two layers there).
@@ -41,19 +40,22 @@
 // that are not the shim's, and a shim container's layer until it first runs (empty until then);
 // the content store, containerd's metadata and the snapshotter's take the place of Docker's
 // image metadata.
-import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
-import type { ContainerInspect } from '../docker/types';
-import { containerdContentDir, containerdMetadataDir, writableLayerDir, type ImageStoreLayout } from '../docker/documents';
+import type { ImageStoreLayout } from '../docker/documents';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
 import { abortable } from '../util/abortable';
 import type { CgroupOwner, CgroupReader } from '../cgroups/reader';
 import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
-import { chainIds, readImageLayer, type ImageLayer } from './image-layers';
-import type { LayerFiguresFile, SavedLayer } from './layer-figures-file';
-import { containerSnapshotDir, listSnapshotDirs } from './snapshot-layers';
+import { CpuWitness } from './cpu-witness';
+import { chainIds } from './image-layers';
+import type { LayerFiguresFile } from './layer-figures-file';
+import type { ImageLayerState, Measured } from './measured';
+import { PassSchedule } from './pass-schedule';
+import { SavedLayerFigures } from './saved-figures';
+import { containerSnapshotDir } from './snapshot-layers';
+import { StoreLayout } from './store-layout';
 
 export const REFRESH_MS = 10_000;
 /**
@@ -62,15 +64,11 @@ export const REFRESH_MS = 10_000;
  */
 export const RECONCILE_TIMEOUT_MS = 10_000;
 export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
-/** How often the image layers' figures are saved while the walker is still measuring. */
-export const LAYER_FIGURES_SAVE_MS = 30_000;
 /** The share of one core the walks may take. */
 export const WALK_SHARE = 0.25;
 
-/** A measured figure and when it was measured (ms since the epoch). */
-export interface Measured extends DiskUsage {
-  atMs: number;
-}
+export type { Measured } from './measured';
+export { LAYER_FIGURES_SAVE_MS } from './saved-figures';
 
 export interface ImageFsFigures {
   /** <DockerRootDir>/<driver>, or containerd's snapshotter directory: the filesystem both figures are on. */
@@ -101,12 +99,6 @@ interface ContainerLayer {
   cpuNs: bigint | undefined;
 }
 
-interface ImageLayerState {
-  /** Undefined when Docker's layer database has no usable record of it. */
-  layer: ImageLayer | undefined;
-  measured: Measured | undefined;
-}
-
 export interface DockerStorageOptions {
   refreshMs?: number;
   runningLayerMaxAgeMs?: number;
@@ -126,7 +118,6 @@ export class DockerStorage {
   readonly mountpoint: string;
   /** Every walk so far, and the entries they visited: what a call must never add to. */
   readonly walked = { trees: 0, entries: 0 };
-  private confirmedCount = 0;
   /** The state cache's version at the last reconciling (nothing changed since while it stands). */
   private reconciledAt: number | undefined;
   private readonly images = new Map<string, { chains: string[]; dockerSize: number }>();
@@ -136,24 +127,17 @@ export class DockerStorage {
   private metadataStale = true;
   private imagesAtMs = 0;
   private loggedFallback = false;
-  private readonly stopped = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private passing: Promise<void> | undefined;
-  private passAgain = false;
   /** The image layers' walker, while it has layers to measure. */
   private layerWalking: Promise<void> | undefined;
   /** One pace for every walk, so the two lanes together keep to the share. */
   private readonly pace: () => Promise<void> | void;
-  private reconciled: Promise<void>;
+  private readonly reconciled: Promise<void>;
   private markReconciled: () => void = () => undefined;
-  private readonly opts: Required<Omit<DockerStorageOptions, 'layerFigures' | 'layout'>>;
-  private readonly layout: ImageStoreLayout | undefined;
-  private readonly layerFigures: LayerFiguresFile | undefined;
-  /** What an earlier run measured (loaded at start); an entry is taken once its layer is seen. */
-  private saved = new Map<string, SavedLayer>();
-  /** A layer was measured or dropped since the figures were last saved. */
-  private layerFiguresChanged = false;
-  private layerFiguresSavedAtMs = 0;
+  private readonly opts: Required<Omit<DockerStorageOptions, 'layerFigures' | 'layout' | 'snapshotDirOf'>>;
+  private readonly store: StoreLayout;
+  private readonly schedule: PassSchedule;
+  private readonly witness: CpuWitness;
+  private readonly savedFigures: SavedLayerFigures;
 
   constructor(
     private readonly deps: {
@@ -163,13 +147,12 @@ export class DockerStorage {
       /** The state cache's version (undefined while unsynced): while it stands, the images and containers are as last reconciled. */
       readonly stateVersion: () => number | undefined;
     },
-    private readonly root: string,
-    private readonly driver: string,
+    root: string,
+    driver: string,
     opts: DockerStorageOptions = {},
   ) {
-    const known = root !== '' && driver !== '';
-    this.layout = opts.layout ?? (known ? { kind: 'graphdriver', mountpoint: path.join(root, driver), containerdRoot: '' } : undefined);
-    this.mountpoint = this.layout?.mountpoint ?? path.join(root, driver);
+    this.store = new StoreLayout(root, driver, opts.layout, opts.snapshotDirOf ?? containerSnapshotDir);
+    this.mountpoint = this.store.mountpoint;
     this.opts = {
       refreshMs: opts.refreshMs ?? REFRESH_MS,
       runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
@@ -177,32 +160,30 @@ export class DockerStorage {
       walkShare: opts.walkShare ?? WALK_SHARE,
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
-      snapshotDirOf: opts.snapshotDirOf ?? containerSnapshotDir,
     };
-    this.layerFigures = opts.layerFigures;
+    this.schedule = new PassSchedule((signal) => this.pass(signal), this.opts.refreshMs, deps.log);
+    this.witness = new CpuWitness(deps.cgroupReader);
+    this.savedFigures = new SavedLayerFigures(opts.layerFigures, root, driver, deps.log, this.opts.now);
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
     this.pace = dutyCyclePace(this.opts.walkShare);
   }
 
   /** Running containers' figures confirmed without a walk so far (their CPU time had not moved). */
   get confirmed(): number {
-    return this.confirmedCount;
+    return this.witness.confirmed;
   }
 
   /** Starts the passes: one now, then every refreshMs. */
   start(): void {
-    if (!this.known()) return;
+    if (!this.store.known) return;
     // Saved figures are a graph driver's layers' (by chain ID and cache-id).
-    this.saved = (!this.onContainerd && this.layerFigures?.load(this.root, this.driver)) || new Map();
-    this.timer = setInterval(() => this.requestPass(), this.opts.refreshMs);
-    this.timer.unref();
-    this.requestPass();
+    if (!this.store.onContainerd) this.savedFigures.load();
+    this.schedule.start();
   }
 
   /** Stops the passes and any walk under way. */
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.stopped.abort(new Error('the shim is stopping'));
+    this.schedule.close();
   }
 
   /**
@@ -210,7 +191,7 @@ export class DockerStorage {
    * reconciling (lists and small files, no walk), or until `signal` gives up.
    */
   async imageFs(signal: AbortSignal): Promise<ImageFsFigures> {
-    if (!this.known()) throw new UnimplementedError('ImageFsInfo: Docker did not report its root directory and storage driver');
+    if (!this.store.known) throw new UnimplementedError('ImageFsInfo: Docker did not report its root directory and storage driver');
     await abortable(this.reconciled, signal);
     return { mountpoint: this.mountpoint, images: this.imageFigures(), containers: this.containerFigures() };
   }
@@ -222,17 +203,21 @@ export class DockerStorage {
     return measured;
   }
 
+  /** The writable layer directory of a container as last reconciled (its files are under `diff` or `fs`); undefined (and a pass asked for) before it was reconciled. */
+  layerDir(id: string): string | undefined {
+    const known = this.containers.get(id);
+    if (!known) this.requestPass();
+    return known?.dir;
+  }
+
   /** Resolves once no pass or layer walk is under way or asked for (every figure due has been measured). */
   async settled(): Promise<void> {
-    while (this.passing || this.layerWalking) await Promise.all([this.passing, this.layerWalking]);
+    while (this.schedule.running || this.layerWalking) await Promise.all([this.schedule.running, this.layerWalking]);
   }
 
-  private known(): boolean {
-    return this.layout !== undefined;
-  }
-
-  private get onContainerd(): boolean {
-    return this.layout?.kind === 'containerd';
+  /** Runs a pass now, or right after the one under way. */
+  requestPass(): void {
+    this.schedule.request();
   }
 
   /** The writable layer directories of the shim's containers known so far. */
@@ -240,31 +225,10 @@ export class DockerStorage {
     return new Set([...this.containers.values()].flatMap((c) => (c.dir === undefined ? [] : [c.dir])));
   }
 
-  /** Runs a pass now, or right after the one under way. */
-  requestPass(): void {
-    if (this.stopped.signal.aborted || !this.known() || this.timer === undefined) return;
-    if (this.passing) {
-      this.passAgain = true;
-      return;
-    }
-    this.passing = this.pass()
-      .catch((err: unknown) => {
-        if (!this.stopped.signal.aborted) this.deps.log.warn({ err: errorMessage(err) }, 'storage figures: a pass failed; the next one tries again');
-      })
-      .finally(() => {
-        this.passing = undefined;
-        if (this.passAgain) {
-          this.passAgain = false;
-          this.requestPass();
-        }
-      });
-  }
-
-  private async pass(): Promise<void> {
-    const signal = this.stopped.signal;
+  private async pass(signal: AbortSignal): Promise<void> {
     const started = this.opts.now();
     const trees = this.walked.trees;
-    const confirmed = this.confirmedCount;
+    const confirmed = this.witness.confirmed;
     const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
     // Taken first: a change while reconciling makes the next pass reconcile again.
     const version = this.deps.stateVersion();
@@ -289,32 +253,33 @@ export class DockerStorage {
     await this.measureDueContainers(signal);
     if (this.metadataStale) {
       this.metadataStale = false;
-      this.metadata = await this.measure(this.metadataDirs(), signal);
+      this.metadata = await this.measure(this.store.metadataDirs(), signal);
     }
     this.deps.log.debug(
-      { images: this.images.size, containers: this.containers.size, reconcileMs: reconciled - started, passMs: this.opts.now() - started, walks: this.walked.trees - trees, confirmed: this.confirmedCount - confirmed },
+      { images: this.images.size, containers: this.containers.size, reconcileMs: reconciled - started, passMs: this.opts.now() - started, walks: this.walked.trees - trees, confirmed: this.witness.confirmed - confirmed },
       'storage figures: a pass',
     );
   }
 
   /** Starts the walker over the image layers not measured yet, unless it runs. */
   private walkImageLayers(): void {
-    if (this.layerWalking || this.stopped.signal.aborted) return;
+    const signal = this.schedule.signal;
+    if (this.layerWalking || signal.aborted) return;
     const walking = (async () => {
       for (;;) {
         const containerDirs = this.containerDirs();
         const next = [...this.imageLayers.values()].find((state) => !state.measured && state.layer && !containerDirs.has(state.layer.dir));
-        if (!next) return this.saveLayerFigures();
+        if (!next) return this.savedFigures.save(this.imageLayers);
         // A layer removed meanwhile keeps its figure on a state nobody holds any more.
-        next.measured = await this.measure([next.layer!.dir], this.stopped.signal);
-        this.layerFiguresChanged = true;
+        next.measured = await this.measure([next.layer!.dir], signal);
+        this.savedFigures.markChanged();
         // A long first walk (minutes on a large store) keeps what it did if the shim stops.
-        if (this.opts.now() - this.layerFiguresSavedAtMs >= LAYER_FIGURES_SAVE_MS) await this.saveLayerFigures();
+        if (this.savedFigures.due()) await this.savedFigures.save(this.imageLayers);
       }
     })();
     this.layerWalking = walking
       .catch((err: unknown) => {
-        if (!this.stopped.signal.aborted) this.deps.log.warn({ err: errorMessage(err) }, 'storage figures: an image layer walk failed; the next pass starts it again');
+        if (!signal.aborted) this.deps.log.warn({ err: errorMessage(err) }, 'storage figures: an image layer walk failed; the next pass starts it again');
       })
       .finally(() => {
         this.layerWalking = undefined;
@@ -330,11 +295,9 @@ export class DockerStorage {
         continue;
       }
       if (m && layer.running && this.opts.now() - m.atMs < this.opts.runningLayerMaxAgeMs) continue;
-      // Read before the walk: CPU used during it is looked at again next time.
-      const cpuNs = layer.running ? this.deps.cgroupReader.cpuUsage(layer.owner) : undefined;
-      if (m && cpuNs !== undefined && cpuNs === layer.cpuNs) {
+      const cpuNs = this.witness.cpuNow(layer.owner, layer.running);
+      if (m && this.witness.vouches(layer.cpuNs, cpuNs)) {
         layer.measured = { ...m, atMs: this.opts.now() };
-        this.confirmedCount++;
         continue;
       }
       layer.init ??= layer.initDir === undefined ? { bytes: 0, inodes: 0 } : await this.measure([layer.initDir], signal);
@@ -364,7 +327,7 @@ export class DockerStorage {
 
   private async reconcileImages(signal: AbortSignal): Promise<void> {
     const listed = await this.deps.docker.listImages({ all: true }, { signal });
-    if (this.onContainerd) return this.reconcileSnapshots(listed);
+    if (this.store.onContainerd) return this.reconcileSnapshots(listed);
     const ids = new Set(listed.map((i) => i.Id));
     let changed = false;
     for (const image of listed) {
@@ -394,7 +357,7 @@ export class DockerStorage {
       for (const chain of this.imageLayers.keys()) {
         if (used.has(chain)) continue;
         this.imageLayers.delete(chain);
-        this.layerFiguresChanged = true;
+        this.savedFigures.markChanged();
       }
       this.metadataStale = true;
     }
@@ -410,7 +373,7 @@ export class DockerStorage {
     let changed = ids.size !== this.images.size || [...ids].some((id) => !this.images.has(id));
     this.images.clear();
     for (const image of listed) this.images.set(image.Id, { chains: [], dockerSize: image.Size });
-    const dirs = new Set(listSnapshotDirs(this.mountpoint));
+    const dirs = new Set(this.store.snapshotDirs());
     for (const dir of dirs) {
       if (this.imageLayers.has(dir)) continue;
       this.imageLayers.set(dir, { layer: { dockerBytes: 0, dir }, measured: undefined });
@@ -423,13 +386,6 @@ export class DockerStorage {
     }
     if (changed) this.metadataStale = true;
     this.imagesAtMs = this.opts.now();
-  }
-
-  /** What the images take besides their layers: Docker's image metadata, or containerd's content store and databases. */
-  private metadataDirs(): string[] {
-    if (!this.onContainerd) return [path.join(this.root, 'image'), path.join(this.mountpoint, 'l')];
-    const containerdRoot = this.layout!.containerdRoot;
-    return [containerdContentDir(containerdRoot), containerdMetadataDir(containerdRoot), path.join(this.mountpoint, 'metadata.db')];
   }
 
   private async reconcileContainers(signal: AbortSignal): Promise<void> {
@@ -446,9 +402,9 @@ export class DockerStorage {
       }
       const running = inspect.State.Running;
       const known = this.containers.get(c.Id);
-      const dir = this.layerDirOf(inspect, known);
+      const dir = this.store.containerLayerDir(inspect, known?.dir);
       // On the containerd store a stopped container never seen running is counted by Docker.
-      if (dir === undefined && !(this.onContainerd && !running)) continue;
+      if (dir === undefined && !(this.store.onContainerd && !running)) continue;
       seen.add(c.Id);
       const changedAtMs = running ? Infinity : Math.max(Date.parse(inspect.State.StartedAt) || 0, Date.parse(inspect.State.FinishedAt) || 0);
       const owner: CgroupOwner = { id: c.Id, pid: running ? inspect.State.Pid : 0, cgroupParent: inspect.HostConfig.CgroupParent ?? '' };
@@ -457,7 +413,7 @@ export class DockerStorage {
         known.changedAtMs = changedAtMs;
         known.owner = owner;
       } else {
-        this.containers.set(c.Id, { dir, initDir: this.onContainerd || dir === undefined ? undefined : `${dir}-init`, owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
+        this.containers.set(c.Id, { dir, initDir: this.store.initLayerDir(dir), owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
         this.metadataStale = true;
       }
     }
@@ -468,50 +424,10 @@ export class DockerStorage {
     }
   }
 
-  /**
-   * A container's writable layer directory: Docker names it on a graph driver; on the containerd
-   * store it is read from the container's root mount while it runs, and kept (a snapshot is the
-   * container's for its whole life). Undefined when neither tells.
-   */
-  private layerDirOf(inspect: Pick<ContainerInspect, 'State' | 'GraphDriver'>, known: ContainerLayer | undefined): string | undefined {
-    const upper = writableLayerDir(inspect);
-    if (upper !== undefined) return path.dirname(upper);
-    if (!this.onContainerd) return undefined;
-    if (known?.dir !== undefined) return known.dir;
-    return inspect.State.Running ? this.opts.snapshotDirOf(inspect.State.Pid, this.mountpoint) : undefined;
-  }
-
-  /** The writable layer directory of a container as last reconciled (its files are under `diff` or `fs`); undefined (and a pass asked for) before it was reconciled. */
-  layerDir(id: string): string | undefined {
-    const known = this.containers.get(id);
-    if (!known) this.requestPass();
-    return known?.dir;
-  }
-
   /** A layer seen for the first time: its record, and its figure when an earlier run measured it in the same directory. */
   private layerState(chain: string): ImageLayerState {
-    const layer = readImageLayer(this.root, this.driver, chain);
-    const saved = this.saved.get(chain);
-    this.saved.delete(chain);
-    const measured = layer && saved?.dir === layer.dir ? { bytes: saved.bytes, inodes: saved.inodes, atMs: saved.atMs } : undefined;
-    return { layer, measured };
-  }
-
-  /** Saves the measured image layers' figures, when that changed (logged, not thrown, if it fails). */
-  private async saveLayerFigures(): Promise<void> {
-    if (!this.layerFigures || !this.layerFiguresChanged) return;
-    this.layerFiguresChanged = false;
-    this.layerFiguresSavedAtMs = this.opts.now();
-    const layers = new Map<string, SavedLayer>();
-    for (const [chain, state] of this.imageLayers) {
-      if (state.layer && state.measured) layers.set(chain, { dir: state.layer.dir, bytes: state.measured.bytes, inodes: state.measured.inodes, atMs: state.measured.atMs });
-    }
-    try {
-      await this.layerFigures.save(this.root, this.driver, layers);
-    } catch (err) {
-      this.layerFiguresChanged = true;
-      this.deps.log.warn({ file: this.layerFigures.file, err: errorMessage(err) }, 'image layer figures not saved; the next start measures the layers again');
-    }
+    const layer = this.store.imageLayer(chain);
+    return { layer, measured: this.savedFigures.take(chain, layer) };
   }
 
   private async measure(roots: readonly string[], signal: AbortSignal): Promise<Measured> {
@@ -529,7 +445,7 @@ export class DockerStorage {
   private imageFigures(): Measured {
     const total: Measured = { bytes: this.metadata?.bytes ?? 0, inodes: this.metadata?.inodes ?? 0, atMs: this.imagesAtMs };
     let unknownLayers = false;
-    const containerDirs = this.onContainerd ? this.containerDirs() : new Set<string>();
+    const containerDirs = this.store.onContainerd ? this.containerDirs() : new Set<string>();
     for (const state of this.imageLayers.values()) {
       if (state.layer && containerDirs.has(state.layer.dir)) continue;
       if (state.measured) {
@@ -546,7 +462,7 @@ export class DockerStorage {
       // its image sizes are the figure, shared layers counted in each image.
       if (!this.loggedFallback) {
         this.loggedFallback = true;
-        this.deps.log.info({ root: this.root, driver: this.driver }, 'storage figures: Docker has no layer records here; images are counted by the sizes Docker reports');
+        this.deps.log.info({ root: this.store.root, driver: this.store.driver }, 'storage figures: Docker has no layer records here; images are counted by the sizes Docker reports');
       }
       return { bytes: [...this.images.values()].reduce((sum, i) => sum + i.dockerSize, 0), inodes: 0, atMs: this.imagesAtMs };
     }

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { containerMetricsOf, MetricList, podNetworkMetricsOf, type ContainerReading } from '../../../src/pod-metrics/build';
 import { FIGURE_FILES, figuresFromV1, figuresFromV2, sharesFromWeight, type CgroupFigures } from '../../../src/cgroups/figures';
 import { filesIn, FIGURE_FIXTURES } from '../../support/cgroup-files';
-import { metricDescriptors, METRICS } from '../../../src/pod-metrics/descriptors';
+import { metricDescriptors, METRICS } from '../../../src/pod-metrics/metric-table';
 
 const descriptors = new Map(metricDescriptors().map((d) => [d.name, d]));
 const labels = { pod: 'web', namespace: 'prod', container: 'app', id: 'c1', image: 'nginx:1' };
@@ -30,7 +30,7 @@ describe('metric descriptors', () => {
   it('have unique names, help, and base labels first', () => {
     const all = metricDescriptors();
     assert.equal(new Set(all.map((d) => d.name)).size, all.length);
-    assert.equal(all.length, Object.keys(METRICS).length);
+    assert.equal(all.length, METRICS.length);
     for (const d of all) {
       assert.ok(d.help && d.help.length > 10);
       assert.deepEqual(d.labelKeys!.slice(0, 5), ['pod', 'namespace', 'container', 'id', 'image']);
@@ -53,7 +53,7 @@ describe('containerMetricsOf', () => {
       assert.ok(d, m.name);
       assert.equal(m.labelValues!.length, d.labelKeys!.length, m.name);
       assert.deepEqual(m.labelValues!.slice(0, 5), ['web', 'prod', 'app', 'c1', 'nginx:1']);
-      const spec = Object.values(METRICS).find((s) => s.name === m.name)!;
+      const spec = METRICS.find((s) => s.name === m.name)!;
       assert.equal(m.metricType, spec.kind);
       assert.equal(m.timestamp, undefined, 'a live reading: 0 on the wire');
     }
@@ -133,7 +133,8 @@ describe('podNetworkMetricsOf and MetricList', () => {
 
   it('refuses a metric given the wrong number of extra labels', () => {
     const list = new MetricList(['a', 'b', 'c', 'd', 'e']);
-    assert.throws(() => list.add('netRxBytes', 1n), /1 extra labels, given 0/);
-    assert.throws(() => list.add('cpuUsage', 1n, ['x']), /0 extra labels, given 1/);
+    const named = (name: string) => METRICS.find((s) => s.name === name)!;
+    assert.throws(() => list.add(named('container_network_receive_bytes_total'), 1n), /1 extra labels, given 0/);
+    assert.throws(() => list.add(named('container_cpu_usage_seconds_total'), 1n, ['x']), /0 extra labels, given 1/);
   });
 });

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { FIGURE_FILES, figuresFromV1, figuresFromV2 } from '../../../src/cgroups/figures';
-import { metricDescriptors } from '../../../src/pod-metrics/descriptors';
+import { metricDescriptors } from '../../../src/pod-metrics/metric-table';
 import { PodMetricsCollector } from '../../../src/pod-metrics/metrics-collector';
 import { silentLogger } from '../../../src/util/logger';
 import { layOutV2Host, podParentFor, V2_CONTAINER_ID, V2_CONTAINER_PID, V2_FIXTURES, V2_PAUSE_ID, V2_PAUSE_PID, type V2Host } from '../../support/cgroup-v2-host';

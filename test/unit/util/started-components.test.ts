@@ -1,0 +1,36 @@
+// The composition root's one list: components stop in the reverse of the order they started,
+// each once, and one failing to stop does not keep the earlier ones running.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { StartedComponents } from '../../../src/util/started-components';
+
+describe('StartedComponents', () => {
+  it('stops in exactly the reverse of the start order, each once', async () => {
+    const started = new StartedComponents();
+    const stopped: string[] = [];
+    for (const name of ['docker', 'state', 'server', 'events']) {
+      const component = started.add(name, { name }, async (c) => {
+        await Promise.resolve();
+        stopped.push(c.name);
+      });
+      assert.equal(component.name, name);
+    }
+    assert.deepEqual(started.names, ['docker', 'state', 'server', 'events']);
+    await started.stopAll();
+    assert.deepEqual(stopped, ['events', 'server', 'state', 'docker']);
+    await started.stopAll();
+    assert.deepEqual(stopped, ['events', 'server', 'state', 'docker']);
+  });
+
+  it('stops the rest when one fails, then throws its error', async () => {
+    const started = new StartedComponents();
+    const stopped: string[] = [];
+    started.add('first', 1, () => void stopped.push('first'));
+    started.add('failing', 2, () => {
+      throw new Error('cannot stop');
+    });
+    started.add('last', 3, () => void stopped.push('last'));
+    await assert.rejects(started.stopAll(), /cannot stop/);
+    assert.deepEqual(stopped, ['last', 'first']);
+  });
+});
