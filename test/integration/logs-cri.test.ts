@@ -16,6 +16,7 @@ import { busybox, logFile, runContainer, sh, SLEEP_FOREVER, waitExited, type Tes
 import { testLabels } from '../support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../support/images';
 import { CONTAINER_LOG_PATH_LABEL, CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../src/conventions/labels';
+import { dockerdPid } from '../../bench/procfs';
 
 function readLog(file: string): CriLine[] {
   if (!fs.existsSync(file)) return [];
@@ -84,13 +85,6 @@ function descriptorsOn(pid: number, file: string): number {
       return false;
     }
   }).length;
-}
-
-/** The dockerd the tests talk to: the one /var/run/docker.pid names (other dockerds may run, e.g. the compose suites' nodes). */
-function dockerdPid(): number {
-  const pid = Number(fs.readFileSync('/var/run/docker.pid', 'utf8').trim());
-  assert.equal(fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), 'dockerd', 'dockerd runs on this machine');
-  return pid;
 }
 
 async function jsonLogPath(id: string): Promise<string> {

@@ -9,6 +9,7 @@ import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { busybox, runContainer, SLEEP_FOREVER } from '../support/pods';
 import { rawSpdyConnect, type RawSpdyClient, wsConnect } from '../support/streaming-clients';
+import { memoryBytes } from '../../bench/procfs';
 
 const MiB = 1024 * 1024;
 /**
@@ -17,12 +18,6 @@ const MiB = 1024 * 1024;
  * here grew it by 78 to 375 MiB.
  */
 const RSS_GROWTH_BOUND = 48 * MiB;
-
-function vmRss(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
-  return Number(m[1]) * 1024;
-}
 
 /** Processes whose parent is `pid` and whose command line names the port relay. */
 function relaysOf(pid: number): number[] {
@@ -93,7 +88,7 @@ describe('streaming floods and port-forward relays against the real shim', () =>
     await spdy.open({ streamType: 'error' }, { fin: true });
     const stdin = await spdy.open({ streamType: 'stdin' });
     await spdy.open({ streamType: 'stdout' }, { fin: true });
-    const before = vmRss(shim.pid);
+    const before = memoryBytes(shim.pid);
     const sent = await flood(
       () => spdy.write(stdin, payload),
       () => new Promise((r) => spdy.socket.once('drain', r)),
@@ -101,7 +96,7 @@ describe('streaming floods and port-forward relays against the real shim', () =>
       total,
     );
     await sleep(300);
-    const after = vmRss(shim.pid);
+    const after = memoryBytes(shim.pid);
     console.log(`stdin flood over SPDY: ${fmt(sent)} written, shim VmRSS ${fmt(before)} -> ${fmt(after)} (+${fmt(after - before)})`);
     const version = Date.now();
     assert.equal((await shim.client.runtime.Version({})).runtimeName, 'docker');
@@ -112,7 +107,7 @@ describe('streaming floods and port-forward relays against the real shim', () =>
     const wsExec = await shim.client.runtime.Exec({ containerId: sleeper, cmd: ['sleep', '3600'], stdin: true, stdout: true });
     const ws = await wsConnect(wsExec.url, ['v4.channel.k8s.io']);
     const message = Buffer.concat([Buffer.from([0]), Buffer.alloc(64 * 1024, 0x62)]);
-    const wsBefore = vmRss(shim.pid);
+    const wsBefore = memoryBytes(shim.pid);
     const wsSent = await flood(
       () => {
         ws.ws.send(message);
@@ -123,7 +118,7 @@ describe('streaming floods and port-forward relays against the real shim', () =>
       total,
     );
     await sleep(300);
-    const wsAfter = vmRss(shim.pid);
+    const wsAfter = memoryBytes(shim.pid);
     console.log(`stdin flood over WebSocket: ${fmt(wsSent)} written, shim VmRSS ${fmt(wsBefore)} -> ${fmt(wsAfter)} (+${fmt(wsAfter - wsBefore)})`);
     ws.ws.terminate();
     assert.ok(after - before < RSS_GROWTH_BOUND, `SPDY stdin flood grew the shim by ${fmt(after - before)}`);
@@ -139,9 +134,9 @@ describe('streaming floods and port-forward relays against the real shim', () =>
     await spdy.open({ streamType: 'stderr' }, { fin: true });
     await spdy.until('the first MiB of output', () => spdy.received >= MiB);
     spdy.socket.pause();
-    const before = vmRss(shim.pid);
+    const before = memoryBytes(shim.pid);
     await sleep(2000);
-    const after = vmRss(shim.pid);
+    const after = memoryBytes(shim.pid);
     console.log(`output flood over SPDY, client not reading for 2 s: shim VmRSS ${fmt(before)} -> ${fmt(after)} (+${fmt(after - before)})`);
     const got = spdy.received;
     spdy.socket.resume();
@@ -154,9 +149,9 @@ describe('streaming floods and port-forward relays against the real shim', () =>
     const outputSoFar = () => ws.received().get(1)?.length ?? 0;
     await waitFor('the first MiB of output', () => outputSoFar() >= MiB, { timeoutMs: 10_000, intervalMs: 10 });
     ws.ws.pause();
-    const wsBefore = vmRss(shim.pid);
+    const wsBefore = memoryBytes(shim.pid);
     await sleep(2000);
-    const wsAfter = vmRss(shim.pid);
+    const wsAfter = memoryBytes(shim.pid);
     console.log(`output flood over WebSocket, client not reading for 2 s: shim VmRSS ${fmt(wsBefore)} -> ${fmt(wsAfter)} (+${fmt(wsAfter - wsBefore)})`);
     ws.ws.terminate();
     assert.ok(after - before < RSS_GROWTH_BOUND, `SPDY output flood grew the shim by ${fmt(after - before)}`);

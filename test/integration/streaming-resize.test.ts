@@ -5,7 +5,6 @@
 // second, and leave the terminal at the last size sent; a session without a TTY ignores its
 // resize channel. Each flood runs in a fresh shim behind a DockerProxy that counts Docker calls.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { RST_REFUSED_STREAM } from '../../src/streaming/spdy/framing';
 import type { CriClient } from '../support/client';
@@ -13,6 +12,7 @@ import type { DockerProxy } from '../support/docker-proxy';
 import { useShim } from '../support/fixture';
 import { SLEEP_FOREVER } from '../support/pods';
 import { parseStatus, rawSpdyConnect, wsConnect } from '../support/streaming-clients';
+import { descriptorTargets, memoryBytes } from '../../bench/procfs';
 
 const MiB = 1024 * 1024;
 /** The size every flood ends with; the sizes before it are at most 500 wide, so none is this one. */
@@ -36,13 +36,7 @@ function packedResizes(bytes: number): Buffer {
   return Buffer.from(parts.join(''));
 }
 
-function vmRss(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
-  return Number(m[1]) * 1024;
-}
-
-const descriptors = (pid: number): number => fs.readdirSync(`/proc/${pid}/fd`).length;
+const descriptors = (pid: number): number => descriptorTargets(pid).length;
 const resizeCalls = (proxy: DockerProxy): number => proxy.requests.filter((r) => /^POST \S*\/(exec|containers)\/[^/]+\/resize/.test(r)).length;
 const yieldToEvents = () => new Promise((r) => setImmediate(r));
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,7 +60,7 @@ interface Figures {
 async function measure(pid: number, client: CriClient, proxy: DockerProxy, session: () => Promise<void>): Promise<Figures> {
   const resizesBefore = resizeCalls(proxy);
   const fdBefore = descriptors(pid);
-  const rssBefore = vmRss(pid);
+  const rssBefore = memoryBytes(pid);
   let fdPeak = fdBefore;
   let rssPeak = rssBefore;
   let versionCalls = 0;
@@ -79,7 +73,7 @@ async function measure(pid: number, client: CriClient, proxy: DockerProxy, sessi
       versionMaxMs = Math.max(versionMaxMs, performance.now() - start);
       versionCalls++;
       fdPeak = Math.max(fdPeak, descriptors(pid));
-      rssPeak = Math.max(rssPeak, vmRss(pid));
+      rssPeak = Math.max(rssPeak, memoryBytes(pid));
       await pause(20);
     }
   })();
@@ -91,7 +85,7 @@ async function measure(pid: number, client: CriClient, proxy: DockerProxy, sessi
     await sampler;
   }
   fdPeak = Math.max(fdPeak, descriptors(pid));
-  rssPeak = Math.max(rssPeak, vmRss(pid));
+  rssPeak = Math.max(rssPeak, memoryBytes(pid));
   return { versionCalls, versionMaxMs, fdBefore, fdPeak, rssBefore, rssPeak, resizeCalls: resizeCalls(proxy) - resizesBefore, elapsedMs: Date.now() - start };
 }
 

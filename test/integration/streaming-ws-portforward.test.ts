@@ -5,7 +5,6 @@
 // Then the bounds, on servers run in-process with small ones: ports per connection, the pod's
 // connection slots, the idle timeout, and a flood into a port whose server never reads.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
 import { DockerodeClient } from '../../src/docker/dockerode-client';
@@ -16,6 +15,7 @@ import { useShim } from '../support/fixture';
 import { waitFor } from '../support/poll';
 import { busybox, runContainer } from '../support/pods';
 import { wsConnect, wsSpdyTunnel, SPDY_TUNNEL_PORTFORWARD, type UpgradeRefusal, type WsSession } from '../support/streaming-clients';
+import { memoryBytes } from '../../bench/procfs';
 
 const V4 = 'v4.channel.k8s.io';
 const V4_BASE64 = 'v4.base64.channel.k8s.io';
@@ -32,12 +32,6 @@ const le16 = (port: number) => Buffer.from([port & 0xff, port >> 8]);
 
 /** What arrived on a channel after its two-byte port prefix. */
 const after2 = (s: WsSession, channel: number) => s.received().get(channel)?.subarray(2) ?? Buffer.alloc(0);
-
-function vmRss(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
-  return Number(m[1]) * 1024;
-}
 
 const refused = (status: number, pattern: RegExp) => (err: Partial<UpgradeRefusal>) => {
   assert.equal(err.status, status);
@@ -221,7 +215,7 @@ describe('port forward over WebSocket', () => {
     sessions.push(s);
     const message = Buffer.concat([Buffer.from([0]), Buffer.alloc(64 * 1024, 0x62)]);
     const total = 256 * MiB;
-    const before = vmRss(pid);
+    const before = memoryBytes(pid);
     let sent = 0;
     for (;;) {
       s.ws.send(message);
@@ -231,7 +225,7 @@ describe('port forward over WebSocket', () => {
       const room = await waitFor('room to write', () => s.ws.bufferedAmount < MiB, { timeoutMs: 2_000, intervalMs: 10 }).catch(() => false);
       if (!room) break;
     }
-    const grown = vmRss(pid) - before;
+    const grown = memoryBytes(pid) - before;
     console.log(`flood into a port that never reads: ${(sent / MiB).toFixed(1)} MiB accepted of ${total / MiB} MiB, shim VmRSS +${(grown / MiB).toFixed(1)} MiB`);
     assert.ok(sent < total, 'the client was held back');
     assert.ok(grown < 48 * MiB, `the shim grew by ${(grown / MiB).toFixed(1)} MiB`);
