@@ -1,12 +1,13 @@
-// The inspect documents of every tracked container (see list-query.ts), keyed by full ID.
+// The inspect documents of every container carrying the type label (the shim's), keyed by full ID.
 // Every change goes through `refresh` or `forget`, which run one at a time per container in
 // the order they were asked for; each refresh takes a fresh inspect from Docker, so whatever
 // ran last for a container holds the newest truth about it.
 import type { DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
 import { DockerNotFoundError } from '../errors';
-import { isTracked, TRACKED_LABELS } from './list-query';
-import { listedAsHeld } from './summary';
+import { CONTAINER_TYPE_LABEL, hasTypeLabel } from '../conventions/labels';
+import { replayEventLog, savedDocumentsHeld, type SavedContainers } from './container-snapshot';
+import { errorMessage } from '../errors';
 
 /** Inspects at a time during a full resync: quick, without flooding dockerd. */
 const RESYNC_CONCURRENCY = 8;
@@ -63,6 +64,11 @@ export class ContainerStore implements OomKills {
     return this.docs.size;
   }
 
+  /** Whether a change is under way (an event's refresh not applied yet): what is held may lag Docker. */
+  get busy(): boolean {
+    return this.queues.size > 0;
+  }
+
   get(id: string): ContainerInspect | undefined {
     return this.docs.get(id);
   }
@@ -106,7 +112,7 @@ export class ContainerStore implements OomKills {
         if (oomHeard) this.oomHeard.add(id);
         throw err;
       }
-      if (!isTracked(doc.Config?.Labels)) {
+      if (!hasTypeLabel(doc.Config?.Labels)) {
         this.drop(doc.Id);
         return;
       }
@@ -148,19 +154,28 @@ export class ContainerStore implements OomKills {
   /**
    * Brings every container up to date: each tracked container Docker lists, and each held one
    * it does not (those are re-inspected, hence dropped when gone). Rejects if any step failed.
-   * `saved`: documents a previous run saved (container-snapshot.ts). A listed container that
-   * is not held and whose saved document the list agrees with (listedAsHeld) is held as saved,
-   * without an inspect; their IDs are returned, for `confirm` once the cache answers.
+   * `saved`: what a previous run saved (container-snapshot.ts). A listed container that is not
+   * held and whose saved document still holds (savedDocumentsHeld, from Docker's event log) is
+   * held as saved, without an inspect; their IDs are returned, for `confirm` once the cache
+   * answers, with why none could be (`cold`) when there were saved documents.
    */
-  async resync(saved: readonly ContainerInspect[] = []): Promise<string[]> {
-    const listed = (await Promise.all(TRACKED_LABELS.map((label) => this.docker.listContainers({ all: true, filters: { label: [label] } })))).flat();
-    const savedById = new Map(saved.map((doc) => [doc.Id, doc]));
-    const nowMs = Date.now();
+  async resync(saved?: SavedContainers): Promise<{ kept: string[]; cold: string | undefined }> {
+    const withSaved = saved !== undefined && saved.containers.length > 0;
+    // Asked after the cache subscribed to the live events: together they miss nothing.
+    const [listed, replay] = await Promise.all([
+      this.docker.listContainers({ all: true, filters: { label: [CONTAINER_TYPE_LABEL] } }),
+      withSaved ? replayEventLog(this.docker, Date.now()).catch((err: unknown) => `Docker's event log not read: ${errorMessage(err)}`) : [],
+    ]);
+    const headStart = !withSaved
+      ? { held: new Set<string>(), cold: undefined }
+      : typeof replay === 'string'
+        ? { held: new Set<string>(), cold: replay }
+        : savedDocumentsHeld(saved, replay, listed);
+    const savedById = new Map((saved?.containers ?? []).map((doc) => [doc.Id, doc]));
     const kept = new Set<string>();
     const ids = new Set<string>();
     for (const entry of listed) {
-      const doc = savedById.get(entry.Id);
-      if (doc && !this.docs.has(entry.Id) && isTracked(doc.Config.Labels) && listedAsHeld(doc, entry, nowMs)) kept.add(entry.Id);
+      if (headStart.held.has(entry.Id) && !this.docs.has(entry.Id)) kept.add(entry.Id);
       else ids.add(entry.Id);
     }
     for (const id of this.docs.keys()) if (!kept.has(id)) ids.add(id);
@@ -171,7 +186,7 @@ export class ContainerStore implements OomKills {
       }),
     );
     await Promise.all([...adopted, this.refreshAll(ids, RESYNC_CONCURRENCY)]);
-    return [...kept];
+    return { kept: [...kept], cold: headStart.cold };
   }
 
   /** Inspects again the containers held from saved documents (see resync). Rejects if any failed. */
