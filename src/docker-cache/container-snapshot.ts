@@ -85,13 +85,16 @@ export function savedDocumentsHeld(saved: SavedContainers, replay: readonly Dock
 }
 
 /** Docker's log of recent events, all of it (unfiltered), up to `untilMs`; rejects past REPLAY_MAX_EVENTS or REPLAY_TIMEOUT_MS. */
-export async function replayEventLog(docker: Pick<DockerClient, 'events'>, untilMs: number): Promise<DockerEvent[]> {
+export async function replayEventLog(docker: Pick<DockerClient, 'events'>, untilMs: number, timeoutMs = REPLAY_TIMEOUT_MS): Promise<DockerEvent[]> {
   const out: DockerEvent[] = [];
+  const signal = AbortSignal.timeout(timeoutMs);
   // since=1: the whole log (0 would be read as "no since" by some daemons).
-  for await (const ev of docker.events({ since: 1, until: untilMs / 1000 }, { signal: AbortSignal.timeout(REPLAY_TIMEOUT_MS) })) {
+  for await (const ev of docker.events({ since: 1, until: untilMs / 1000 }, { signal })) {
     out.push(ev);
     if (out.length > REPLAY_MAX_EVENTS) throw new Error(`Docker replayed more than ${REPLAY_MAX_EVENTS} events`);
   }
+  // A stream cut short ends quietly: what came may not be the whole log.
+  if (signal.aborted) throw new Error(`Docker did not finish its replay within ${timeoutMs} ms`);
   return out;
 }
 

@@ -12,9 +12,12 @@ import {
   ContainerSnapshotFile,
   decodeContainerSnapshot,
   encodeContainerSnapshot,
+  replayEventLog,
+  REPLAY_MAX_EVENTS,
   savedDocumentsHeld,
 } from '../../../src/docker-cache/container-snapshot';
 import { DockerStateCache } from '../../../src/docker-cache/state-cache';
+import type { DockerClient, EventsOptions } from '../../../src/docker/client';
 import type { ContainerInspect, DockerEvent } from '../../../src/docker/types';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker } from '../../support/fake-docker';
@@ -102,6 +105,32 @@ describe('container snapshot', () => {
     assert.deepEqual(held([before], [{ ...listed[0]!, State: 'exited' }, listed[1]!]), [ID_B], 'listed in another state');
     assert.deepEqual(held([before], [{ ...listed[0]!, Names: ['/renamed'] }, listed[1]!]), [ID_B], 'renamed');
     assert.deepEqual(held([before], [listed[1]!]), [ID_B], 'gone from the list');
+  });
+
+  it('reads Docker\'s whole event log up to now, and believes no replay cut short or longer than Docker keeps', async () => {
+    const docker = new FakeDocker();
+    const t0 = Date.now() - 10_000;
+    docker.emit('create', ID_A, LABELS, 'container', t0);
+    docker.emit('start', ID_A, LABELS, 'container', t0 + 1_000);
+    docker.emit('die', ID_A, LABELS, 'container', Date.now() + 60_000);
+    const now = Date.now();
+    assert.deepEqual((await replayEventLog(docker, now)).map((ev) => ev.Action), ['create', 'start'], 'the log from its start, up to now');
+    assert.deepEqual(docker.argsOf('events'), [[{ since: 1, until: now / 1000 }]], 'unfiltered');
+
+    const stub = (events: (signal: AbortSignal | undefined) => AsyncIterable<DockerEvent>): Pick<DockerClient, 'events'> => ({
+      events: (_query: object, opts?: EventsOptions) => events(opts?.signal),
+    });
+    const ev = (i: number): DockerEvent => ({ Type: 'container', Action: 'exec_start', Actor: { ID: ID_C, Attributes: {} }, time: i, timeNano: i * 1e9 });
+    const endless = stub(async function* () {
+      for (let i = 0; ; i++) yield ev(i);
+    });
+    await assert.rejects(replayEventLog(endless, Date.now()), new RegExp(`more than ${REPLAY_MAX_EVENTS} events`));
+    // Docker waits for `until` when its clock is behind; the stream then ends quietly at the timeout.
+    const waits = stub(async function* (signal) {
+      yield ev(1);
+      await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+    });
+    await assert.rejects(replayEventLog(waits, Date.now(), 50), /did not finish its replay within 50 ms/);
   });
 
   it('starts the first sync from the saved documents no event since touched and Docker still lists, inspects the rest, then confirms the kept ones', async () => {
