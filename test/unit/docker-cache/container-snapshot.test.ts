@@ -128,7 +128,10 @@ describe('container snapshot', () => {
     // Docker waits for `until` when its clock is behind; the stream then ends quietly at the timeout.
     const waits = stub(async function* (signal) {
       yield ev(1);
-      await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) => {
+        const until = setTimeout(resolve, 5_000);
+        signal?.addEventListener('abort', () => (clearTimeout(until), resolve()), { once: true });
+      });
     });
     await assert.rejects(replayEventLog(waits, Date.now(), 50), /did not finish its replay within 50 ms/);
   });
