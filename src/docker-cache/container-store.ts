@@ -4,10 +4,9 @@
 // ran last for a container holds the newest truth about it.
 import type { DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
-import { DockerNotFoundError } from '../errors';
+import { DockerNotFoundError, errorMessage } from '../errors';
 import { CONTAINER_TYPE_LABEL, hasTypeLabel } from '../conventions/labels';
 import { replayEventLog, savedDocumentsHeld, type SavedContainers } from './container-snapshot';
-import { errorMessage } from '../errors';
 
 /** Inspects at a time during a full resync: quick, without flooding dockerd. */
 const RESYNC_CONCURRENCY = 8;

@@ -1,6 +1,7 @@
 // The NetworkHost the shim gives its plugins: pod facts read from Docker (the pause process,
-// Docker's own addresses, the running pods) and from the sandbox checkpoints (port mappings), and the pod CIDRs
-// UpdateRuntimeConfig last gave. Plugins see only the NetworkHost interface.
+// Docker's own addresses), the running pods (../object-store), the sandbox checkpoints (port
+// mappings), and the pod CIDRs UpdateRuntimeConfig last gave. Plugins see only the NetworkHost
+// interface.
 import type { CheckpointCache } from '../checkpoint/checkpoint-cache';
 import type { DockerClient } from '../docker/client';
 import { ipsFromNetworkSettings } from '../docker/documents';
