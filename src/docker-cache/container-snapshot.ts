@@ -36,10 +36,11 @@ export interface SavedContainers {
 }
 
 /**
- * How far apart the shim's clock and Docker's event times may be, and how long an event may take
- * to reach the cache: an event this little before the save counts as after it.
+ * How far apart the shim's clock and Docker's event times may be (one host's clock for both, but
+ * for a remote engine), and how long an event may take to reach the cache: an event this little
+ * before the save counts as after it.
  */
-export const CLOCK_SLACK_MS = 5_000;
+export const CLOCK_SLACK_MS = 1_000;
 /** The most events a replay may carry (moby's log holds 256): a longer one is not believed. */
 export const REPLAY_MAX_EVENTS = 1_024;
 /** How long Docker may take to replay its log (it waits for `until` when its clock is behind). */
@@ -143,7 +144,8 @@ export class ContainerSnapshotFile {
     }
   }
 
-  async save(containers: Iterable<ContainerInspect>): Promise<void> {
-    await writeFileAtomic(this.file, encodeContainerSnapshot(containers, new Date()));
+  /** `savedAt`: the time the documents stand for (every event before it is in them). */
+  async save(containers: Iterable<ContainerInspect>, savedAt = new Date()): Promise<void> {
+    await writeFileAtomic(this.file, encodeContainerSnapshot(containers, savedAt));
   }
 }

@@ -46,6 +46,8 @@ export class ContainerStore implements OomKills {
   private readonly docs = new Map<string, ContainerInspect>();
   /** The tail of each container's queue of changes. */
   private readonly queues = new Map<string, Promise<void>>();
+  /** When each container's queue last became non-empty: its oldest change not applied yet is no older. */
+  private readonly queuedSince = new Map<string, number>();
   /** Refreshes queued but not started yet: a later request can share one (see `refresh`). */
   private readonly waiting = new Map<string, Promise<void>>();
   /** Containers with an `oom` event that no refresh has taken up yet. */
@@ -63,9 +65,14 @@ export class ContainerStore implements OomKills {
     return this.docs.size;
   }
 
-  /** Whether a change is under way (an event's refresh not applied yet): what is held may lag Docker. */
-  get busy(): boolean {
-    return this.queues.size > 0;
+  /**
+   * When the oldest change asked for and not applied yet (an event's re-inspect under way) was
+   * asked for, in ms; undefined when none is. What is held reflects every event heard before it.
+   */
+  get pendingSinceMs(): number | undefined {
+    let oldest: number | undefined;
+    for (const since of this.queuedSince.values()) if (oldest === undefined || since < oldest) oldest = since;
+    return oldest;
   }
 
   get(id: string): ContainerInspect | undefined {
@@ -209,6 +216,7 @@ export class ContainerStore implements OomKills {
   }
 
   private enqueue(id: string, step: () => Promise<void>): Promise<void> {
+    if (!this.queues.has(id)) this.queuedSince.set(id, Date.now());
     const previous = this.queues.get(id) ?? Promise.resolve();
     const run = previous.then(step);
     // The queue continues whether this step failed or not; the caller sees its own failure.
@@ -218,7 +226,9 @@ export class ContainerStore implements OomKills {
     );
     this.queues.set(id, tail);
     void tail.then(() => {
-      if (this.queues.get(id) === tail) this.queues.delete(id);
+      if (this.queues.get(id) !== tail) return;
+      this.queues.delete(id);
+      this.queuedSince.delete(id);
     });
     return run;
   }

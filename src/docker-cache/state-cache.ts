@@ -120,17 +120,16 @@ export class DockerStateCache {
     await this.loop;
   }
 
-  /**
-   * Saves what the cache holds, if it changed (or `always`) and the cache vouches for it. Not
-   * while a change is under way: then an event before the save time is not in the documents,
-   * and the next run's check (container-snapshot.ts) would take them for newer than it.
-   */
+  /** Saves what the cache holds, if it changed (or `always`) and the cache vouches for it. */
   private async save(always = false): Promise<void> {
-    if (!this.snapshot || !(this.changedSinceSave || always) || !this.synced || this.containers.busy) return;
+    if (!this.snapshot || !(this.changedSinceSave || always) || !this.synced) return;
     this.changedSinceSave = false;
     const started = Date.now();
+    // A change under way (an event's re-inspect) is not in the documents yet: they stand as of
+    // when it was asked for, so the next run (container-snapshot.ts) takes its event for newer.
+    const savedAtMs = Math.min(started, this.containers.pendingSinceMs ?? started);
     try {
-      await this.snapshot.save(this.containers.values());
+      await this.snapshot.save(this.containers.values(), new Date(savedAtMs));
       this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
     } catch (err) {
       this.changedSinceSave = true;

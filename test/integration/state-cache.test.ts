@@ -11,6 +11,7 @@ import { rejectsWith } from '../support/client';
 import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
 import { rfc3339ToNanos } from '../../src/util/time';
+import { CLOCK_SLACK_MS } from '../../src/docker-cache/container-snapshot';
 import { useShim } from '../support/fixture';
 import { busybox, createBehindTheBack, runContainer, SLEEP_FOREVER } from '../support/pods';
 
@@ -260,6 +261,10 @@ describe('state cache: a restart starts from the containers the last run held', 
       (await shim.client.runtime.ListContainers({ filter: { podSandboxId: pod.id } })).containers.map((c) => [c.id!, c.state, c.createdAt]).sort() as Array<[string, string | undefined, string | undefined]>;
     const before = await listed();
     const startedBefore = (await shim.client.runtime.ContainerStatus({ containerId: restartsMeanwhile })).status!.startedAt;
+    // Events less than the clock slack before the save count as after it: past it, only what
+    // happens while the shim is down touches these containers.
+    const madeAtMs = Date.now();
+    await waitFor('the containers\' events to be older than the clock slack', () => Date.now() > madeAtMs + CLOCK_SLACK_MS, { timeoutMs: 2 * CLOCK_SLACK_MS });
     await stop();
     const file = `${rootDir}/container-snapshot.json`;
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { containers: Array<{ Id: string }> };

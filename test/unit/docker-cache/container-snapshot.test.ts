@@ -189,6 +189,26 @@ describe('container snapshot', () => {
     assert.deepEqual(docker.argsOf('inspectContainer').map((a) => a[0]).sort(), [ID_A, ID_B]);
   });
 
+  it('saves a change under way as not in the documents: the save time is when it was asked for', async () => {
+    const file = tempFile();
+    const docker = new FakeDocker();
+    docker.addImage('busybox', { Id: 'sha256:1111' });
+    docker.containers.set(ID_A, doc(ID_A));
+    const started = new DockerStateCache(docker, silentLogger(), undefined, undefined, new ContainerSnapshotFile(file, silentLogger()));
+    await started.start();
+    const slow = docker.hold('inspectContainer', (id) => id === ID_A);
+    const askedAfterMs = Date.now() + 1;
+    await waitFor('a later clock', () => Date.now() >= askedAfterMs);
+    docker.emit('die', ID_A, LABELS);
+    const askedBeforeMs = Date.now();
+    await waitFor('the re-inspect to start', () => docker.argsOf('inspectContainer').some((a) => a[0] === ID_A));
+    await waitFor('a later clock', () => Date.now() > askedBeforeMs);
+    await started.stop();
+    slow.release();
+    const savedAtMs = new ContainerSnapshotFile(file, silentLogger()).load()!.savedAtMs;
+    assert.ok(savedAtMs >= askedAfterMs && savedAtMs <= askedBeforeMs, `saved as of ${savedAtMs}, the die heard between ${askedAfterMs} and ${askedBeforeMs}`);
+  });
+
   it('saves what it holds at a stop, and nothing it cannot vouch for', async () => {
     const file = tempFile();
     const docker = new FakeDocker();
