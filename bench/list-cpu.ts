@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import { criContract } from '../src/cri/contract';
 import type { CallContext, RuntimeServiceImpl } from '../src/cri/types';
 import { CachingDockerClient } from '../src/docker-cache/caching-client';
+import { ShimObjectStore } from '../src/object-store/object-store';
 import { DockerStateCache } from '../src/docker-cache/state-cache';
 import type { ContainerInspect } from '../src/docker/types';
 import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER, TYPE_SANDBOX, toDockerLabels } from '../src/conventions/labels';
@@ -127,6 +128,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const shim: ShimContext = {
     ...fake.shim,
     docker: caching,
+    objects: new ShimObjectStore(docker, cache),
     oomKills: cache.containers,
     cgroups: cgroupSetup,
     stats: new StatsCollector({ docker: caching, cgroupReader, storage: fake.shim.storage }),

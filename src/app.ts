@@ -42,6 +42,7 @@ import type { ShimContext } from './shim/context';
 import { imageService } from './shim/image-service';
 import { runtimeService } from './shim/runtime-service';
 import { CachingDockerClient } from './docker-cache/caching-client';
+import { ShimObjectStore } from './object-store/object-store';
 import { ContainerSnapshotFile } from './docker-cache/container-snapshot';
 import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/state-cache';
 import { containerEventBuilder } from './container-events/builder';
@@ -157,6 +158,8 @@ interface DockerSide {
   readonly rawDocker: DockerClient;
   /** Docker read through the state cache: what the handlers use. */
   readonly docker: DockerClient;
+  /** The shim's sandboxes and containers, from the state cache while it is synced. */
+  readonly objects: ShimObjectStore;
   readonly state: DockerStateCache;
   readonly dockerFacts: DockerFacts;
   readonly checkpoints: CheckpointCache;
@@ -181,16 +184,17 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
   const snapshot = new ContainerSnapshotFile(path.join(config.rootDirectory, 'container-snapshot.json'), log);
   const state = started.add('state cache', new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot), (s) => s.stop());
   const docker = new CachingDockerClient(rawDocker, state);
+  const objects = new ShimObjectStore(rawDocker, state);
   // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
   const checkpoints = new CheckpointCache(new CheckpointStore(config.rootDirectory, log));
-  const networkHost = new DockerNetworkHost(docker, checkpoints);
+  const networkHost = new DockerNetworkHost(docker, objects, checkpoints);
   const plugin = wrap(() => createNetworkPlugin(config, networkHost, log));
   const network = started.add('network plugin', new NetworkManager(plugin, networkHost, log), (n) => n.close());
   // --pod-cidr: what the node starts with; kubelet's UpdateRuntimeConfig replaces it (as in cri-dockerd).
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = started.add('Docker facts', new DockerFacts(docker), (f) => f.close());
-  return { rawDocker, docker, state, dockerFacts, checkpoints, network, credentials };
+  return { rawDocker, docker, objects, state, dockerFacts, checkpoints, network, credentials };
 }
 
 /**
@@ -229,7 +233,7 @@ interface Services {
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
 function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
-  const { rawDocker, docker, state, checkpoints, network } = side;
+  const { rawDocker, docker, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
   if (config.runtimeCgroups !== '') {
@@ -248,7 +252,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver: cgroups.driver, log, runs: state }), (r) => r.close());
   // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
   const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
-  const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
+  const storage = new DockerStorage({ docker, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
     layout: imageStore,
     layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
   });
@@ -270,6 +274,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const context: ShimContext = {
     config,
     docker,
+    objects,
     oomKills,
     dockerFacts: side.dockerFacts,
     dockerLiveness: new DockerLiveness(docker),

@@ -27,6 +27,14 @@ export const RUNTIME_HANDLER_LABEL = 'io.kubernetes.cri-docker-shim.runtime-hand
 export const OWN_LABELS_LABEL = 'io.cri-docker-shim.own-labels';
 export const ANNOTATION_PREFIX = 'annotation.';
 
+/**
+ * Whether Docker labels (a container's, or a container event's attributes) carry the type
+ * label: only such containers are the shim's business (the state cache holds only those).
+ */
+export function hasTypeLabel(labels: Readonly<Record<string, string>> | null | undefined): boolean {
+  return labels?.[CONTAINER_TYPE_LABEL] !== undefined;
+}
+
 /** Labels the shim itself sets; never handed back to the client as CRI labels. */
 export const INTERNAL_LABELS: ReadonlySet<string> = new Set([
   CONTAINER_TYPE_LABEL,

@@ -1,10 +1,11 @@
-// A DockerClient that answers the read calls kubelet polls from the state cache, and passes
-// everything else to Docker. It answers only while the cache is synced and only queries whose
-// answer it holds completely (see list-query.ts); mutating calls go to Docker and then refresh
-// what they changed before returning, so a read after any mutating call reflects it.
+// A DockerClient that answers container and image inspects and the image list from the state
+// cache, and passes everything else to Docker (the shim's objects are listed through
+// ../object-store, which reads the cache itself). It answers only while the cache is synced;
+// mutating calls go to Docker and then refresh what they changed before returning, so a read
+// after any mutating call reflects it.
 // Documents handed out are shared with the cache: callers read them and never modify them.
 import type { Duplex, Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from '../docker/client';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../docker/client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -23,22 +24,11 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from '../docker/types';
-import { DockerNotFoundError } from '../errors';
 import { isFullId } from '../conventions/ids';
-import { cacheableListQuery, matchesListQuery } from './list-query';
 import type { DockerStateCache } from './state-cache';
-import { statusText, summaryFromInspect } from './summary';
-import { listObjectsFromDocker, matchesObjectQuery, objectFromInspect, type ObjectQuery, type ShimObject } from '../docker/shim-objects';
 
 export class CachingDockerClient implements DockerClient {
   readonly endpoint: string;
-  /**
-   * Each held document's list entry, made once: the lists are asked for every second and the
-   * documents change rarely (a changed container is a new document). Only Status follows the clock.
-   */
-  private readonly summaries = new WeakMap<ContainerInspect, ContainerSummary>();
-  /** Each held document's object (null: not one of the shim's), made once as its list entry is. */
-  private readonly objects = new WeakMap<ContainerInspect, ShimObject | null>();
 
   constructor(
     private readonly docker: DockerClient,
@@ -48,68 +38,6 @@ export class CachingDockerClient implements DockerClient {
   }
 
   // --- answered from the cache when it can ---
-
-  async listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
-    // As Docker's own client does: a caller that gave up gets its reason, not an answer.
-    opts?.signal?.throwIfAborted();
-    const q = this.cache.synced ? cacheableListQuery(query) : undefined;
-    if (!q) return this.docker.listContainers(query, opts);
-    const matched: ContainerInspect[] = [];
-    for (const c of this.cache.containers.values()) {
-      if (matchesListQuery({ id: c.Id, running: c.State.Running, labels: c.Config.Labels }, q)) matched.push(c);
-    }
-    let images: Map<string, string>;
-    try {
-      images = await this.listedImageNames(matched, opts);
-    } catch {
-      // Only Docker knows what an image reference it cannot resolve for us shows as.
-      return this.docker.listContainers(query, opts);
-    }
-    const now = Date.now();
-    // Docker lists the newest first.
-    return matched.map((c) => this.summaryOf(c, images.get(c.Id) ?? c.Image, now)).sort((a, b) => b.Created - a.Created);
-  }
-
-  private summaryOf(c: ContainerInspect, image: string, nowMs: number): ContainerSummary {
-    let made = this.summaries.get(c);
-    if (!made || made.Image !== image) {
-      made = summaryFromInspect(c, image, nowMs);
-      this.summaries.set(c, made);
-    }
-    return { ...made, Status: statusText(c.State, nowMs) };
-  }
-
-  async listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
-    opts?.signal?.throwIfAborted();
-    if (!this.cache.synced) return listObjectsFromDocker(this.docker, query, opts);
-    const matched: ContainerInspect[] = [];
-    for (const c of this.cache.containers.values()) {
-      const o = this.objectOf(c, undefined);
-      if (o && matchesObjectQuery(o, query)) matched.push(c);
-    }
-    // A sandbox's image is nobody's business (CRI's PodSandbox has none): no image lookup,
-    // which may have to ask Docker (after an image event), stands between a pod list and memory.
-    let images: Map<string, string> | undefined;
-    if (query.kind === 'container') {
-      try {
-        images = await this.listedImageNames(matched, opts);
-      } catch {
-        return listObjectsFromDocker(this.docker, query, opts);
-      }
-    }
-    // Docker lists the newest first.
-    return matched.map((c) => this.objectOf(c, images?.get(c.Id))!).sort((a, b) => b.createdSeconds - a.createdSeconds);
-  }
-
-  /** The document's object; `image` (undefined: not known yet) is what Docker's list shows as its Image. */
-  private objectOf(c: ContainerInspect, image: string | undefined): ShimObject | undefined {
-    let made = this.objects.get(c);
-    if (made === undefined || (made !== null && image !== undefined && made.image !== image)) {
-      made = objectFromInspect(c, image ?? c.Config.Image) ?? null;
-      this.objects.set(c, made);
-    }
-    return made ?? undefined;
-  }
 
   async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     opts?.signal?.throwIfAborted();
@@ -191,6 +119,10 @@ export class CachingDockerClient implements DockerClient {
 
   // --- passed through ---
 
+  listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
+    return this.docker.listContainers(query, opts);
+  }
+
   ping(opts?: CallOptions): Promise<void> {
     return this.docker.ping(opts);
   }
@@ -235,7 +167,7 @@ export class CachingDockerClient implements DockerClient {
     return this.docker.systemDataUsage(opts);
   }
 
-  events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+  events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
     return this.docker.events(query, opts);
   }
 
@@ -274,23 +206,5 @@ export class CachingDockerClient implements DockerClient {
       }
     }
     return found;
-  }
-
-  /** What Docker shows as each container's Image: its reference while that still names its image. */
-  private async listedImageNames(containers: readonly ContainerInspect[], opts?: CallOptions): Promise<Map<string, string>> {
-    const refs = new Map<string, string | undefined>();
-    for (const c of containers) if (c.Config.Image) refs.set(c.Config.Image, undefined);
-    await Promise.all(
-      [...refs.keys()].map(async (ref) => {
-        try {
-          refs.set(ref, (await this.cache.images.inspectImage(ref, opts)).Id);
-        } catch (err) {
-          if (!(err instanceof DockerNotFoundError)) throw err;
-        }
-      }),
-    );
-    const out = new Map<string, string>();
-    for (const c of containers) out.set(c.Id, refs.get(c.Config.Image) === c.Image ? c.Config.Image : c.Image);
-    return out;
   }
 }

@@ -1,12 +1,12 @@
-// The inspect documents of every tracked container (see list-query.ts), keyed by full ID.
+// The inspect documents of every container carrying the type label (the shim's), keyed by full ID.
 // Every change goes through `refresh` or `forget`, which run one at a time per container in
 // the order they were asked for; each refresh takes a fresh inspect from Docker, so whatever
 // ran last for a container holds the newest truth about it.
 import type { DockerClient } from '../docker/client';
 import type { ContainerInspect } from '../docker/types';
-import { DockerNotFoundError } from '../errors';
-import { isTracked, TRACKED_LABELS } from './list-query';
-import { listedAsHeld } from './summary';
+import { DockerNotFoundError, errorMessage } from '../errors';
+import { CONTAINER_TYPE_LABEL, hasTypeLabel } from '../conventions/labels';
+import { replayEventLog, savedDocumentsHeld, type SavedContainers } from './container-snapshot';
 
 /** Inspects at a time during a full resync: quick, without flooding dockerd. */
 const RESYNC_CONCURRENCY = 8;
@@ -46,6 +46,8 @@ export class ContainerStore implements OomKills {
   private readonly docs = new Map<string, ContainerInspect>();
   /** The tail of each container's queue of changes. */
   private readonly queues = new Map<string, Promise<void>>();
+  /** When each container's queue last became non-empty: its oldest change not applied yet is no older. */
+  private readonly queuedSince = new Map<string, number>();
   /** Refreshes queued but not started yet: a later request can share one (see `refresh`). */
   private readonly waiting = new Map<string, Promise<void>>();
   /** Containers with an `oom` event that no refresh has taken up yet. */
@@ -61,6 +63,16 @@ export class ContainerStore implements OomKills {
 
   get size(): number {
     return this.docs.size;
+  }
+
+  /**
+   * When the oldest change asked for and not applied yet (an event's re-inspect under way) was
+   * asked for, in ms; undefined when none is. What is held reflects every event heard before it.
+   */
+  get pendingSinceMs(): number | undefined {
+    let oldest: number | undefined;
+    for (const since of this.queuedSince.values()) if (oldest === undefined || since < oldest) oldest = since;
+    return oldest;
   }
 
   get(id: string): ContainerInspect | undefined {
@@ -106,7 +118,7 @@ export class ContainerStore implements OomKills {
         if (oomHeard) this.oomHeard.add(id);
         throw err;
       }
-      if (!isTracked(doc.Config?.Labels)) {
+      if (!hasTypeLabel(doc.Config?.Labels)) {
         this.drop(doc.Id);
         return;
       }
@@ -148,19 +160,28 @@ export class ContainerStore implements OomKills {
   /**
    * Brings every container up to date: each tracked container Docker lists, and each held one
    * it does not (those are re-inspected, hence dropped when gone). Rejects if any step failed.
-   * `saved`: documents a previous run saved (container-snapshot.ts). A listed container that
-   * is not held and whose saved document the list agrees with (listedAsHeld) is held as saved,
-   * without an inspect; their IDs are returned, for `confirm` once the cache answers.
+   * `saved`: what a previous run saved (container-snapshot.ts). A listed container that is not
+   * held and whose saved document still holds (savedDocumentsHeld, from Docker's event log) is
+   * held as saved, without an inspect; their IDs are returned, for `confirm` once the cache
+   * answers, with why none could be (`cold`) when there were saved documents.
    */
-  async resync(saved: readonly ContainerInspect[] = []): Promise<string[]> {
-    const listed = (await Promise.all(TRACKED_LABELS.map((label) => this.docker.listContainers({ all: true, filters: { label: [label] } })))).flat();
-    const savedById = new Map(saved.map((doc) => [doc.Id, doc]));
-    const nowMs = Date.now();
+  async resync(saved?: SavedContainers): Promise<{ kept: string[]; cold: string | undefined }> {
+    const withSaved = saved !== undefined && saved.containers.length > 0;
+    // Asked after the cache subscribed to the live events: together they miss nothing.
+    const [listed, replay] = await Promise.all([
+      this.docker.listContainers({ all: true, filters: { label: [CONTAINER_TYPE_LABEL] } }),
+      withSaved ? replayEventLog(this.docker, Date.now()).catch((err: unknown) => `Docker's event log not read: ${errorMessage(err)}`) : [],
+    ]);
+    const headStart = !withSaved
+      ? { held: new Set<string>(), cold: undefined }
+      : typeof replay === 'string'
+        ? { held: new Set<string>(), cold: replay }
+        : savedDocumentsHeld(saved, replay, listed);
+    const savedById = new Map((saved?.containers ?? []).map((doc) => [doc.Id, doc]));
     const kept = new Set<string>();
     const ids = new Set<string>();
     for (const entry of listed) {
-      const doc = savedById.get(entry.Id);
-      if (doc && !this.docs.has(entry.Id) && isTracked(doc.Config.Labels) && listedAsHeld(doc, entry, nowMs)) kept.add(entry.Id);
+      if (headStart.held.has(entry.Id) && !this.docs.has(entry.Id)) kept.add(entry.Id);
       else ids.add(entry.Id);
     }
     for (const id of this.docs.keys()) if (!kept.has(id)) ids.add(id);
@@ -171,7 +192,7 @@ export class ContainerStore implements OomKills {
       }),
     );
     await Promise.all([...adopted, this.refreshAll(ids, RESYNC_CONCURRENCY)]);
-    return [...kept];
+    return { kept: [...kept], cold: headStart.cold };
   }
 
   /** Inspects again the containers held from saved documents (see resync). Rejects if any failed. */
@@ -195,6 +216,7 @@ export class ContainerStore implements OomKills {
   }
 
   private enqueue(id: string, step: () => Promise<void>): Promise<void> {
+    if (!this.queues.has(id)) this.queuedSince.set(id, Date.now());
     const previous = this.queues.get(id) ?? Promise.resolve();
     const run = previous.then(step);
     // The queue continues whether this step failed or not; the caller sees its own failure.
@@ -204,7 +226,9 @@ export class ContainerStore implements OomKills {
     );
     this.queues.set(id, tail);
     void tail.then(() => {
-      if (this.queues.get(id) === tail) this.queues.delete(id);
+      if (this.queues.get(id) !== tail) return;
+      this.queues.delete(id);
+      this.queuedSince.delete(id);
     });
     return run;
   }

@@ -1,6 +1,6 @@
 // What the cache does about each Docker event. Pure.
 import type { DockerEvent, DockerFilters } from '../docker/types';
-import { isTracked } from './list-query';
+import { hasTypeLabel } from '../conventions/labels';
 
 /** Container actions after which a container's inspect document may differ. */
 const CONTAINER_ACTIONS = [
@@ -73,7 +73,7 @@ export function actionForEvent(ev: DockerEvent, isKnown: (id: string) => boolean
       const relevant = containerActions.has(ev.Action) || ev.Action.startsWith(`${HEALTH_STATUS}:`);
       if (!relevant || id === '') return { kind: 'ignore' };
       // Container events carry the container's labels among their attributes.
-      if (!isTracked(attrs) && !isKnown(id)) return { kind: 'ignore' };
+      if (!hasTypeLabel(attrs) && !isKnown(id)) return { kind: 'ignore' };
       if (ev.Action === 'destroy') return { kind: 'forget', id };
       return ev.Action === OOM ? { kind: 'oom', id } : { kind: 'refresh', id };
     }

@@ -6,12 +6,12 @@
 // With a snapshot file, what the cache holds is saved now and then and at a stop, and the
 // first sync of the next run starts from it (./container-snapshot.ts).
 import type { DockerClient } from '../docker/client';
-import type { ContainerInspect, DockerEvent } from '../docker/types';
+import type { DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { ContainerStore, endsRun, type ContainerChange } from './container-store';
 import { actionForEvent, EVENT_FILTERS } from './docker-events';
-import type { ContainerSnapshotFile } from './container-snapshot';
+import type { ContainerSnapshotFile, SavedContainers } from './container-snapshot';
 import { ImageStore } from './image-store';
 
 export interface ReconnectBackoff {
@@ -51,8 +51,8 @@ export class DockerStateCache {
   private readonly stopSignal = new AbortController();
   private readonly watchers = new Set<StateWatcher>();
   private readonly runEndListeners = new Set<(id: string) => void>();
-  /** The snapshot's documents, for the first sync only (later ones start from what is held). */
-  private saved: ContainerInspect[] | undefined;
+  /** The snapshot, for the first sync only (later ones start from what is held). */
+  private saved: SavedContainers | undefined;
   /** Containers changed since the snapshot was last saved. */
   private changedSinceSave = false;
   private saveTimer: NodeJS.Timeout | undefined;
@@ -111,7 +111,8 @@ export class DockerStateCache {
 
   async stop(): Promise<void> {
     clearInterval(this.saveTimer);
-    await this.save();
+    // Saved even when unchanged: a later save time is one Docker's event log covers more often.
+    await this.save(true);
     this.stopped = true;
     this.markUnsynced('the shim is stopping');
     this.stopSignal.abort();
@@ -119,13 +120,16 @@ export class DockerStateCache {
     await this.loop;
   }
 
-  /** Saves what the cache holds, if it changed and the cache vouches for it. */
-  private async save(): Promise<void> {
-    if (!this.snapshot || !this.changedSinceSave || !this.synced) return;
+  /** Saves what the cache holds, if it changed (or `always`) and the cache vouches for it. */
+  private async save(always = false): Promise<void> {
+    if (!this.snapshot || !(this.changedSinceSave || always) || !this.synced) return;
     this.changedSinceSave = false;
     const started = Date.now();
+    // A change under way (an event's re-inspect) is not in the documents yet: they stand as of
+    // when it was asked for, so the next run (container-snapshot.ts) takes its event for newer.
+    const savedAtMs = Math.min(started, this.containers.pendingSinceMs ?? started);
     try {
-      await this.snapshot.save(this.containers.values());
+      await this.snapshot.save(this.containers.values(), new Date(savedAtMs));
       this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
     } catch (err) {
       this.changedSinceSave = true;
@@ -236,14 +240,15 @@ export class DockerStateCache {
     // A stop or a lost stream does not wait for the resync's last inspects: they are applied
     // when they come (one container's changes stay in order), and the next connection resyncs.
     // The first sync now runs while the shim already answers, so a SIGTERM can come mid-way.
-    const saved = this.saved ?? [];
+    const saved = this.saved;
     this.saved = undefined;
     const resync = this.containers.resync(saved);
     resync.catch(() => undefined);
     await Promise.race([resync, aborted(signal)]);
     if (signal.aborted) return consumed;
-    const fromSnapshot = await resync;
+    const { kept: fromSnapshot, cold } = await resync;
     this.isSynced = true;
+    if (cold !== undefined) this.log.info({ file: this.snapshot?.file, reason: cold }, 'container snapshot not used; every container inspected');
     this.log.info({ containers: this.containers.size, fromSnapshot: fromSnapshot.length, ms: Date.now() - started }, 'state cache synced with Docker');
     onSynced();
     // What a list cannot show of a saved document (a resource update, say) is read now.

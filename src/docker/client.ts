@@ -20,7 +20,6 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
-import type { ObjectQuery, ShimObject } from './shim-objects';
 
 /** Per-call options every method takes: the caller's cancellation. */
 export interface CallOptions {
@@ -30,6 +29,15 @@ export interface CallOptions {
 /** Options of the event stream: `onSubscribed` runs once Docker has accepted the subscription. */
 export interface EventsOptions extends CallOptions {
   onSubscribed?: () => void;
+}
+
+/** Which events: Unix seconds (fractional allowed). */
+export interface EventsQuery {
+  /** Replay Docker's in-memory log of recent events (moby keeps the latest 256) from this time on. */
+  since?: number;
+  /** Stop at this time: a time already past makes Docker replay its log and close the stream. */
+  until?: number;
+  filters?: DockerFilters;
 }
 
 export interface LogsOptions extends CallOptions {
@@ -55,11 +63,6 @@ export interface DockerClient {
   info(opts?: CallOptions): Promise<DockerInfo>;
 
   listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]>;
-  /**
-   * The shim's own objects the query matches, newest first (see ./shim-objects.ts): one list
-   * call to Docker, or none where the state cache answers.
-   */
-  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]>;
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect>;
   /** Returns the new container's ID. */
   createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string>;
@@ -94,10 +97,10 @@ export interface DockerClient {
   systemDataUsage(opts?: CallOptions): Promise<SystemDataUsage>;
 
   /**
-   * Docker's event stream, until the signal aborts or the daemon closes it. Events that happen
+   * Docker's event stream, until the signal aborts, `until` is reached or the daemon closes it. Events that happen
    * after `opts.onSubscribed` has run are all delivered (Docker sends its headers on subscribing).
    */
-  events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent>;
+  events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent>;
 
   /** Splits a multiplexed (non-TTY) stream into stdout and stderr (stream-frames.ts). */
   demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void;

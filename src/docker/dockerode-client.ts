@@ -39,8 +39,7 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
-import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
-import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from './client';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
 import { demuxInto } from './stream-frames';
 import { timerDelayMs } from '../util/timer-delay';
@@ -261,10 +260,6 @@ export class DockerodeClient implements DockerClient {
       },
       opts,
     );
-  }
-
-  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
-    return listObjectsFromDocker(this, query, opts);
   }
 
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
@@ -563,9 +558,10 @@ export class DockerodeClient implements DockerClient {
     return this.dial({ path: '/system/df', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, what: 'system df' }, opts);
   }
 
-  async *events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+  async *events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
     const q: Record<string, string | number> = { filters: JSON.stringify(query.filters ?? {}) };
     if (query.since !== undefined) q.since = query.since;
+    if (query.until !== undefined) q.until = query.until;
     const stream = await this.dial<Readable>(
       { path: '/events', method: 'GET', query: q, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' }, stream: true, what: 'events' },
       opts,

@@ -15,7 +15,7 @@ import {
   DockerTimeoutError,
   DockerUnreachableError,
 } from '../errors';
-import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from './client';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from './client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -34,7 +34,6 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
-import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from './shim-objects';
 
 /** The Docker operations, named as the interface's methods (a fixed set, so a bounded label). */
 export type DockerOperation = Exclude<keyof DockerClient, 'endpoint' | 'demux'>;
@@ -114,11 +113,6 @@ export class InstrumentedDockerClient implements DockerClient {
 
   listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
     return this.timed('listContainers', () => this.docker.listContainers(query, opts));
-  }
-
-  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
-    // Through this.listContainers, so the list call it makes is counted.
-    return listObjectsFromDocker(this, query, opts);
   }
 
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
@@ -208,7 +202,7 @@ export class InstrumentedDockerClient implements DockerClient {
    * Counted once per subscription: as done when Docker accepts it (timed to that moment), or
    * as failed when the stream fails before. A stream lost later is the state cache's reconnect.
    */
-  async *events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+  async *events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
     const started = process.hrtime.bigint();
     let subscribed = false;
     const onSubscribed = (): void => {

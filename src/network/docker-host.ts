@@ -1,18 +1,20 @@
 // The NetworkHost the shim gives its plugins: pod facts read from Docker (the pause process,
-// Docker's own addresses) and from the sandbox checkpoints (port mappings), and the pod CIDRs
-// UpdateRuntimeConfig last gave. Plugins see only the NetworkHost interface.
+// Docker's own addresses), the running pods (../object-store), the sandbox checkpoints (port
+// mappings), and the pod CIDRs UpdateRuntimeConfig last gave. Plugins see only the NetworkHost
+// interface.
 import type { CheckpointCache } from '../checkpoint/checkpoint-cache';
-import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../conventions/labels';
 import type { DockerClient } from '../docker/client';
 import { ipsFromNetworkSettings } from '../docker/documents';
 import { DockerNotFoundError } from '../errors';
+import type { ObjectFinder } from '../object-store/object-store';
 import type { NetworkHost, PortMapping } from './network-host';
 
 export class DockerNetworkHost implements NetworkHost {
   private cidrs: readonly string[] = [];
 
   constructor(
-    private readonly docker: Pick<DockerClient, 'inspectContainer' | 'listContainers'>,
+    private readonly docker: Pick<DockerClient, 'inspectContainer'>,
+    private readonly objects: ObjectFinder,
     private readonly checkpoints: Pick<CheckpointCache, 'peek'>,
   ) {}
 
@@ -39,8 +41,7 @@ export class DockerNetworkHost implements NetworkHost {
   }
 
   async runningSandboxes(): Promise<string[]> {
-    const found = await this.docker.listContainers({ all: false, filters: { label: [`${CONTAINER_TYPE_LABEL}=${TYPE_SANDBOX}`] } });
-    return found.map((c) => c.Id);
+    return (await this.objects.list({ kind: 'sandbox', state: 'SANDBOX_READY' })).map((o) => o.id);
   }
 
   private async inspect(sandboxId: string): Promise<Awaited<ReturnType<DockerClient['inspectContainer']>> | undefined> {

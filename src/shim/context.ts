@@ -8,6 +8,7 @@ import type { ContainerEventHub } from '../container-events/builder';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
 import type { OomKills } from '../docker-cache/container-store';
+import type { ObjectFinder } from '../object-store/object-store';
 import type { DockerFacts } from '../docker/docker-version';
 import type { DockerLiveness } from '../docker/liveness';
 import type { ContainerLogManager } from '../logs/log-manager';
@@ -24,8 +25,10 @@ import type { Logger } from '../util/logger';
 
 export interface ShimContext {
   readonly config: Config;
-  /** Docker, with the polled reads answered by the state cache (see ../docker-cache). */
+  /** Docker, with the inspects answered by the state cache (see ../docker-cache). */
   readonly docker: DockerClient;
+  /** The shim's sandboxes and containers, found by the typed query: from the state cache while synced, else one Docker list (see ../object-store). */
+  readonly objects: ObjectFinder;
   /** The OOM kills the state cache heard of from Docker's events, which Docker's flag can miss (see ../docker-cache). */
   readonly oomKills: OomKills;
   readonly dockerFacts: DockerFacts;

@@ -3,7 +3,7 @@
 // of its pause container and its running containers; its network counters are those of the
 // pause process's namespace.
 import type { PodSandboxStats } from '../cri/types';
-import type { ShimObject } from '../docker/shim-objects';
+import type { ShimObject } from '../object-store/shim-objects';
 import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import { nowNanos } from '../util/time';
 import type { CgroupFigures } from '../cgroups/figures';

@@ -6,7 +6,7 @@
 // ../storage, measured in the background.
 import type { ContainerStats, NetworkUsage } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
-import type { ShimObject } from '../docker/shim-objects';
+import type { ShimObject } from '../object-store/shim-objects';
 import { DockerNotFoundError } from '../errors';
 import type { DockerClient } from '../docker/client';
 import { containerFromObject } from '../translate/to-cri/container-convert';

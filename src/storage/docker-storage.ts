@@ -42,12 +42,12 @@
 // image metadata.
 import type { DockerClient } from '../docker/client';
 import type { ImageStoreLayout } from '../docker/documents';
+import type { ObjectFinder } from '../object-store/object-store';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
 import { abortable } from '../util/abortable';
 import type { CgroupOwner, CgroupReader } from '../cgroups/reader';
-import { CONTAINER_TYPE_LABEL } from '../conventions/labels';
 import { CpuWitness } from './cpu-witness';
 import { chainIds } from './image-layers';
 import type { LayerFiguresFile } from './layer-figures-file';
@@ -142,6 +142,8 @@ export class DockerStorage {
   constructor(
     private readonly deps: {
       readonly docker: DockerClient;
+      /** The shim's containers (../object-store). */
+      readonly objects: ObjectFinder;
       readonly log: Logger;
       readonly cgroupReader: Pick<CgroupReader, 'cpuUsage'>;
       /** The state cache's version (undefined while unsynced): while it stands, the images and containers are as last reconciled. */
@@ -390,30 +392,30 @@ export class DockerStorage {
 
   private async reconcileContainers(signal: AbortSignal): Promise<void> {
     // The shim's containers, from the state cache (no request to Docker once it is synced).
-    const listed = await this.deps.docker.listContainers({ all: true, filters: { label: [CONTAINER_TYPE_LABEL] } }, { signal });
+    const listed = await this.deps.objects.list({ kind: 'any' }, { signal });
     const seen = new Set<string>();
-    for (const c of listed) {
+    for (const { id } of listed) {
       let inspect;
       try {
-        inspect = await this.deps.docker.inspectContainer(c.Id, { signal });
+        inspect = await this.deps.docker.inspectContainer(id, { signal });
       } catch (err) {
         if (err instanceof DockerNotFoundError) continue;
         throw err;
       }
       const running = inspect.State.Running;
-      const known = this.containers.get(c.Id);
+      const known = this.containers.get(id);
       const dir = this.store.containerLayerDir(inspect, known?.dir);
       // On the containerd store a stopped container never seen running is counted by Docker.
       if (dir === undefined && !(this.store.onContainerd && !running)) continue;
-      seen.add(c.Id);
+      seen.add(id);
       const changedAtMs = running ? Infinity : Math.max(Date.parse(inspect.State.StartedAt) || 0, Date.parse(inspect.State.FinishedAt) || 0);
-      const owner: CgroupOwner = { id: c.Id, pid: running ? inspect.State.Pid : 0, cgroupParent: inspect.HostConfig.CgroupParent ?? '' };
+      const owner: CgroupOwner = { id: id, pid: running ? inspect.State.Pid : 0, cgroupParent: inspect.HostConfig.CgroupParent ?? '' };
       if (known && known.dir === dir) {
         known.running = running;
         known.changedAtMs = changedAtMs;
         known.owner = owner;
       } else {
-        this.containers.set(c.Id, { dir, initDir: this.store.initLayerDir(dir), owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
+        this.containers.set(id, { dir, initDir: this.store.initLayerDir(dir), owner, running, changedAtMs, measured: undefined, init: undefined, cpuNs: undefined });
         this.metadataStale = true;
       }
     }

@@ -10,6 +10,8 @@ import type { CriClient } from '../support/client';
 import { rejectsWith } from '../support/client';
 import { dockerApi, TEST_BUSYBOX_IMAGE, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
+import { rfc3339ToNanos } from '../../src/util/time';
+import { CLOCK_SLACK_MS } from '../../src/docker-cache/container-snapshot';
 import { useShim } from '../support/fixture';
 import { busybox, createBehindTheBack, runContainer, SLEEP_FOREVER } from '../support/pods';
 
@@ -246,30 +248,44 @@ describe('state cache: a restart starts from the containers the last run held', 
   const f = useShim({ shim: false });
   const { run } = f;
 
-  it('keeps what Docker still lists unchanged, reads again what changed while it was down, and answers as before', async () => {
+  it('keeps what no Docker event touched since the save, reads again what changed while it was down (stopped, restarted), and answers as before', async () => {
     const rootDir = f.tempDir('container-snapshot');
     let { shim, stop } = await f.startShim({ rootDir });
     const pod = await f.startPod('snapshot', {}, shim.client);
-    const [stays, stopsMeanwhile] = [
+    const [stays, stopsMeanwhile, restartsMeanwhile] = [
       await runContainer(shim.client, pod, busybox(run, 'stays', SLEEP_FOREVER)),
       await runContainer(shim.client, pod, busybox(run, 'stops', SLEEP_FOREVER)),
+      await runContainer(shim.client, pod, busybox(run, 'restarts', SLEEP_FOREVER)),
     ];
     const listed = async (): Promise<Array<[string, string | undefined, string | undefined]>> =>
       (await shim.client.runtime.ListContainers({ filter: { podSandboxId: pod.id } })).containers.map((c) => [c.id!, c.state, c.createdAt]).sort() as Array<[string, string | undefined, string | undefined]>;
     const before = await listed();
+    const startedBefore = (await shim.client.runtime.ContainerStatus({ containerId: restartsMeanwhile })).status!.startedAt;
+    // Events less than the clock slack before the save count as after it: past it, only what
+    // happens while the shim is down touches these containers.
+    const madeAtMs = Date.now();
+    await waitFor('the containers\' events to be older than the clock slack', () => Date.now() > madeAtMs + CLOCK_SLACK_MS, { timeoutMs: 2 * CLOCK_SLACK_MS });
     await stop();
     const file = `${rootDir}/container-snapshot.json`;
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { containers: Array<{ Id: string }> };
-    assert.ok([pod.id, stays, stopsMeanwhile].every((id) => saved.containers.some((c) => c.Id === id)), 'the stop saved the pod and its containers');
+    assert.ok([pod.id, stays, stopsMeanwhile, restartsMeanwhile].every((id) => saved.containers.some((c) => c.Id === id)), 'the stop saved the pod and its containers');
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
 
     await dockerApi().getContainer(stopsMeanwhile).stop({ t: 0 });
+    // Running again under the same name: only Docker's events tell it from the saved document.
+    await dockerApi().getContainer(restartsMeanwhile).restart({ t: 0 });
+    const restarted = await dockerApi().getContainer(restartsMeanwhile).inspect();
     ({ shim, stop } = await f.startShim({ rootDir }));
+    const startedAfter = (await shim.client.runtime.ContainerStatus({ containerId: restartsMeanwhile })).status!.startedAt;
+    assert.equal(startedAfter, rfc3339ToNanos(restarted.State.StartedAt), 'the restarted run, from the first answer on');
+    assert.notEqual(startedAfter, startedBefore);
     const after = await listed();
     assert.deepEqual(after, before.map(([id, state, createdAt]) => [id, id === stopsMeanwhile ? 'CONTAINER_EXITED' : state, createdAt]));
-    const synced = shim.output().split('\n').find((l) => l.includes('"state cache synced with Docker"'));
+    const lines = shim.output().split('\n');
+    const synced = lines.find((l) => l.includes('"state cache synced with Docker"'));
     const fromSnapshot = (JSON.parse(synced!) as { fromSnapshot: number }).fromSnapshot;
-    assert.ok(fromSnapshot >= 2, `the pod and the container that stayed came from the snapshot (${fromSnapshot} did)`);
+    const cold = lines.find((l) => l.includes('"container snapshot not used; every container inspected"'));
+    assert.ok(fromSnapshot >= 2, `the pod and the container that stayed came from the snapshot (${fromSnapshot} did${cold ? `; ${cold}` : ''})`);
     const status = (await shim.client.runtime.ContainerStatus({ containerId: stopsMeanwhile })).status!;
     assert.deepEqual([status.state, status.exitCode], ['CONTAINER_EXITED', 137]);
   });

@@ -25,6 +25,7 @@ import { StatsCollector } from '../../src/stats/stats-collector';
 import { DockerLiveness } from '../../src/docker/liveness';
 import { PodMetricsCollector } from '../../src/pod-metrics/metrics-collector';
 import { DockerStorage } from '../../src/storage/docker-storage';
+import { ShimObjectStore } from '../../src/object-store/object-store';
 import { StreamingServer } from '../../src/streaming/streaming-server';
 import { KeyedLock } from '../../src/util/keyed-lock';
 import { SingleFlight } from '../../src/util/single-flight';
@@ -108,7 +109,9 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const checkpointStore = new FaultyCheckpointStore(rootDir, log);
   const checkpoints = new CheckpointCache(checkpointStore);
   await checkpoints.load();
-  const networkHost = new DockerNetworkHost(docker, checkpoints);
+  // No state cache: every query is one list call to the fake Docker.
+  const objects = new ShimObjectStore(docker);
+  const networkHost = new DockerNetworkHost(docker, objects, checkpoints);
   const network = new RecordingNetwork(networkHost);
   const dockerFacts = new DockerFacts(docker);
   // As start-up does: the facts come from its own version and info answers, not from the calls under test.
@@ -117,11 +120,12 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   // Nothing feeds it: these tests do not stream container events.
   const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);
   const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
-  const storage = new DockerStorage({ docker, log, cgroupReader, stateVersion: () => undefined }, '/var/lib/docker', 'overlay2');
+  const storage = new DockerStorage({ docker, objects, log, cgroupReader, stateVersion: () => undefined }, '/var/lib/docker', 'overlay2');
   const stats = new StatsCollector({ docker, cgroupReader, storage });
   const shim: ShimContext = {
     config,
     docker,
+    objects,
     // No event stream: nothing but Docker's own flag tells of OOM kills.
     oomKills: { oomKilledIn: () => false },
     dockerFacts,

@@ -11,7 +11,7 @@
 // stream carries only what the test emits, so a test decides when Docker "speaks".
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Duplex, type Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, ImageImportQuery, LogsOptions } from '../../src/docker/client';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../../src/docker/client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -37,12 +37,13 @@ import {
   ShimError,
   UnimplementedError,
 } from '../../src/errors';
-import { summaryFromInspect } from '../../src/docker-cache/summary';
-import { listObjectsFromDocker, type ObjectQuery, type ShimObject } from '../../src/docker/shim-objects';
-import { inspectDoc, runningState, type InspectOverrides } from './fixtures/docker-container';
+import { inspectDoc, listEntryOf, runningState, type InspectOverrides } from './fixtures/docker-container';
+
+/** How many events the fake's log keeps, as moby's daemon/events does. */
+export const FAKE_EVENT_LOG_SIZE = 256;
 
 /** The DockerClient methods a test can watch and fail (every method but the pure `demux`). */
-export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux' | 'listObjects'>;
+export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux'>;
 
 export interface FakeCall {
   method: DockerMethod;
@@ -203,9 +204,17 @@ export class FakeDocker implements DockerClient {
     };
   }
 
-  /** Sends an event about object `id` to every open event stream. */
-  emit(action: string, id: string, attributes: Record<string, string> = {}, type = 'container'): void {
-    const ev: DockerEvent = { Type: type, Action: action, Actor: { ID: id, Attributes: attributes }, time: 0, timeNano: 0 };
+  /**
+   * Docker's in-memory log of its latest events (moby keeps 256), oldest first, which a request
+   * with `until` replays; a test may change it (a restarted dockerd has an empty one).
+   */
+  eventLog: DockerEvent[] = [];
+
+  /** Sends an event about object `id`, stamped now (or `atMs`), to every open event stream, and logs it. */
+  emit(action: string, id: string, attributes: Record<string, string> = {}, type = 'container', atMs = Date.now()): void {
+    const ev: DockerEvent = { Type: type, Action: action, Actor: { ID: id, Attributes: attributes }, time: Math.floor(atMs / 1000), timeNano: atMs * 1e6 };
+    this.eventLog.push(ev);
+    if (this.eventLog.length > FAKE_EVENT_LOG_SIZE) this.eventLog.shift();
     for (const s of this.streams) s.push(ev);
   }
 
@@ -295,18 +304,13 @@ export class FakeDocker implements DockerClient {
     return this.call('listContainers', [query], opts, () =>
       [...this.containers.values()]
         .filter((c) => (query.all || c.State.Running) && matchesFilters(c, query.filters ?? {}))
-        .map((c) => summaryFromInspect(c, c.Config.Image, Date.now()))
+        .map((c) => listEntryOf(c))
         .map((c) => (query.size && this.sizeRw.has(c.Id) ? { ...c, SizeRw: this.sizeRw.get(c.Id) } : c)),
     );
   }
 
   /** Each container's writable layer bytes as the list gives them when asked with `size`. */
   readonly sizeRw = new Map<string, number>();
-
-  /** Not a call of its own: the list call it makes is what is recorded (and can be failed). */
-  listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
-    return listObjectsFromDocker(this, query, opts);
-  }
 
   inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     return this.call('inspectContainer', [id], opts, () => structuredClone(this.find(id)));
@@ -449,7 +453,17 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  events(query: { since?: number; filters?: DockerFilters }, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+  /** A request with `until` (in the past): the logged events from `since` to `until`, then the end, as Docker does. Unfiltered only. */
+  private async *replay(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+    const fromNs = (query.since ?? 0) * 1e9;
+    const toNs = query.until! * 1e9;
+    const logged = await this.call('events', [query], opts, () => this.eventLog.filter((ev) => ev.timeNano >= fromNs && ev.timeNano <= toNs));
+    opts?.onSubscribed?.();
+    yield* logged;
+  }
+
+  events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+    if (query.until !== undefined) return this.replay(query, opts);
     const queue: DockerEvent[] = [];
     let wake: (() => void) | undefined;
     let ended: { err?: Error } | undefined;

@@ -1,7 +1,9 @@
-// The shape of src/ as the architecture promises it: no two folders import each other (directly
-// or round a longer loop), the feature folders and the translation never import the handler tree,
-// and the two directions of translation stand apart. Read from the sources themselves, so a
-// change that bends the shape fails here.
+// The shape of src/ as the architecture promises it: no two files and no two folders import each
+// other (directly or round a longer loop; type-only imports count), every folder sits in one of
+// the layers of docs/architecture.md and imports only its own layer and those below, the feature
+// folders and the translation never import the handler tree, and the two directions of
+// translation stand apart. Read from the sources themselves, so a change that bends the shape
+// fails here.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,9 +12,33 @@ import { describe, it } from 'node:test';
 const SRC = path.resolve(__dirname, '../../../src');
 const BENCH = path.resolve(__dirname, '../../../bench');
 /** Folders that hold machinery the handlers use; none of them may import src/shim. */
-const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'translate/to-cri', 'translate/to-docker', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
+const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'object-store', 'translate/to-cri', 'translate/to-docker', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
 /** The two directions of translation, each a node of its own (CRI→Docker and Docker→CRI). */
 const TRANSLATE = ['translate/to-docker', 'translate/to-cri'];
+
+/**
+ * The layers of docs/architecture.md, top to bottom, each a set of nodes (`nodeOf`): a node
+ * imports its own layer and those below, never one above. The store of the shim's objects sits
+ * above the state cache it reads, and both above the Docker client, which knows neither.
+ */
+const LAYERS: ReadonlyArray<readonly string[]> = [
+  ['app', 'cli', 'main', 'launcher'],
+  ['shim'],
+  ['translate/to-docker', 'translate/to-cri', 'container-events'],
+  ['stats', 'pod-metrics', 'storage', 'streaming', 'logs', 'network', 'credentials', 'checkpoint', 'telemetry', 'pause', 'tools'],
+  ['object-store'],
+  ['docker-cache'],
+  ['docker', 'cgroups', 'kernel', 'config', 'grpc', 'cri'],
+  ['conventions', 'util', 'errors'],
+];
+
+/** Imports upwards that predate the layering check, each named; one more (or one fewer) fails it. */
+const KNOWN_UPWARD_IMPORTS = [
+  'conventions/signals.ts imports ../cri/types',
+  'stats/pod-stats.ts imports ../translate/to-cri/sandbox-convert',
+  'stats/stats-collector.ts imports ../translate/to-cri/container-convert',
+  'util/single-executable.ts imports ../launcher',
+];
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -30,25 +56,35 @@ function nodeOf(file: string): string {
   return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.ts$/, '');
 }
 
-/** Who imports whom among `root`'s sources, as nodes (`nodeOf`), with one import that says so. */
-function importGraph(root: string, nodeOf: (file: string) => string): Map<string, Map<string, string>> {
-  const graph = new Map<string, Map<string, string>>();
+/** Every relative import among `root`'s sources (type-only ones too): the importing file, the imported file, the import as written. */
+function importsOf(root: string): Array<{ file: string; target: string; spec: string }> {
+  const out: Array<{ file: string; target: string; spec: string }> = [];
   for (const file of sources(root)) {
-    const from = nodeOf(file);
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
       const target = path.resolve(path.dirname(file), m[1]!);
       if (!target.startsWith(root) || path.relative(root, target).startsWith('generated')) continue;
-      const to = nodeOf(target.endsWith('.ts') ? target : `${target}.ts`);
-      if (to === from) continue;
-      if (!graph.has(from)) graph.set(from, new Map());
-      graph.get(from)!.set(to, `${path.relative(root, file)} imports ${m[1]}`);
+      out.push({ file, target: target.endsWith('.ts') ? target : `${target}.ts`, spec: m[1]! });
     }
+  }
+  return out;
+}
+
+/** Who imports whom among `root`'s sources, as nodes (`nodeOf`), with one import that says so. */
+function importGraph(root: string, nodeOf: (file: string) => string): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const { file, target, spec } of importsOf(root)) {
+    const from = nodeOf(file);
+    const to = nodeOf(target);
+    if (to === from) continue;
+    if (!graph.has(from)) graph.set(from, new Map());
+    graph.get(from)!.set(to, `${path.relative(root, file)} imports ${spec}`);
   }
   return graph;
 }
 
 const folderGraph = (): Map<string, Map<string, string>> => importGraph(SRC, nodeOf);
+const fileGraph = (): Map<string, Map<string, string>> => importGraph(SRC, (file) => path.relative(SRC, file));
 
 /** A loop of nodes, if the graph has one. */
 function findCycle(graph: Map<string, Map<string, string>>): string[] | undefined {
@@ -86,6 +122,25 @@ describe('the import graph of src/', () => {
     assert.equal(cycle, undefined, `import loop ${cycle?.join(' -> ')}: ${why}`);
   });
 
+  it('has no loop between files, type-only imports included', () => {
+    const files = fileGraph();
+    assert.ok(files.get(path.join('docker', 'dockerode-client.ts'))?.has(path.join('docker', 'client.ts')), 'sees the imports within a folder');
+    const cycle = findCycle(files);
+    assert.equal(cycle, undefined, `import loop ${cycle?.join(' -> ')}`);
+  });
+
+  it('puts every folder in one layer, and each imports only its own layer and those below', () => {
+    const layerOf = new Map(LAYERS.flatMap((nodes, i) => nodes.map((n) => [n, i] as const)));
+    const nodes = new Set(sources(SRC).map(nodeOf));
+    assert.deepEqual([...nodes].filter((n) => !layerOf.has(n)).sort(), [], 'every folder and top-level file has its layer');
+    assert.equal(LAYERS.flat().length, layerOf.size, 'in one layer only');
+    assert.ok(layerOf.get('object-store')! < layerOf.get('docker-cache')! && layerOf.get('docker-cache')! < layerOf.get('docker')!, 'the store above the cache above the client');
+    const upward = importsOf(SRC)
+      .filter(({ file, target }) => layerOf.get(nodeOf(target))! < layerOf.get(nodeOf(file))!)
+      .map(({ file, spec }) => `${path.relative(SRC, file)} imports ${spec}`);
+    assert.deepEqual([...new Set(upward)].sort(), KNOWN_UPWARD_IMPORTS);
+  });
+
   it('keeps the feature folders out of the handler tree', () => {
     for (const folder of FEATURE_FOLDERS) {
       assert.ok(fs.existsSync(path.join(SRC, folder)), `src/${folder} exists`);
@@ -104,20 +159,19 @@ describe('the import graph of src/', () => {
 
   it('keeps the network plugins apart: cni and kubenet share libcni and never import each other', () => {
     const plugins = ['cni', 'kubenet', 'hostport'];
-    const importsOf = (folder: string): Array<{ file: string; to: string }> =>
-      sources(path.join(SRC, 'network', folder)).flatMap((file) =>
-        [...fs.readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => ({
-          file: path.relative(SRC, file),
-          to: path.relative(path.join(SRC, 'network'), path.resolve(path.dirname(file), m[1]!)).split(path.sep)[0]!,
-        })),
-      );
+    const NETWORK = path.join(SRC, 'network');
+    const all = importsOf(SRC);
+    const networkImports = (folder: string): Array<{ file: string; to: string }> =>
+      all
+        .filter((i) => i.file.startsWith(path.join(NETWORK, folder) + path.sep))
+        .map((i) => ({ file: path.relative(SRC, i.file), to: path.relative(NETWORK, i.target).split(path.sep)[0]! }));
     for (const from of ['cni', 'kubenet']) {
-      const crossing = importsOf(from).filter((i) => i.to !== from && plugins.includes(i.to) && !(from === 'kubenet' && i.to === 'hostport'));
+      const crossing = networkImports(from).filter((i) => i.to !== from && plugins.includes(i.to) && !(from === 'kubenet' && i.to === 'hostport'));
       assert.deepEqual(crossing, [], `src/network/${from} imports another plugin`);
     }
-    const fromLib = importsOf('libcni').filter((i) => plugins.includes(i.to));
+    const fromLib = networkImports('libcni').filter((i) => plugins.includes(i.to));
     assert.deepEqual(fromLib, [], 'src/network/libcni imports a plugin');
-    assert.ok(importsOf('kubenet').some((i) => i.to === 'libcni') && importsOf('cni').some((i) => i.to === 'libcni'), 'both plugins use libcni');
+    assert.ok(networkImports('kubenet').some((i) => i.to === 'libcni') && networkImports('cni').some((i) => i.to === 'libcni'), 'both plugins use libcni');
   });
 
   it('keeps the stats and the metrics apart: both read cgroups through src/cgroups, neither imports the other', () => {

@@ -12,7 +12,7 @@ export async function containerStatus(
   ctx: CallContext,
 ): Promise<ContainerStatusResponse> {
   const opts = { signal: ctx.signal };
-  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const inspect = await inspectShimContainer(shim, req.containerId, opts);
   const status = await assembleContainerStatus(shim, inspect, opts);
   const response: ContainerStatusResponse = { status };
   if (req.verbose) {

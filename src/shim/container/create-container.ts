@@ -16,7 +16,7 @@ export async function createContainer(
   ctx: CallContext,
 ): Promise<CreateContainerResponse> {
   const opts = { signal: ctx.signal };
-  const sandbox = await resolveShimObject(shim.docker, 'sandbox', 'pod_sandbox_id', req.podSandboxId, opts);
+  const sandbox = await resolveShimObject(shim, 'sandbox', 'pod_sandbox_id', req.podSandboxId, opts);
   const { spec } = buildCreatePlan({
     sandboxId: sandbox.id,
     config: req.config,

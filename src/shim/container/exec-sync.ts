@@ -21,7 +21,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   if (req.cmd.length === 0) throw new InvalidArgumentError('cmd is required');
   const timeoutSeconds = requestedWaitSeconds('timeout', req.timeout);
   const opts = { signal: ctx.signal };
-  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const inspect = await inspectShimContainer(shim, req.containerId, opts);
   const { Id } = inspect;
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
 

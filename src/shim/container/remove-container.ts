@@ -10,7 +10,7 @@ export async function removeContainer(shim: ShimContext, req: RemoveContainerReq
   if (!mayNameShimObject('container_id', req.containerId)) return {};
   const opts = { signal: ctx.signal };
   try {
-    const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+    const { id: Id } = await resolveShimObject(shim, 'container', 'container_id', req.containerId, opts);
     await shim.logs.forget(Id);
     await shim.docker.removeContainer(Id, { force: true, removeVolumes: true }, opts);
   } catch (err) {

@@ -11,7 +11,7 @@ export async function reopenContainerLog(
   ctx: CallContext,
 ): Promise<ReopenContainerLogResponse> {
   const opts = { signal: ctx.signal };
-  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const inspect = await inspectShimContainer(shim, req.containerId, opts);
   const { Id } = inspect;
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
   await shim.logs.reopen(Id);

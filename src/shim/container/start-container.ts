@@ -11,7 +11,7 @@ import { errorMessage } from '../../errors';
 
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {
   const opts = { signal: ctx.signal };
-  const inspect = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const inspect = await inspectShimContainer(shim, req.containerId, opts);
   const { Id } = inspect;
   // Only a container from before the shim recorded its labels needs its image's to tell its own log path.
   const imageLabels = logPathNeedsImage(inspect.Config.Labels, inspect.Name) ? (await imageIdentity(shim.docker, inspect, opts)).labels : undefined;

@@ -14,7 +14,7 @@ export async function stopContainer(shim: ShimContext, req: StopContainerRequest
   if (!mayNameShimObject('container_id', req.containerId)) return {};
   const opts = { signal: ctx.signal };
   try {
-    const { id: Id } = await resolveShimObject(shim.docker, 'container', 'container_id', req.containerId, opts);
+    const { id: Id } = await resolveShimObject(shim, 'container', 'container_id', req.containerId, opts);
     await shim.docker.stopContainer(Id, timeout, opts);
   } catch (err) {
     if (err instanceof NotFoundError || err instanceof DockerNotFoundError) return {};

@@ -12,7 +12,7 @@ export async function updateContainerResources(
 ): Promise<UpdateContainerResourcesResponse> {
   const opts = { signal: ctx.signal };
   if (!req.linux) throw new InvalidArgumentError('linux is required');
-  const current = await inspectShimContainer(shim.docker, req.containerId, opts);
+  const current = await inspectShimContainer(shim, req.containerId, opts);
   const { Id } = current;
   await shim.docker.updateContainer(Id, toDockerUpdate('linux', req.linux, current), opts);
   return {};

@@ -1,9 +1,9 @@
 // ListPodSandbox: every sandbox this shim made, from Docker's pause containers (one typed query,
-// ../../docker/shim-objects.ts, answered by the state cache from memory) plus checkpoints whose
+// ../../object-store/shim-objects.ts, answered by the state cache from memory) plus checkpoints whose
 // container is gone (NOTREADY, so kubelet removes them), filtered by ID prefix, state and label
 // selector together. The answer is kept while nothing changes (../list-answers.ts).
 import type { CallContext, ListPodSandboxRequest__Output, ListPodSandboxResponse, PodSandbox, PodSandboxFilter__Output } from '../../cri/types';
-import { matchesObjectQuery, objectQueryOf } from '../../docker/shim-objects';
+import { matchesObjectQuery, objectQueryOf } from '../../object-store/shim-objects';
 import type { ShimContext } from '../context';
 import { sandboxFromCheckpoint, sandboxFromObject } from '../../translate/to-cri/sandbox-convert';
 
@@ -11,7 +11,7 @@ export async function listSandboxes(shim: ShimContext, filter: PodSandboxFilter_
   const query = objectQueryOf('sandbox', filter);
   // By ID alone: a pause container the rest of the filter leaves out still has its checkpoint
   // stand for it, not for a gone one.
-  const [pauses, checkpoints] = await Promise.all([shim.docker.listObjects({ kind: 'sandbox', id: query.id }, { signal }), shim.checkpoints.readAll()]);
+  const [pauses, checkpoints] = await Promise.all([shim.objects.list({ kind: 'sandbox', id: query.id }, { signal }), shim.checkpoints.readAll()]);
   const byId = new Map(checkpoints.map((c) => [c.id, c]));
   const sandboxes = pauses.filter((p) => matchesObjectQuery(p, query)).map((p) => sandboxFromObject(p, byId.get(p.id)));
   const listed = new Set(pauses.map((p) => p.id));

@@ -2,7 +2,7 @@
 // checkpoint, or the checkpoint alone when the container is gone.
 import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import type { CallOptions } from '../../docker/client';
-import type { ShimObject } from '../../docker/shim-objects';
+import type { ShimObject } from '../../object-store/shim-objects';
 import { InvalidArgumentError, NotFoundError } from '../../errors';
 import type { PodNetworkTarget } from '../../network/network-plugin';
 import type { ShimContext } from '../context';
@@ -26,7 +26,7 @@ export async function findSandbox(shim: ShimContext, field: string, id: string, 
   const { checkpoints } = shim;
   const ambiguous = (count: number) => new InvalidArgumentError(`${field}: ${quote(id)} matches ${count} sandboxes; give more of the ID`);
   try {
-    const container = await resolveShimObject(shim.docker, 'sandbox', field, id, opts);
+    const container = await resolveShimObject(shim, 'sandbox', field, id, opts);
     // A prefix that also starts the ID of a pod whose pause container is gone names two pods,
     // as ListPodSandbox would show them.
     const gone = (await checkpoints.ids()).filter((c) => c !== container.id && c.startsWith(id));

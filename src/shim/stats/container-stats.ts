@@ -11,7 +11,7 @@ export function containerStats(shim: ShimContext, req: ContainerStatsRequest__Ou
 }
 
 async function statsOf(shim: ShimContext, containerId: string, signal: AbortSignal): Promise<ContainerStatsResponse> {
-  const c = await resolveShimObject(shim.docker, 'container', 'container_id', containerId, { signal });
+  const c = await resolveShimObject(shim, 'container', 'container_id', containerId, { signal });
   const stats = await shim.stats.containerStats(c, signal);
   if (!stats) throw new NotFoundError(`container ${quote(containerId)} not found`);
   return { stats };

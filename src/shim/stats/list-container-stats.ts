@@ -1,4 +1,4 @@
-// ListContainerStats: the matching containers from one typed query (../../docker/shim-objects.ts,
+// ListContainerStats: the matching containers from one typed query (../../object-store/shim-objects.ts,
 // answered by the state cache from memory), then each container's cgroup files
 // (../../stats/stats-collector.ts). Containers that are not running are listed with zero usage; one
 // that vanishes mid-call is left out. Overlapping calls with the same filter share one
@@ -10,7 +10,7 @@ import type {
   ListContainerStatsRequest__Output,
   ListContainerStatsResponse,
 } from '../../cri/types';
-import { objectQueryOf } from '../../docker/shim-objects';
+import { objectQueryOf } from '../../object-store/shim-objects';
 import type { ShimContext } from '../context';
 import { mapInSlices } from '../../stats/slices';
 
@@ -22,7 +22,7 @@ export function collectContainerStats(shim: ShimContext, filter: ContainerStatsF
 async function containerStatsOf(shim: ShimContext, filter: ContainerStatsFilter__Output | null, signal: AbortSignal): Promise<ContainerStats[]> {
   const collector = shim.stats;
   collector.sweep();
-  const found = await shim.docker.listObjects(objectQueryOf('container', filter), { signal });
+  const found = await shim.objects.list(objectQueryOf('container', filter), { signal });
   const stats = await mapInSlices(found, (c) => collector.containerStats(c, signal), signal);
   return stats.filter((s): s is ContainerStats => s !== undefined);
 }

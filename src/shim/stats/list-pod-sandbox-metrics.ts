@@ -1,11 +1,11 @@
 // ListPodSandboxMetrics: every ready pod and its running containers, with figures read from
-// the kernel (../../pod-metrics). Two typed queries (../../docker/shim-objects.ts) find them;
+// the kernel (../../pod-metrics). Two typed queries (../../object-store/shim-objects.ts) find them;
 // while the state cache is synced they are answered from memory and carry the cache's inspect
 // documents, so a scrape sends Docker nothing. Overlapping calls share one collection
 // (../../util/single-flight.ts), stopped when all their callers have given up.
 import type { CallContext, ListPodSandboxMetricsResponse, PodSandboxMetrics } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
-import { groupBySandbox, type ShimObject } from '../../docker/shim-objects';
+import { groupBySandbox, type ShimObject } from '../../object-store/shim-objects';
 import { parseContainerDockerName, parseSandboxDockerName } from '../../conventions/naming';
 import { DockerNotFoundError } from '../../errors';
 import type { PodTarget } from '../../pod-metrics/metrics-collector';
@@ -29,8 +29,8 @@ export function collectPodMetrics(shim: ShimContext, { signal }: Pick<CallContex
 
 async function podMetricsOf(shim: ShimContext, signal: AbortSignal): Promise<PodSandboxMetrics[]> {
   const [pauses, containers] = await Promise.all([
-    shim.docker.listObjects({ kind: 'sandbox', state: 'SANDBOX_READY' }, { signal }),
-    shim.docker.listObjects({ kind: 'container', state: 'CONTAINER_RUNNING' }, { signal }),
+    shim.objects.list({ kind: 'sandbox', state: 'SANDBOX_READY' }, { signal }),
+    shim.objects.list({ kind: 'container', state: 'CONTAINER_RUNNING' }, { signal }),
   ]);
   const bySandbox = groupBySandbox(containers);
   const pods = await Promise.all(

@@ -1,5 +1,5 @@
 // ListPodSandboxStats: two typed queries for the whole list (the pods, and the shim's
-// containers grouped by pod; ../../docker/shim-objects.ts, answered by the state cache from
+// containers grouped by pod; ../../object-store/shim-objects.ts, answered by the state cache from
 // memory), then each pod's figures from cgroup files (../../stats/pod-stats.ts). Overlapping
 // calls with the same filter share one collection (../../util/single-flight.ts), stopped when
 // all their callers have given up.
@@ -10,7 +10,7 @@ import type {
   PodSandboxStats,
   PodSandboxStatsFilter__Output,
 } from '../../cri/types';
-import { groupBySandbox, objectQueryOf } from '../../docker/shim-objects';
+import { groupBySandbox, objectQueryOf } from '../../object-store/shim-objects';
 import type { ShimContext } from '../context';
 import { podSandboxStatsOf } from '../../stats/pod-stats';
 import { mapInSlices } from '../../stats/slices';
@@ -23,8 +23,8 @@ export function collectPodStats(shim: ShimContext, filter: PodSandboxStatsFilter
 async function podStatsOf(shim: ShimContext, filter: PodSandboxStatsFilter__Output | null, signal: AbortSignal): Promise<PodSandboxStats[]> {
   shim.stats.sweep();
   const [pauses, containers] = await Promise.all([
-    shim.docker.listObjects(objectQueryOf('sandbox', filter), { signal }),
-    shim.docker.listObjects({ kind: 'container' }, { signal }),
+    shim.objects.list(objectQueryOf('sandbox', filter), { signal }),
+    shim.objects.list({ kind: 'container' }, { signal }),
   ]);
   const bySandbox = groupBySandbox(containers);
   return mapInSlices(pauses, (p) => podSandboxStatsOf(shim.stats, p, bySandbox.get(p.id) ?? [], signal), signal);

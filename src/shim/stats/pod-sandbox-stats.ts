@@ -1,5 +1,5 @@
 // PodSandboxStats: the pod's pause container and its containers (typed queries,
-// ../../docker/shim-objects.ts), then their cgroup files (../../stats/pod-stats.ts).
+// ../../object-store/shim-objects.ts), then their cgroup files (../../stats/pod-stats.ts).
 // Overlapping calls for the same pod share one read (../../util/single-flight.ts).
 import type { CallContext, PodSandboxStatsRequest__Output, PodSandboxStatsResponse } from '../../cri/types';
 import { podSandboxStatsOf } from '../../stats/pod-stats';
@@ -11,7 +11,7 @@ export function podSandboxStats(shim: ShimContext, req: PodSandboxStatsRequest__
 }
 
 async function statsOf(shim: ShimContext, podSandboxId: string, signal: AbortSignal): Promise<PodSandboxStatsResponse> {
-  const pause = await resolveShimObject(shim.docker, 'sandbox', 'pod_sandbox_id', podSandboxId, { signal });
-  const members = await shim.docker.listObjects({ kind: 'container', sandboxId: pause.id }, { signal });
+  const pause = await resolveShimObject(shim, 'sandbox', 'pod_sandbox_id', podSandboxId, { signal });
+  const members = await shim.objects.list({ kind: 'container', sandboxId: pause.id }, { signal });
   return { stats: await podSandboxStatsOf(shim.stats, pause, members, signal) };
 }

@@ -7,6 +7,6 @@ import { resolveRunningShimObject } from '../resolve';
 
 export async function attach(shim: ShimContext, req: AttachRequest__Output, ctx: CallContext): Promise<AttachResponse> {
   const checked = checkAttachRequest(req);
-  const container = await resolveRunningShimObject(shim.docker, 'container', 'container_id', checked.containerId, { signal: ctx.signal });
+  const container = await resolveRunningShimObject(shim, 'container', 'container_id', checked.containerId, { signal: ctx.signal });
   return { url: shim.streaming.urlFor({ kind: 'attach', ...checked, containerId: container.id, sandboxId: container.sandboxId }) };
 }

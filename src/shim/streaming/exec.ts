@@ -7,6 +7,6 @@ import { resolveRunningShimObject } from '../resolve';
 
 export async function exec(shim: ShimContext, req: ExecRequest__Output, ctx: CallContext): Promise<ExecResponse> {
   const checked = checkExecRequest(req);
-  const container = await resolveRunningShimObject(shim.docker, 'container', 'container_id', checked.containerId, { signal: ctx.signal });
+  const container = await resolveRunningShimObject(shim, 'container', 'container_id', checked.containerId, { signal: ctx.signal });
   return { url: shim.streaming.urlFor({ kind: 'exec', ...checked, containerId: container.id, sandboxId: container.sandboxId }) };
 }

@@ -7,6 +7,6 @@ import { resolveRunningShimObject } from '../resolve';
 
 export async function portForward(shim: ShimContext, req: PortForwardRequest__Output, ctx: CallContext): Promise<PortForwardResponse> {
   const checked = checkPortForwardRequest(req);
-  const sandbox = await resolveRunningShimObject(shim.docker, 'sandbox', 'pod_sandbox_id', checked.sandboxId, { signal: ctx.signal });
+  const sandbox = await resolveRunningShimObject(shim, 'sandbox', 'pod_sandbox_id', checked.sandboxId, { signal: ctx.signal });
   return { url: shim.streaming.urlFor({ kind: 'portforward', sandboxId: sandbox.id, ports: checked.ports }) };
 }

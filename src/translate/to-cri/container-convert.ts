@@ -10,7 +10,7 @@ import type {
   ContainerUser,
 } from '../../cri/types';
 import type { ContainerInspect, DockerMount, ImageMount } from '../../docker/types';
-import { containerStateOf, type ShimObject } from '../../docker/shim-objects';
+import { containerStateOf, type ShimObject } from '../../object-store/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
 import { containerLogPath, fromDockerLabels, shimLabels } from '../../conventions/labels';
 import { parseContainerDockerName } from '../../conventions/naming';

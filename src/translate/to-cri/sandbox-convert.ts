@@ -4,7 +4,7 @@ import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import type { PodNetworkTarget } from '../../network/network-plugin';
 import type { NamespaceOption, PodSandbox, PodSandboxStatus } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
-import { sandboxStateOf, type ShimObject } from '../../docker/shim-objects';
+import { sandboxStateOf, type ShimObject } from '../../object-store/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
 import { parseSandboxDockerName, type PodMetadata } from '../../conventions/naming';
 import { fromDockerLabels, runtimeHandlerFromDocker, shimLabels } from '../../conventions/labels';

@@ -13,7 +13,7 @@ import {
   toGrpcStatus,
   UnimplementedError,
 } from '../../../src/errors';
-import { containerLogPath, fromDockerLabels, logPathNeedsImage, matchesLabelSelector, shimLabels, toDockerLabels } from '../../../src/conventions/labels';
+import { containerLogPath, fromDockerLabels, hasTypeLabel, logPathNeedsImage, matchesLabelSelector, shimLabels, toDockerLabels } from '../../../src/conventions/labels';
 import { containerDockerName, parseContainerDockerName, parseSandboxDockerName, sandboxDockerName } from '../../../src/conventions/naming';
 import { validateId } from '../../../src/conventions/ids';
 import { rfc3339ToNanos, secondsToNanos } from '../../../src/util/time';
@@ -108,6 +108,12 @@ describe('labels', () => {
     assert.equal(matchesLabelSelector({ a: '1' }, { a: '1', b: '2' }), false);
     assert.equal(matchesLabelSelector({ a: '1' }, {}), true);
     assert.equal(matchesLabelSelector({ a: '1' }, null), true);
+  });
+  it('takes a container for the shim\'s by its type label alone', () => {
+    assert.equal(hasTypeLabel({ 'io.kubernetes.docker.type': 'podsandbox' }), true);
+    assert.equal(hasTypeLabel({ 'io.kubernetes.sandbox.id': 'x' }), false);
+    assert.equal(hasTypeLabel({ tier: 'web' }), false);
+    assert.equal(hasTypeLabel(null), false);
   });
 });
 

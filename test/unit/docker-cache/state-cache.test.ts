@@ -1,5 +1,5 @@
-// The state cache and the caching client against the fake Docker (test/support/fake-docker.ts): when reads come from the
-// cache and when they go to Docker, what events do, what a lost stream or a failed re-inspect
+// The state cache, the caching client and the store of the shim's objects over it, against the
+// fake Docker (test/support/fake-docker.ts): when reads come from the cache and when they go to Docker, what events do, what a lost stream or a failed re-inspect
 // does, and that changes to one container are applied in order.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
@@ -8,6 +8,7 @@ import { DockerUnreachableError } from '../../../src/errors';
 import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
 import { ContainerStore } from '../../../src/docker-cache/container-store';
 import { DockerStateCache } from '../../../src/docker-cache/state-cache';
+import { ShimObjectStore } from '../../../src/object-store/object-store';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker, type FaultHandle } from '../../support/fake-docker';
 import { waitFor } from '../../support/poll';
@@ -42,12 +43,21 @@ function goUnreachable(docker: FakeDocker): FaultHandle {
   return docker.fail('*', { error: () => new DockerUnreachableError('cannot reach Docker'), times: Infinity });
 }
 
-function setUp(docker: FakeDocker): { cache: DockerStateCache; client: CachingDockerClient } {
-  const cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 });
-  return { cache, client: new CachingDockerClient(docker, cache) };
+interface Cached {
+  cache: DockerStateCache;
+  client: CachingDockerClient;
+  objects: ShimObjectStore;
 }
 
-const SHIM_LIST = { all: true, filters: { label: [`${TYPE}=container`] } };
+function setUp(docker: FakeDocker): Cached {
+  const cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 });
+  return { cache, client: new CachingDockerClient(docker, cache), objects: new ShimObjectStore(docker, cache) };
+}
+
+/** The IDs of the shim's containers, as the store finds them. */
+async function containerIds(s: Cached): Promise<string[]> {
+  return (await s.objects.list({ kind: 'container' })).map((o) => o.id);
+}
 
 describe('state cache with a fake Docker', () => {
   let cache: DockerStateCache | undefined;
@@ -57,7 +67,7 @@ describe('state cache with a fake Docker', () => {
   });
 
   /** The cache and caching client over `docker`, started; the cache is stopped after the test. */
-  async function started(docker: FakeDocker): Promise<{ cache: DockerStateCache; client: CachingDockerClient }> {
+  async function started(docker: FakeDocker): Promise<Cached> {
     const s = setUp(docker);
     cache = s.cache;
     await s.cache.start();
@@ -71,10 +81,10 @@ describe('state cache with a fake Docker', () => {
     assert.equal(s.cache.containers.size, 1);
 
     docker.calls.length = 0;
-    assert.deepEqual((await s.client.listContainers(SHIM_LIST)).map((c) => c.Id), [ID_A]);
+    assert.deepEqual(await containerIds(s), [ID_A]);
     assert.equal((await s.client.inspectContainer(ID_A)).Id, ID_A);
     assert.deepEqual(docker.callLines(), ['inspectImage busybox'], 'only the image name behind the Image column, once');
-    await s.client.listContainers(SHIM_LIST);
+    await containerIds(s);
     assert.equal(docker.calls.length, 1);
 
     await s.client.listContainers({ all: true });
@@ -93,11 +103,11 @@ describe('state cache with a fake Docker', () => {
     docker.containers.set(ID_B, doc(ID_B, CONTAINER));
     docker.emit('create', ID_B, CONTAINER);
     docker.emit('start', ID_X, { other: 'x' });
-    await waitFor('B to be listed', async () => (await s.client.listContainers(SHIM_LIST)).length === 1);
+    await waitFor('B to be listed', async () => (await containerIds(s)).length === 1);
     assert.ok(!docker.callLines().includes(`inspectContainer ${ID_X}`), 'no inspect for a container that is not the shim’s');
     docker.containers.delete(ID_B);
     docker.emit('destroy', ID_B, CONTAINER);
-    await waitFor('B to be gone', async () => (await s.client.listContainers(SHIM_LIST)).length === 0);
+    await waitFor('B to be gone', async () => (await containerIds(s)).length === 0);
   });
 
   it('remembers an oom event for the container’s run', async () => {
@@ -116,7 +126,7 @@ describe('state cache with a fake Docker', () => {
     const down = goUnreachable(docker);
     docker.endStreams(new DockerUnreachableError('connection reset'));
     await waitFor('the cache to notice', () => !s.cache.synced);
-    await assert.rejects(s.client.listContainers(SHIM_LIST), DockerUnreachableError);
+    await assert.rejects(containerIds(s), DockerUnreachableError);
     await assert.rejects(s.client.inspectContainer(ID_A), DockerUnreachableError);
 
     // Missed while away: A removed, B created.
@@ -126,7 +136,7 @@ describe('state cache with a fake Docker', () => {
     await waitFor('a resync', () => s.cache.synced);
     assert.ok(docker.subscriptions >= 2);
     docker.calls.length = 0;
-    assert.deepEqual((await s.client.listContainers(SHIM_LIST)).map((c) => c.Id), [ID_B]);
+    assert.deepEqual(await containerIds(s), [ID_B]);
     assert.ok(!docker.methods().includes('listContainers'), 'answered from the resynced cache');
   });
 
@@ -147,7 +157,7 @@ describe('state cache with a fake Docker', () => {
     const s = await started(docker);
     docker.calls.length = 0;
     await s.client.removeContainer(ID_A.slice(0, 10), { force: true, removeVolumes: true });
-    assert.deepEqual(await s.client.listContainers(SHIM_LIST), [], 'no event needed');
+    assert.deepEqual(await containerIds(s), [], 'no event needed');
     assert.deepEqual(docker.argsOf('removeContainer'), [[ID_A.slice(0, 10), { force: true, removeVolumes: true }]]);
     assert.equal(docker.containers.size, 0);
   });

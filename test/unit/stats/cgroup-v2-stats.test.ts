@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { figuresFromV1, figuresFromV2 } from '../../../src/cgroups/figures';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import { criContract } from '../../../src/cri/contract';
-import { objectFromInspect } from '../../../src/docker/shim-objects';
+import { objectFromInspect } from '../../../src/object-store/shim-objects';
 import { podSandboxStatsOf } from '../../../src/stats/pod-stats';
 import { StatsCollector } from '../../../src/stats/stats-collector';
 import { containerStatsOf } from '../../../src/stats/stats-convert';

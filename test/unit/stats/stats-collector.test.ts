@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import type { ContainerInspect, ContainerSummary } from '../../../src/docker/types';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import { StatsCollector } from '../../../src/stats/stats-collector';
-import { objectFromSummary } from '../../../src/docker/shim-objects';
+import { objectFromSummary } from '../../../src/object-store/shim-objects';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker } from '../../support/fake-docker';
 import { inspectDoc, runningState } from '../../support/fixtures/docker-container';

@@ -9,6 +9,7 @@ import { imageStoreOf } from '../../../src/docker/documents';
 import { UnimplementedError } from '../../../src/errors';
 import { chainIds, readImageLayer } from '../../../src/storage/image-layers';
 import { DockerStorage } from '../../../src/storage/docker-storage';
+import { ShimObjectStore } from '../../../src/object-store/object-store';
 import { decodeLayerFigures, encodeLayerFigures, LayerFiguresFile } from '../../../src/storage/layer-figures-file';
 import { diskUsage, dutyCyclePace } from '../../../src/util/disk-usage';
 import { silentLogger } from '../../../src/util/logger';
@@ -91,7 +92,7 @@ describe('DockerStorage', () => {
   }
 
   function start(opts: { walk?: typeof diskUsage; layerFigures?: LayerFiguresFile } = {}): void {
-    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) }, stateVersion: () => stateVersion }, root, 'overlay2', {
+    storage = new DockerStorage({ docker, objects: new ShimObjectStore(docker), log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) }, stateVersion: () => stateVersion }, root, 'overlay2', {
       layerFigures: opts.layerFigures,
       now: () => now,
       walkShare: 1,
@@ -333,7 +334,7 @@ describe('DockerStorage', () => {
   });
 
   it('without a root or driver from Docker, ImageFsInfo is not offered', async () => {
-    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, '', '');
+    storage = new DockerStorage({ docker, objects: new ShimObjectStore(docker), log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, '', '');
     storage.start();
     await assert.rejects(storage.imageFs(signal), UnimplementedError);
   });
@@ -393,7 +394,7 @@ describe('DockerStorage on the containerd image store', () => {
 
   function start(): void {
     const layout = imageStoreOf({ DockerRootDir: root, Driver: 'overlayfs', DriverStatus: [['driver-type', 'io.containerd.snapshotter.v1']] }, (d) => fs.existsSync(d));
-    storage = new DockerStorage({ docker, log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, root, 'overlayfs', {
+    storage = new DockerStorage({ docker, objects: new ShimObjectStore(docker), log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, root, 'overlayfs', {
       layout,
       now: () => now,
       walkShare: 1,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container } from '../../../../src/cri/types';
-import { containerStateOf, objectFromSummary } from '../../../../src/docker/shim-objects';
+import { containerStateOf, objectFromSummary } from '../../../../src/object-store/shim-objects';
 import type { ContainerInspect, ContainerSummary } from '../../../../src/docker/types';
 import { toDockerUpdate } from '../../../../src/translate/to-docker/container-resources';
 import {

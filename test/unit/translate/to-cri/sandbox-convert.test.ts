@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import type { SandboxCheckpoint } from '../../../../src/checkpoint/checkpoint';
 import type { ContainerInspect, ContainerSummary } from '../../../../src/docker/types';
-import { objectFromSummary, type ShimObject } from '../../../../src/docker/shim-objects';
+import { objectFromSummary, type ShimObject } from '../../../../src/object-store/shim-objects';
 import {
   podRefOf,
   sandboxFromCheckpoint,

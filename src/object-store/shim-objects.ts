@@ -1,11 +1,9 @@
 // The shim's own Docker containers (pods' pause containers and pods' containers) as the CRI
-// lists see them, and the one typed query over them: kind, ID prefix, pod sandbox ID prefix,
-// CRI label selector, CRI state. The caching client answers it from the state cache's inspect
-// documents; any other client, and the caching one while unsynced, asks Docker's list with the
-// filters `dockerListOf` makes, then applies the same matcher. Pure but for
-// `listObjectsFromDocker`, which makes that one Docker call.
-import type { CallOptions, DockerClient } from './client';
-import type { ContainerInspect, ContainerSummary, DockerFilters } from './types';
+// lists see them, and the one typed query over them: kind (or any kind), ID prefix, pod
+// sandbox ID prefix, CRI label selector, CRI state. Pure: ./object-store.ts answers the query
+// from the state cache's inspect documents, or from the one Docker list call `dockerListOf`
+// makes, through the same matcher.
+import type { ContainerInspect, ContainerSummary, DockerFilters } from '../docker/types';
 import type { ContainerState__Output, PodSandboxState__Output } from '../cri/types';
 import { isFullId } from '../conventions/ids';
 import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, shimLabels, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
@@ -17,7 +15,8 @@ export type ObjectState = ContainerState__Output | PodSandboxState__Output;
 
 /** Which of the shim's objects a caller wants: every part given must hold. */
 export interface ObjectQuery {
-  kind: ObjectKind;
+  /** 'any': sandboxes and containers alike. */
+  kind: ObjectKind | 'any';
   /** The object's ID or a prefix of it ('' or absent: any). */
   id?: string;
   /** A container's pod sandbox ID or a prefix of it ('' or absent: any). */
@@ -136,7 +135,7 @@ export function objectFromSummary(c: ContainerSummary): ShimObject | undefined {
 
 /** The one matcher: every part of the query holds for the object (IDs as prefixes). */
 export function matchesObjectQuery(o: Pick<ShimObject, 'kind' | 'id' | 'sandboxId' | 'labels' | 'state'>, q: ObjectQuery): boolean {
-  if (o.kind !== q.kind) return false;
+  if (q.kind !== 'any' && o.kind !== q.kind) return false;
   if (q.id && !o.id.startsWith(q.id)) return false;
   if (q.sandboxId && !o.sandboxId.startsWith(q.sandboxId)) return false;
   if (q.state !== undefined && o.state !== q.state) return false;
@@ -167,25 +166,12 @@ const HEX = /^[0-9a-f]+$/;
  */
 export function dockerListOf(q: ObjectQuery): { all: boolean; filters: DockerFilters } | undefined {
   if ((q.id && !HEX.test(q.id)) || (q.sandboxId && !HEX.test(q.sandboxId))) return undefined;
-  const label = [`${CONTAINER_TYPE_LABEL}=${q.kind === 'sandbox' ? TYPE_SANDBOX : TYPE_CONTAINER}`];
+  const label = [q.kind === 'any' ? CONTAINER_TYPE_LABEL : `${CONTAINER_TYPE_LABEL}=${q.kind === 'sandbox' ? TYPE_SANDBOX : TYPE_CONTAINER}`];
   if (q.sandboxId && isFullId(q.sandboxId)) label.push(`${SANDBOX_ID_LABEL}=${q.sandboxId}`);
   for (const [k, v] of Object.entries(q.labels ?? {})) label.push(`${k}=${v}`);
   const filters: DockerFilters = { label };
   if (q.id) filters.id = [q.id];
   return { all: q.state !== 'CONTAINER_RUNNING' && q.state !== 'SANDBOX_READY', filters };
-}
-
-/** The query answered by Docker's list (newest first, as Docker lists). */
-export async function listObjectsFromDocker(docker: DockerClient, q: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
-  const ask = dockerListOf(q);
-  if (!ask) return [];
-  const listed = await docker.listContainers(ask, opts);
-  const out: ShimObject[] = [];
-  for (const c of listed) {
-    const o = objectFromSummary(c);
-    if (o && matchesObjectQuery(o, q)) out.push(o);
-  }
-  return out;
 }
 
 /** Containers by their pod's sandbox ID (those without one are left out). */

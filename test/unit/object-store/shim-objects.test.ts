@@ -1,27 +1,25 @@
-// The typed query over the shim's objects (src/docker/shim-objects.ts): the one matcher, the
+// The typed query over the shim's objects (src/object-store/shim-objects.ts): the one matcher, the
 // Docker list call it becomes where Docker must be asked, the objects made from inspect
 // documents and from list entries (the same but for `inspect`), the grouping by pod, and the
 // caching client answering it from memory exactly as Docker's list would.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
 import { DockerStateCache } from '../../../src/docker-cache/state-cache';
-import { summaryFromInspect } from '../../../src/docker-cache/summary';
+import { listObjectsFromDocker, ShimObjectStore } from '../../../src/object-store/object-store';
 import {
   dockerListOf,
   groupBySandbox,
-  listObjectsFromDocker,
   matchesObjectQuery,
   objectFromInspect,
   objectFromSummary,
   objectQueryOf,
   type ObjectQuery,
   type ShimObject,
-} from '../../../src/docker/shim-objects';
+} from '../../../src/object-store/shim-objects';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker } from '../../support/fake-docker';
-import { inspectDoc, runningState } from '../../support/fixtures/docker-container';
+import { INSPECT, inspectDoc, listEntryOf, LISTED, runningState } from '../../support/fixtures/docker-container';
 
 const TYPE = 'io.kubernetes.docker.type';
 const SANDBOX_LABEL = 'io.kubernetes.sandbox.id';
@@ -71,7 +69,7 @@ describe('the typed query over the shim’s objects', () => {
   it('makes the same object from an inspect document as from Docker’s list entry of it, but for the document', () => {
     for (const doc of DOCS) {
       const { inspect, ...fromInspect } = objectFromInspect(doc, 'busybox:1')!;
-      const { inspect: none, ...fromList } = objectFromSummary(summaryFromInspect(doc, 'busybox:1', Date.now()))!;
+      const { inspect: none, ...fromList } = objectFromSummary(listEntryOf(doc, 'busybox:1'))!;
       assert.equal(inspect, doc);
       assert.equal(none, undefined);
       assert.deepEqual(fromList, fromInspect);
@@ -80,6 +78,21 @@ describe('the typed query over the shim’s objects', () => {
     assert.deepEqual([pod!.kind, pod!.sandboxId, pod!.state, pod!.labels, pod!.annotations], ['sandbox', '', 'SANDBOX_READY', { app: 'web' }, { note: 'x' }]);
     assert.deepEqual([app!.kind, app!.sandboxId, app!.state, app!.name], ['container', POD, 'CONTAINER_RUNNING', 'k8s_app_web_default_uid-aaa_1']);
     assert.equal(objectFromInspect(inspectDoc({ Config: { Labels: { other: 'x' } } }), 'busybox'), undefined, 'not the shim’s');
+  });
+
+  it('makes the same object from what Docker 20.10 answered to inspect and to list for one container', () => {
+    const { inspect, ...fromInspect } = objectFromInspect(INSPECT, LISTED.Image)!;
+    const { inspect: none, ...fromList } = objectFromSummary(LISTED)!;
+    assert.equal(inspect, INSPECT);
+    assert.equal(none, undefined);
+    assert.deepEqual(fromList, fromInspect);
+  });
+
+  it('matches any kind when asked for any, and asks Docker for every container with the type label', () => {
+    assert.deepEqual(ids({ kind: 'any' }), [POD, OTHER_POD, APP, EXITED]);
+    assert.deepEqual(ids({ kind: 'any', id: 'ab' }), [OTHER_POD]);
+    assert.deepEqual(ids({ kind: 'any', state: 'CONTAINER_RUNNING' }), [APP], 'a CRI state names its kind');
+    assert.deepEqual(dockerListOf({ kind: 'any' }), { all: true, filters: { label: [TYPE] } });
   });
 
   it('matches the kind, and ID prefixes only from the start', () => {
@@ -154,7 +167,7 @@ describe('the typed query over the shim’s objects', () => {
   });
 });
 
-describe('the typed query answered by Docker and by the state cache', () => {
+describe('the store of the shim’s objects: the typed query answered by Docker and by the state cache', () => {
   let cache: DockerStateCache | undefined;
   afterEach(async () => {
     await cache?.stop();
@@ -170,6 +183,8 @@ describe('the typed query answered by Docker and by the state cache', () => {
     { kind: 'container', sandboxId: 'a', labels: { tier: 'back' } },
     { kind: 'sandbox', id: 'ab' },
     { kind: 'sandbox', id: '6f1c2f0e-3b1a' },
+    { kind: 'any' },
+    { kind: 'any', id: 'b' },
   ];
 
   it('gives the same objects, the cache’s newest first and carrying its documents and asking Docker nothing', async () => {
@@ -178,7 +193,7 @@ describe('the typed query answered by Docker and by the state cache', () => {
     docker.addImage('pause', { Id: 'sha256:1111' });
     for (const d of DOCS) docker.containers.set(d.Id, d);
     cache = new DockerStateCache(docker, silentLogger());
-    const client = new CachingDockerClient(docker, cache);
+    const store = new ShimObjectStore(docker, cache);
     // The fake lists in insertion order, Docker newest first: compared by ID.
     const strip = (found: ShimObject[]): object[] => found.map(({ inspect: _inspect, ...rest }) => rest).sort((a, b) => (a.id < b.id ? -1 : 1));
 
@@ -187,22 +202,22 @@ describe('the typed query answered by Docker and by the state cache', () => {
     await cache.start();
     docker.calls.length = 0;
     for (const [i, q] of QUERIES.entries()) {
-      const fromCache = await client.listObjects(q);
+      const fromCache = await store.list(q);
       assert.deepEqual(strip(fromCache), strip(fromDocker[i]!), JSON.stringify(q));
       for (const o of fromCache) assert.equal(o.inspect, cache.containers.get(o.id), 'the cache’s own document');
     }
     assert.deepEqual(
-      docker.calls.map((c) => c.method),
-      ['inspectImage'],
-      'only the image behind the containers\' Image column (a pod has none)',
+      docker.calls.map((c) => `${c.method} ${String(c.args[0])}`),
+      ['inspectImage busybox', 'inspectImage pause'],
+      'only the images behind the Image column, each once: a sandbox query looks up none, an any-kind query its pods\' too',
     );
-    assert.deepEqual((await client.listObjects({ kind: 'sandbox' })).map((o) => o.id), [OTHER_POD, POD], 'newest first');
-    assert.equal((await client.listObjects({ kind: 'container' }))[0], (await client.listObjects({ kind: 'container' }))[0], 'made once per document');
+    assert.deepEqual((await store.list({ kind: 'sandbox' })).map((o) => o.id), [OTHER_POD, POD], 'newest first');
+    assert.equal((await store.list({ kind: 'container' }))[0], (await store.list({ kind: 'container' }))[0], 'made once per document');
 
     // Docker hangs after an image event: the pods still come from memory.
     cache.images.invalidate();
     docker.fail('*', { hang: true, times: Infinity });
-    const pods = await client.listObjects({ kind: 'sandbox' }, { signal: AbortSignal.timeout(1_000) });
+    const pods = await store.list({ kind: 'sandbox' }, { signal: AbortSignal.timeout(1_000) });
     assert.deepEqual(pods.map((o) => o.id), [OTHER_POD, POD]);
   });
 });

@@ -1,0 +1,96 @@
+// The one store of the shim's objects (`shim.objects`): sandboxes and containers asked for in
+// the typed query of ./shim-objects.ts. While the state cache is synced it answers from the
+// cache's inspect documents, each made into an object once; otherwise, and when an image
+// reference only Docker can resolve stands in the way, from one Docker list call. Either way
+// the same matcher decides, so both answers are the same but for `inspect`.
+import type { CallOptions, DockerClient } from '../docker/client';
+import type { ContainerInspect } from '../docker/types';
+import type { DockerStateCache } from '../docker-cache/state-cache';
+import { DockerNotFoundError } from '../errors';
+import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectQuery, type ShimObject } from './shim-objects';
+
+/** What the store reads of the state cache. */
+export type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images'>;
+
+/** Whoever needs to find the shim's objects takes this, not the store itself. */
+export interface ObjectFinder {
+  /** The shim's objects the query matches, newest first (as Docker lists). */
+  list(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]>;
+}
+
+/** The query answered by Docker's list (newest first, as Docker lists). */
+export async function listObjectsFromDocker(docker: Pick<DockerClient, 'listContainers'>, q: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+  const ask = dockerListOf(q);
+  if (!ask) return [];
+  const listed = await docker.listContainers(ask, opts);
+  const out: ShimObject[] = [];
+  for (const c of listed) {
+    const o = objectFromSummary(c);
+    if (o && matchesObjectQuery(o, q)) out.push(o);
+  }
+  return out;
+}
+
+export class ShimObjectStore implements ObjectFinder {
+  /** Each held document's object (null: not one of the shim's), made once: kubelet lists every second, documents change rarely. */
+  private readonly objects = new WeakMap<ContainerInspect, ShimObject | null>();
+
+  /** `held`: the state cache (none: every query goes to Docker). */
+  constructor(
+    private readonly docker: Pick<DockerClient, 'listContainers'>,
+    private readonly held?: HeldState,
+  ) {}
+
+  async list(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+    // As Docker's own client does: a caller that gave up gets its reason, not an answer.
+    opts?.signal?.throwIfAborted();
+    const held = this.held;
+    if (!held?.synced) return listObjectsFromDocker(this.docker, query, opts);
+    const matched: ContainerInspect[] = [];
+    for (const c of held.containers.values()) {
+      const o = this.objectOf(c, undefined);
+      if (o && matchesObjectQuery(o, query)) matched.push(c);
+    }
+    // A sandbox's image is nobody's business (CRI's PodSandbox has none): no image lookup,
+    // which may have to ask Docker (after an image event), stands between a pod list and memory.
+    let images: Map<string, string> | undefined;
+    if (query.kind !== 'sandbox') {
+      try {
+        images = await listedImageNames(held, matched, opts);
+      } catch {
+        // Only Docker knows what an image reference it cannot resolve for us shows as.
+        return listObjectsFromDocker(this.docker, query, opts);
+      }
+    }
+    // Docker lists the newest first.
+    return matched.map((c) => this.objectOf(c, images?.get(c.Id))!).sort((a, b) => b.createdSeconds - a.createdSeconds);
+  }
+
+  /** The document's object; `image` (undefined: not known yet) is what Docker's list shows as its Image. */
+  private objectOf(c: ContainerInspect, image: string | undefined): ShimObject | undefined {
+    let made = this.objects.get(c);
+    if (made === undefined || (made !== null && image !== undefined && made.image !== image)) {
+      made = objectFromInspect(c, image ?? c.Config.Image) ?? null;
+      this.objects.set(c, made);
+    }
+    return made ?? undefined;
+  }
+}
+
+/** What Docker shows as each container's Image: its reference while that still names its image. */
+async function listedImageNames(held: HeldState, containers: readonly ContainerInspect[], opts?: CallOptions): Promise<Map<string, string>> {
+  const refs = new Map<string, string | undefined>();
+  for (const c of containers) if (c.Config.Image) refs.set(c.Config.Image, undefined);
+  await Promise.all(
+    [...refs.keys()].map(async (ref) => {
+      try {
+        refs.set(ref, (await held.images.inspectImage(ref, opts)).Id);
+      } catch (err) {
+        if (!(err instanceof DockerNotFoundError)) throw err;
+      }
+    }),
+  );
+  const out = new Map<string, string>();
+  for (const c of containers) out.set(c.Id, refs.get(c.Config.Image) === c.Image ? c.Config.Image : c.Image);
+  return out;
+}
