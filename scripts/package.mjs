@@ -43,8 +43,7 @@ async function singleExecutable() {
   needBuild();
   // This node, the one the code cache was made by (scripts/bundle.mjs), so V8 takes the cache.
   if (!fs.readFileSync(process.execPath).includes(`${SEA_FUSE}:0`)) throw new Error(`${process.execPath} has no single-executable fuse (Node >= 20 built with SEA support is needed)`);
-  const { SEA_ASSETS } = require(path.join(dist, 'src/util/single-executable.js'));
-  const { BUNDLE_FILE, CODE_CACHE_FILE } = require(path.join(dist, 'src/launcher.js'));
+  const { SEA_ASSETS, BUNDLE_FILE, CODE_CACHE_FILE } = require(path.join(dist, 'src/util/single-executable.js'));
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(work, { recursive: true });
   // The main script may require Node's own modules only: main.js with its imports inlined. Its

@@ -7,9 +7,6 @@ import { Module, createRequire } from 'node:module';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
 
-/** Beside main.js in dist/src. */
-export const BUNDLE_FILE = 'cli.bundle.js';
-export const CODE_CACHE_FILE = 'cli.bundle.cache';
 
 type ModuleFunction = (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string) => void;
 

@@ -19,7 +19,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { askDockerEarly } from './docker/early-answers';
-import { compileBundle, compileBundleSource, BUNDLE_FILE, CODE_CACHE_FILE } from './launcher';
+import { compileBundle, compileBundleSource } from './launcher';
+import { BUNDLE_FILE, CODE_CACHE_FILE } from './util/single-executable';
 import { assetBytes, PORT_RELAY_ENV, SEA_ASSETS, singleExecutable } from './util/single-executable';
 
 type Cli = typeof import('./cli');

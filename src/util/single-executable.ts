@@ -3,7 +3,10 @@
 // since such a program reads no files of its own: the one-file bundle, its V8 code cache and the
 // static pause program. Its main script is main.js bundled with what main.js imports.
 import type * as Sea from 'node:sea';
-import { BUNDLE_FILE, CODE_CACHE_FILE } from '../launcher';
+
+/** The bundle and its code cache, beside main.js in dist/src (the launcher runs them). */
+export const BUNDLE_FILE = 'cli.bundle.js';
+export const CODE_CACHE_FILE = 'cli.bundle.cache';
 
 /** The assets' names, as scripts/package.mjs stores them. */
 export const SEA_ASSETS = { bundle: BUNDLE_FILE, codeCache: CODE_CACHE_FILE, pause: 'pause' } as const;

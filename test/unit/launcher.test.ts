@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BUNDLE_FILE, CODE_CACHE_FILE, compileBundle } from '../../src/launcher';
+import { compileBundle } from '../../src/launcher';
+import { BUNDLE_FILE, CODE_CACHE_FILE } from '../../src/util/single-executable';
 import { tempDir } from '../support/temp';
 
 const LAUNCHER = path.resolve(__dirname, '../../src/launcher.js');
