@@ -1,12 +1,13 @@
 // The one store of the shim's objects (`shim.objects`): sandboxes and containers asked for in
-// the typed query of ./shim-objects.ts. While the state cache is synced it answers from the
+// the typed query of ./shim-objects.ts, images in its image part (./image-query.ts). While the state cache is synced it answers from the
 // cache's inspect documents, each made into an object once; otherwise, and when an image
 // reference only Docker can resolve stands in the way, from one Docker list call. Either way
 // the same matcher decides, so both answers are the same but for `inspect`.
 import type { CallOptions, DockerClient } from '../docker/client';
-import type { ContainerInspect } from '../docker/types';
+import type { ContainerInspect, ImageSummary } from '../docker/types';
 import type { DockerStateCache } from '../docker-cache/state-cache';
 import { DockerNotFoundError } from '../errors';
+import { type ImageQuery, matchesImageQuery } from './image-query';
 import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectQuery, type ShimObject } from './shim-objects';
 
 /** What the store reads of the state cache. */
@@ -16,7 +17,12 @@ export type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images
 export interface ObjectFinder {
   /** The shim's objects the query matches, newest first (as Docker lists). */
   list(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]>;
+  /** The images the query matches: Docker's top-level images (as `docker images` shows them), with digests. */
+  list(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]>;
 }
+
+/** The one image list the store asks for: top-level images, with digests (the state cache keeps its answer). */
+const IMAGE_LIST = { all: false, digests: true } as const;
 
 /** The query answered by Docker's list (newest first, as Docker lists). */
 export async function listObjectsFromDocker(docker: Pick<DockerClient, 'listContainers'>, q: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
@@ -37,13 +43,24 @@ export class ShimObjectStore implements ObjectFinder {
 
   /** `held`: the state cache (none: every query goes to Docker). */
   constructor(
-    private readonly docker: Pick<DockerClient, 'listContainers'>,
+    private readonly docker: Pick<DockerClient, 'listContainers' | 'listImages'>,
     private readonly held?: HeldState,
   ) {}
 
-  async list(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
+  list(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]>;
+  list(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]>;
+  list(query: ObjectQuery | ImageQuery, opts?: CallOptions): Promise<ShimObject[] | ImageSummary[]> {
     // As Docker's own client does: a caller that gave up gets its reason, not an answer.
     opts?.signal?.throwIfAborted();
+    return query.kind === 'image' ? this.listImages(query, opts) : this.listObjects(query, opts);
+  }
+
+  private async listImages(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]> {
+    const listed = this.held?.synced ? await this.held.images.listImages(IMAGE_LIST, opts) : await this.docker.listImages(IMAGE_LIST, opts);
+    return listed.filter((image) => matchesImageQuery(image, query));
+  }
+
+  private async listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
     const held = this.held;
     if (!held?.synced) return listObjectsFromDocker(this.docker, query, opts);
     const matched: ContainerInspect[] = [];

@@ -5,8 +5,7 @@ import type { CallContext, ImageStatusRequest__Output, ImageStatusResponse } fro
 import { DockerNotFoundError, InvalidArgumentError } from '../../errors';
 import { imageFromInspect, verboseImageInfo } from '../../translate/to-cri/image-convert';
 import { sandboxImageId } from './pinned';
-import { checkLocalImageRef } from './image-reference';
-import { LIST_QUERY } from './list-images';
+import { checkLocalImageRef } from '../../conventions/image-reference';
 
 /**
  * On the containerd store an image's inspect counts its blobs only (compressed) while the list
@@ -16,7 +15,7 @@ import { LIST_QUERY } from './list-images';
  */
 async function containerdListedSize(shim: ShimContext, id: string, signal: AbortSignal): Promise<number | undefined> {
   if ((await shim.dockerFacts.imageStore({ signal })) !== 'containerd') return undefined;
-  return (await shim.docker.listImages(LIST_QUERY, { signal })).find((s) => s.Id === id)?.Size;
+  return (await shim.objects.list({ kind: 'image', image: id }, { signal })).find((s) => s.Id === id)?.Size;
 }
 
 export async function imageStatus(shim: ShimContext, req: ImageStatusRequest__Output, ctx: CallContext): Promise<ImageStatusResponse> {

@@ -7,7 +7,7 @@ import type { RegistryAuth } from '../../docker/types';
 import { DeadlineExceededError, errorMessage, InvalidArgumentError, NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../../errors';
 import { pullFailure } from './pull-errors';
 import { PullWatch, type PullSummary } from './pull-progress';
-import { parseImageReference, type ImageReference } from './image-reference';
+import { parseImageReference, type ImageReference } from '../../conventions/image-reference';
 import { credentialFromRequest, toDockerRegistryAuth } from '../../translate/to-docker/registry-auth';
 import { quote } from '../../util/quote';
 

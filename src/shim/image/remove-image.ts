@@ -10,14 +10,8 @@ import type { ShimContext } from '../context';
 import type { CallContext, RemoveImageRequest__Output, RemoveImageResponse } from '../../cri/types';
 import type { ImageInspect } from '../../docker/types';
 import { DockerConflictError, DockerNotFoundError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
-import { checkLocalImageRef } from './image-reference';
-
-/** Whether `ref` names the image by its ID (or an ID prefix) rather than by a name. */
-export function namesImageById(ref: string, imageId: string): boolean {
-  if (!/^(sha256:)?[a-f0-9]+$/.test(ref)) return false;
-  const full = ref.startsWith('sha256:') ? ref : `sha256:${ref}`;
-  return imageId.startsWith(full);
-}
+import { checkLocalImageRef } from '../../conventions/image-reference';
+import { namesImageById } from '../../object-store/image-query';
 
 export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Output, ctx: CallContext): Promise<RemoveImageResponse> {
   if (!req.image) throw new InvalidArgumentError('image is required');

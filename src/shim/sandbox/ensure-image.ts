@@ -9,7 +9,7 @@ import { DockerNotFoundError, errorMessage } from '../../errors';
 import { importLocalPauseImage, localPauseProgram } from '../../pause/local-image';
 import type { ShimContext } from '../context';
 import { pullWithCredentials } from '../image/pull-image';
-import { parseImageReference, type ImageReference } from '../image/image-reference';
+import { parseImageReference, type ImageReference } from '../../conventions/image-reference';
 
 async function isPresent(shim: ShimContext, image: string, ctx: CallContext): Promise<boolean> {
   try {

@@ -1,18 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Image } from '../../../../src/cri/types';
-import { imageMatchesFilter } from '../../../../src/shim/image/image-filter';
-import { namesImageById } from '../../../../src/shim/image/remove-image';
+import { matchesImageQuery, namesImageById } from '../../../src/object-store/image-query';
 
 const ID = 'sha256:4411f0e602250000000000000000000000000000000000000000000000000000';
-const image: Image = {
-  id: ID,
-  repoTags: ['busybox:1.36', '127.0.0.1:5000/team/app:v1'],
-  repoDigests: ['127.0.0.1:5000/team/app@sha256:5110c784f42c04f86ba6fa995f25ace9a8739118374fcc2de36586bd21b14214'],
+const image = {
+  Id: ID,
+  RepoTags: ['busybox:1.36', '127.0.0.1:5000/team/app:v1'],
+  RepoDigests: ['127.0.0.1:5000/team/app@sha256:5110c784f42c04f86ba6fa995f25ace9a8739118374fcc2de36586bd21b14214'],
 };
+const imageMatchesFilter = (i: typeof image, wanted: string): boolean => matchesImageQuery(i, { kind: 'image', image: wanted });
 
-describe('imageMatchesFilter', () => {
-  it('no filter keeps everything', () => assert.equal(imageMatchesFilter(image, ''), true));
+describe('matchesImageQuery', () => {
+  it('no filter keeps everything', () => {
+    assert.equal(imageMatchesFilter(image, ''), true);
+    assert.equal(matchesImageQuery({ Id: ID, RepoTags: [], RepoDigests: [] }, { kind: 'image' }), true, 'an untagged image too');
+  });
   it('matches by ID and ID prefix', () => {
     assert.equal(imageMatchesFilter(image, ID), true);
     assert.equal(imageMatchesFilter(image, '4411f0e60225'), true);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InvalidArgumentError } from '../../../../src/errors';
-import { checkLocalImageRef, isFullImageId, parseImageReference } from '../../../../src/shim/image/image-reference';
+import { InvalidArgumentError } from '../../../src/errors';
+import { checkLocalImageRef, isFullImageId, parseImageReference } from '../../../src/conventions/image-reference';
 
 const DIGEST = 'sha256:5110c784f42c04f86ba6fa995f25ace9a8739118374fcc2de36586bd21b14214';
 

@@ -1,8 +1,8 @@
 // Image references as Docker understands them, normalised the way Docker and kubelet do:
 // "busybox" is docker.io/library/busybox:latest, a registry host is recognised by a dot, a
 // port or "localhost", and a digest is kept (with or without a tag beside it).
-import { InvalidArgumentError } from '../../errors';
-import { quote } from '../../util/quote';
+import { InvalidArgumentError } from '../errors';
+import { quote } from '../util/quote';
 
 export const DEFAULT_DOMAIN = 'docker.io';
 const LEGACY_DEFAULT_DOMAIN = 'index.docker.io';
