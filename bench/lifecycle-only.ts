@@ -1,7 +1,7 @@
 // The lifecycle part of the bench on its own, for working on the lifecycle calls: a fresh shim,
 // `--rounds` rounds per side (bench/lifecycle.ts), the p50s and shim/raw ratios; then, unless
 // --no-count, one more round per side through a second shim behind the request counter, which
-// prints the Docker requests each call made (those its events set off meanwhile included).
+// prints the Docker requests each call made (and those its events set off).
 // Removes everything it made.
 //   node dist/bench/lifecycle-only.js [--rounds=10] [--warmup=2] [--no-count]
 import * as path from 'node:path';
@@ -28,12 +28,30 @@ function log(message: string): void {
 
 type RequestsByCall = Partial<Record<LifecycleCall, Record<string, number>>>;
 
-/** One round through `round`, the counter reset before each call and read after it. */
-async function countedRound(counter: RequestCounter, round: (record: (call: LifecycleCall) => void) => Promise<void>): Promise<RequestsByCall> {
+/** How long no request may come for the requests a call set off to count as done. */
+const QUIET_MS = 200;
+
+/** Resolves once the counter saw no request for QUIET_MS (at most 3 s). */
+async function quiet(counter: RequestCounter): Promise<void> {
+  const deadline = Date.now() + 3_000;
+  let seen = counter.seen;
+  let since = Date.now();
+  while (Date.now() - since < QUIET_MS && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    if (counter.seen !== seen) [seen, since] = [counter.seen, Date.now()];
+  }
+}
+
+/**
+ * One round through `round`, the counter reset before each call and read once the requests it
+ * set off (the state cache's inspects after its events too) have stopped coming.
+ */
+async function countedRound(counter: RequestCounter, round: (record: (call: LifecycleCall) => Promise<void>) => Promise<void>): Promise<RequestsByCall> {
   const byCall: RequestsByCall = {};
   counter.reset();
-  await round((call) => {
+  await round(async (call) => {
     if (call === POD_START) return;
+    await quiet(counter);
     byCall[call] = counter.snapshot();
     counter.reset();
   });
@@ -86,7 +104,7 @@ async function main(argv: readonly string[]): Promise<void> {
     const samples = await runLifecycle(shim.client, dockerApi(), bench, rounds, warmup);
     await shim.stop();
     shim = undefined;
-    for (const call of LIFECYCLE_CALLS) {
+    for (const call of rounds > 0 ? LIFECYCLE_CALLS : []) {
       const s = summarize(samples[call].shim);
       const r = summarize(samples[call].raw);
       process.stdout.write(`${call.padEnd(17)} shim p50 ${s.p50.toFixed(1).padStart(6)} ms  raw p50 ${r.p50.toFixed(1).padStart(6)} ms  ratio ${ratio(s.p50, r.p50)?.toFixed(2) ?? '-'}\n`);

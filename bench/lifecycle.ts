@@ -58,8 +58,8 @@ function emptySamples(): LifecycleSamples {
   return s;
 }
 
-/** Told each row's milliseconds as its call (or the pod's start) ends. */
-export type RecordCall = (call: LifecycleCall, ms: number) => void;
+/** Told each row's milliseconds as its call (or the pod's start) ends; the round waits for it. */
+export type RecordCall = (call: LifecycleCall, ms: number) => void | Promise<void>;
 
 /** Times each call, and the pod's start from the first call's start to the third's end. */
 function stepper(record: RecordCall): <T>(call: LifecycleCall, fn: () => Promise<T>) => Promise<T> {
@@ -67,8 +67,9 @@ function stepper(record: RecordCall): <T>(call: LifecycleCall, fn: () => Promise
   return async (call, fn) => {
     if (call === 'RunPodSandbox') podStart = process.hrtime.bigint();
     const { ms, value } = await timed(fn);
-    record(call, ms);
-    if (call === 'StartContainer') record(POD_START, Number(process.hrtime.bigint() - podStart) / 1e6);
+    const podStartMs = Number(process.hrtime.bigint() - podStart) / 1e6;
+    await record(call, ms);
+    if (call === 'StartContainer') await record(POD_START, podStartMs);
     return value;
   };
 }
@@ -115,8 +116,8 @@ export async function runLifecycle(client: CriClient, docker: Dockerode, bench: 
   for (let i = 0; i < warmup + rounds; i++) {
     const measured = i >= warmup;
     const name = `life${i}`;
-    const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => samples[c].shim.push(ms) : ignore);
-    const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => samples[c].raw.push(ms) : ignore);
+    const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => void samples[c].shim.push(ms) : ignore);
+    const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => void samples[c].raw.push(ms) : ignore);
     await inTurn(i, shim, raw);
   }
   return samples;

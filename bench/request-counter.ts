@@ -45,6 +45,11 @@ export class RequestCounter {
     return this.proxy.down();
   }
 
+  /** Requests seen since the counter went up. */
+  get seen(): number {
+    return this.proxy.requests.length;
+  }
+
   /** Starts counting afresh. */
   reset(): void {
     this.from = this.proxy.requests.length;
