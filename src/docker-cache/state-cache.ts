@@ -37,6 +37,13 @@ export interface StateWatcher {
  */
 export const OWN_EVENT_WAIT_MS = 200;
 
+/**
+ * The longest a read waits for the shim's own changes to be applied (see `caughtUp`): a
+ * container Docker is slow to inspect must not hold up the reads of every other pod. Past it
+ * the read answers from what the cache holds, as one made a moment earlier would have.
+ */
+export const CATCH_UP_WAIT_MS = 2_000;
+
 /** One of the shim's own calls, waiting for Docker's event about it (see `expectEvent`). */
 interface AwaitedEvent {
   readonly action: string;
@@ -178,12 +185,21 @@ export class DockerStateCache {
   }
 
   /**
-   * Resolves once every change tracked so far is applied; at once when none is pending, or
-   * while unsynced (reads go to Docker then). The caller's signal ends the wait.
+   * Resolves once every change tracked so far is applied, or after CATCH_UP_WAIT_MS; at once
+   * when none is pending, or while unsynced (reads go to Docker then). The caller's signal ends
+   * the wait.
    */
   async caughtUp(signal?: AbortSignal): Promise<void> {
     if (this.ownChanges.size === 0 || !this.synced) return;
-    await abortable(Promise.all(this.ownChanges), signal);
+    const applied = Promise.all(this.ownChanges);
+    let timer: NodeJS.Timeout | undefined;
+    const waitedLongEnough = new Promise<void>((resolve) => (timer = setTimeout(resolve, CATCH_UP_WAIT_MS)));
+    try {
+      // A tracked change never rejects: a failed refresh desyncs the cache instead.
+      await abortable(Promise.race([applied, waitedLongEnough]), signal);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */

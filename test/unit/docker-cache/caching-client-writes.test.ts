@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
-import { DockerStateCache, OWN_EVENT_WAIT_MS } from '../../../src/docker-cache/state-cache';
+import { CATCH_UP_WAIT_MS, DockerStateCache, OWN_EVENT_WAIT_MS } from '../../../src/docker-cache/state-cache';
 import { ShimObjectStore } from '../../../src/object-store/object-store';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker, type Hold } from '../../support/fake-docker';
@@ -156,6 +156,20 @@ describe('caching client: mutating calls', () => {
     const listing = listed();
     slowInspect.release();
     assert.deepEqual(await listing, [], 'the list after the remove waits for the forget');
+  });
+
+  it('a read waits at most CATCH_UP_WAIT_MS for a change Docker is slow to inspect, then answers from what is held', async () => {
+    const docker = new FakeDocker();
+    docker.containers.set(ID_A, containerDoc(ID_A, true));
+    const client = await started(docker);
+    holdInspects(docker);
+    const stopped = watch(client.stopContainer(ID_A, 10));
+    await waitFor('the stop answered', () => stopped.settled, { timeoutMs: 2_000 });
+    const asked = Date.now();
+    const list = await listed();
+    const waitedMs = Date.now() - asked;
+    assert.deepEqual(list.map((c) => c.status), ['running'], 'the document held before the stop');
+    assert.ok(waitedMs >= CATCH_UP_WAIT_MS - 10 && waitedMs < CATCH_UP_WAIT_MS + 1_000, `waited ${waitedMs} ms`);
   });
 
   it('a read given up while it waits ends with its caller’s reason', async () => {
