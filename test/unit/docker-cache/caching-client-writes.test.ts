@@ -70,6 +70,17 @@ describe('caching client: mutating calls', () => {
     return hold;
   }
 
+  /** A running container stopped while Docker holds back every inspect; the stop has answered. */
+  async function stoppedWhileInspectsHeld(): Promise<CachingDockerClient> {
+    const docker = new FakeDocker();
+    docker.containers.set(ID_A, containerDoc(ID_A, true));
+    const client = await started(docker);
+    holdInspects(docker);
+    const stopped = watch(client.stopContainer(ID_A, 10));
+    await waitFor('the stop answered', () => stopped.settled, { timeoutMs: 2_000 });
+    return client;
+  }
+
   it('a create answers before any inspect; its event’s inspect is the only one, and a list after it waits for it', async () => {
     const docker = new FakeDocker();
     docker.addImage('busybox');
@@ -159,12 +170,7 @@ describe('caching client: mutating calls', () => {
   });
 
   it('a read waits at most CATCH_UP_WAIT_MS for a change Docker is slow to inspect, then answers from what is held', async () => {
-    const docker = new FakeDocker();
-    docker.containers.set(ID_A, containerDoc(ID_A, true));
-    const client = await started(docker);
-    holdInspects(docker);
-    const stopped = watch(client.stopContainer(ID_A, 10));
-    await waitFor('the stop answered', () => stopped.settled, { timeoutMs: 2_000 });
+    await stoppedWhileInspectsHeld();
     const asked = Date.now();
     const list = await listed();
     const waitedMs = Date.now() - asked;
@@ -173,12 +179,7 @@ describe('caching client: mutating calls', () => {
   });
 
   it('a read given up while it waits ends with its caller’s reason', async () => {
-    const docker = new FakeDocker();
-    docker.containers.set(ID_A, containerDoc(ID_A, true));
-    const client = await started(docker);
-    holdInspects(docker);
-    const stopped = watch(client.stopContainer(ID_A, 10));
-    await waitFor('the stop answered', () => stopped.settled, { timeoutMs: 2_000 });
+    await stoppedWhileInspectsHeld();
     const caller = new AbortController();
     const listing = listed({ signal: caller.signal });
     caller.abort(new Error('caller gone'));
