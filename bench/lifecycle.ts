@@ -17,7 +17,13 @@ import {
   timed,
 } from './workload';
 
-/** The CRI calls measured, in the order a pod's life makes them. */
+/** A pod's start, RunPodSandbox → CreateContainer → StartContainer, timed as one sequence. */
+export const POD_START = 'PodStart';
+
+/**
+ * The rows measured: each CRI call in the order a pod's life makes them, then a pod's start
+ * (the first three calls, timed from before the first to after the last, on each side).
+ */
 export const LIFECYCLE_CALLS = [
   'RunPodSandbox',
   'CreateContainer',
@@ -27,6 +33,7 @@ export const LIFECYCLE_CALLS = [
   'RemoveContainer',
   'StopPodSandbox',
   'RemovePodSandbox',
+  POD_START,
 ] as const;
 export type LifecycleCall = (typeof LIFECYCLE_CALLS)[number];
 
@@ -40,6 +47,7 @@ export const RAW_LIFECYCLE_CALLS: Record<LifecycleCall, string> = {
   RemoveContainer: 'remove force',
   StopPodSandbox: `stop pause t=${STOP_TIMEOUT_SECONDS}`,
   RemovePodSandbox: 'remove pause force',
+  [POD_START]: 'the raw RunPodSandbox, CreateContainer and StartContainer in a row',
 };
 
 export type LifecycleSamples = Record<LifecycleCall, { shim: number[]; raw: number[] }>;
@@ -50,12 +58,24 @@ function emptySamples(): LifecycleSamples {
   return s;
 }
 
-async function shimRound(client: CriClient, bench: BenchRun, name: string, record: (call: LifecycleCall, ms: number) => void): Promise<void> {
-  const step = async <T>(call: LifecycleCall, fn: () => Promise<T>): Promise<T> => {
+/** Told each row's milliseconds as its call (or the pod's start) ends; the round waits for it. */
+export type RecordCall = (call: LifecycleCall, ms: number) => void | Promise<void>;
+
+/** Times each call, and the pod's start from the first call's start to the third's end. */
+function stepper(record: RecordCall): <T>(call: LifecycleCall, fn: () => Promise<T>) => Promise<T> {
+  let podStart = 0n;
+  return async (call, fn) => {
+    if (call === 'RunPodSandbox') podStart = process.hrtime.bigint();
     const { ms, value } = await timed(fn);
-    record(call, ms);
+    const podStartMs = Number(process.hrtime.bigint() - podStart) / 1e6;
+    await record(call, ms);
+    if (call === 'StartContainer') await record(POD_START, podStartMs);
     return value;
   };
+}
+
+export async function shimRound(client: CriClient, bench: BenchRun, name: string, record: RecordCall): Promise<void> {
+  const step = stepper(record);
   const config = podConfig(bench, name);
   const { podSandboxId } = await step('RunPodSandbox', () => client.runtime.RunPodSandbox({ config }));
   const { containerId } = await step('CreateContainer', () =>
@@ -70,12 +90,8 @@ async function shimRound(client: CriClient, bench: BenchRun, name: string, recor
   await step('RemovePodSandbox', () => client.runtime.RemovePodSandbox({ podSandboxId }));
 }
 
-async function rawRound(docker: Dockerode, bench: BenchRun, name: string, record: (call: LifecycleCall, ms: number) => void): Promise<void> {
-  const step = async <T>(call: LifecycleCall, fn: () => Promise<T>): Promise<T> => {
-    const { ms, value } = await timed(fn);
-    record(call, ms);
-    return value;
-  };
+export async function rawRound(docker: Dockerode, bench: BenchRun, name: string, record: RecordCall): Promise<void> {
+  const step = stepper(record);
   const pause = await step('RunPodSandbox', async () => {
     const c = await docker.createContainer(rawPauseSpec(bench, name));
     await c.start();
@@ -100,8 +116,8 @@ export async function runLifecycle(client: CriClient, docker: Dockerode, bench: 
   for (let i = 0; i < warmup + rounds; i++) {
     const measured = i >= warmup;
     const name = `life${i}`;
-    const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => samples[c].shim.push(ms) : ignore);
-    const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => samples[c].raw.push(ms) : ignore);
+    const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => void samples[c].shim.push(ms) : ignore);
+    const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => void samples[c].raw.push(ms) : ignore);
     await inTurn(i, shim, raw);
   }
   return samples;

@@ -9,8 +9,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import Dockerode from 'dockerode';
-import { newTestRun, removePaths } from '../test/support/cleanup';
+import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
@@ -18,7 +17,7 @@ import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { diskUsage } from '../src/util/disk-usage';
 import { dockerdPid, memoryBytes } from './procfs';
-import { RequestCounter } from './request-counter';
+import { countBothSides } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
 import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop } from './kubelet-loop';
 import {
@@ -185,25 +184,12 @@ async function measureStartupPart(plan: BenchPlan, rootDir: string, containers: 
 }
 
 async function countDockerRequests(plan: BenchPlan, pods: readonly PopulatedPod[]): Promise<PollingResult['dockerRequests']> {
-  const dir = tempDir('bench-counter');
-  const counter = new RequestCounter(path.join(dir, 'docker.sock'));
-  await counter.up();
-  let counted: ShimProcess | undefined;
-  try {
-    counted = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`, `--docker-endpoint=unix://${counter.socketPath}`] });
-    const client = counted.client;
-    const shim = await countRequests(counter, () => shimTick(client, pods), plan.countTicks, 2);
-    // Stopped first, so none of its background requests count against the raw side.
-    await counted.stop();
-    counted = undefined;
-    const docker = new Dockerode({ socketPath: counter.socketPath });
-    const raw = await countRequests(counter, () => rawTick(docker, pods), plan.countTicks, 2);
-    return { ticks: plan.countTicks, shim, raw };
-  } finally {
-    await counted?.stop();
-    await counter.down();
-    removePaths(dir);
-  }
+  const { shim, raw } = await countBothSides(
+    [`--log-level=${SHIM_LOG_LEVEL}`],
+    (counter, client) => countRequests(counter, () => shimTick(client, pods), plan.countTicks, 2),
+    (counter, docker) => countRequests(counter, () => rawTick(docker, pods), plan.countTicks, 2),
+  );
+  return { ticks: plan.countTicks, shim, raw };
 }
 
 /** Node, Docker and the machine, as every result records them. */

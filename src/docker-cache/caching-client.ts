@@ -1,8 +1,10 @@
 // A DockerClient that answers container and image inspects and the image list from the state
 // cache, and passes everything else to Docker (the shim's objects are listed through
 // ../object-store, which reads the cache itself). It answers only while the cache is synced;
-// mutating calls go to Docker and then refresh what they changed before returning, so a read
-// after any mutating call reflects it.
+// mutating calls go to Docker and return as soon as Docker answered, while the cache refreshes
+// what they changed: a read from the cache (here and in the object store) waits for the
+// refreshes of every mutating call that returned before it, so it reflects them (the caller of
+// a create or a stop does not also wait for an inspect it has no use for).
 // Documents handed out are shared with the cache: callers read them and never modify them.
 import type { Duplex, Readable } from 'node:stream';
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../docker/client';
@@ -41,6 +43,7 @@ export class CachingDockerClient implements DockerClient {
 
   async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     opts?.signal?.throwIfAborted();
+    await this.cache.caughtUp(opts?.signal);
     if (this.cache.synced && isFullId(id)) {
       const held = this.cache.containers.get(id);
       if (held) return held;
@@ -59,17 +62,28 @@ export class CachingDockerClient implements DockerClient {
   // --- mutating: Docker first, then the cache catches up before the caller hears back ---
 
   async createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string> {
-    const id = await this.docker.createContainer(spec, opts);
-    await this.cache.refreshContainer(id);
-    return id;
+    if (spec.name === undefined) {
+      const made = await this.docker.createContainer(spec, opts);
+      this.cache.track(this.cache.refreshContainer(made));
+      return made;
+    }
+    const announced = this.cache.expectEvent('create', { name: spec.name });
+    let id: string | undefined;
+    try {
+      id = await this.docker.createContainer(spec, opts);
+      return id;
+    } finally {
+      announced.settle(id, true);
+    }
   }
 
   async startContainer(id: string, opts?: CallOptions): Promise<void> {
-    await this.afterwards(id, this.docker.startContainer(id, opts));
+    // Docker announces only a start that changed something: one of a container not running.
+    await this.announcedBy('start', id, (held) => !held.State.Running, () => this.docker.startContainer(id, opts));
   }
 
   async stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
-    await this.afterwards(id, this.docker.stopContainer(id, timeoutSeconds, opts));
+    await this.announcedBy('stop', id, (held) => held.State.Running, () => this.docker.stopContainer(id, timeoutSeconds, opts));
   }
 
   async killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {
@@ -85,7 +99,7 @@ export class CachingDockerClient implements DockerClient {
     }
     // Removed: an ID never comes back, so there is nothing to inspect.
     const held = this.heldIdOf(id);
-    if (held !== undefined) await this.cache.forgetContainer(held);
+    if (held !== undefined) this.cache.track(this.cache.forgetContainer(held));
   }
 
   async updateContainer(id: string, spec: ContainerUpdateSpec, opts?: CallOptions): Promise<void> {
@@ -178,15 +192,34 @@ export class CachingDockerClient implements DockerClient {
   // --- helpers ---
 
   /**
-   * Waits for a mutating call, then refreshes the container it named, whether the call
-   * succeeded or not (a failed or timed-out call may still have changed it).
+   * Waits for a mutating call, then has the cache refresh the container it named, whether the
+   * call succeeded or not (a failed or timed-out call may still have changed it).
    */
   private async afterwards(idOrName: string, call: Promise<void>): Promise<void> {
     try {
       await call;
     } finally {
       const id = this.heldIdOf(idOrName);
-      if (id !== undefined) await this.cache.refreshContainer(id);
+      if (id !== undefined) this.cache.track(this.cache.refreshContainer(id));
+    }
+  }
+
+  /**
+   * A mutating call Docker announces with an `action` event before it answers, when `announces`
+   * says so of the container as held: the cache takes the refresh that event sets off for the
+   * call's own (see DockerStateCache.expectEvent); otherwise as `afterwards`.
+   */
+  private async announcedBy(action: string, idOrName: string, announces: (held: ContainerInspect) => boolean, call: () => Promise<void>): Promise<void> {
+    const id = this.heldIdOf(idOrName);
+    const held = id === undefined ? undefined : this.cache.containers.get(id);
+    if (id === undefined || held === undefined || !announces(held)) return this.afterwards(idOrName, call());
+    const announced = this.cache.expectEvent(action, { id });
+    let ok = false;
+    try {
+      await call();
+      ok = true;
+    } finally {
+      announced.settle(id, ok);
     }
   }
 

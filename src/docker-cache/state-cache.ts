@@ -8,6 +8,7 @@
 import type { DockerClient } from '../docker/client';
 import type { DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
+import { abortable } from '../util/abortable';
 import type { Logger } from '../util/logger';
 import { ContainerStore, endsRun, type ContainerChange } from './container-store';
 import { actionForEvent, EVENT_FILTERS } from './docker-events';
@@ -27,6 +28,37 @@ export interface StateWatcher {
   containerChanged(change: ContainerChange): void;
   /** The cache stopped vouching for its contents (Docker lost, or shut down): it said its last. */
   unsynced(reason: string): void;
+}
+
+/**
+ * How long the cache waits, after one of the shim's own calls, for the event Docker announces
+ * it with before it inspects the container itself (see `expectEvent`). Docker sends the event
+ * before its answer, so it is normally here already, or within milliseconds.
+ */
+export const OWN_EVENT_WAIT_MS = 200;
+
+/**
+ * The longest a read waits for the shim's own changes to be applied (see `caughtUp`): a
+ * container Docker is slow to inspect must not hold up the reads of every other pod. Past it
+ * the read answers from what the cache holds, as one made a moment earlier would have.
+ */
+export const CATCH_UP_WAIT_MS = 2_000;
+
+/** One of the shim's own calls, waiting for Docker's event about it (see `expectEvent`). */
+interface AwaitedEvent {
+  readonly action: string;
+  /** The container's full ID, or its name (a create's ID is known only from the answer). */
+  readonly id?: string;
+  readonly name?: string;
+  /** The container the event was about, and the refresh it set off, once heard. */
+  heard?: { id: string; refresh: Promise<void> };
+  onHeard?: () => void;
+}
+
+/** What the caching client tells the cache once Docker answered the call `expectEvent` was for. */
+export interface ExpectedEvent {
+  /** `id`: the container (undefined: none was made); `ok`: whether Docker said it did the work. */
+  settle(id: string | undefined, ok: boolean): void;
 }
 
 export const DEFAULT_RECONNECT_BACKOFF: ReconnectBackoff = { initialMs: 100, maxMs: 2_000, subscribeTimeoutMs: 10_000 };
@@ -59,6 +91,10 @@ export class DockerStateCache {
   /** Container documents stored or dropped, and losses of sync, so far (see `version`). */
   private containerChanges = 0;
   private unsyncs = 0;
+  /** Changes the shim's own calls made that are not applied yet (see `track`). */
+  private readonly ownChanges = new Set<Promise<void>>();
+  /** The shim's own calls waiting for Docker's event about them. */
+  private readonly awaited = new Set<AwaitedEvent>();
 
   constructor(
     private readonly docker: DockerClient,
@@ -82,7 +118,88 @@ export class DockerStateCache {
    * long as the version is (../shim/list-answers.ts keeps such answers).
    */
   get version(): number | undefined {
-    return this.synced ? this.containerChanges + this.images.generation + this.unsyncs : undefined;
+    // While one of the shim's own changes is being applied, nothing built before it may be kept.
+    return this.synced && this.ownChanges.size === 0 ? this.containerChanges + this.images.generation + this.unsyncs : undefined;
+  }
+
+  /**
+   * A refresh or forget after one of the shim's own calls, which that call's caller does not
+   * wait for (the caching client answers it as soon as Docker did): `caughtUp` lets every read
+   * after it wait instead, and `version` is undefined until it is applied.
+   */
+  track(change: Promise<void>): void {
+    this.ownChanges.add(change);
+    const applied = (): void => void this.ownChanges.delete(change);
+    change.then(applied, applied);
+  }
+
+  /**
+   * For one of the shim's own calls that Docker announces with an `action` event before it
+   * answers (a create, a start, a stop of a running container): asked before the call is sent
+   * (an event heard earlier may be an older one), settled once Docker answered. The refresh that
+   * event sets off is the one the call needs, since its inspect starts after the event came, so
+   * after the call took effect: an inspect of the shim's own would read the same document again.
+   * A call that failed, an event not heard within OWN_EVENT_WAIT_MS (Docker had nothing to do),
+   * or a cache not synced: the cache inspects the container itself. Either way it is tracked.
+   */
+  expectEvent(action: string, target: { id: string } | { name: string }): ExpectedEvent {
+    const entry: AwaitedEvent = { action, ...target };
+    this.awaited.add(entry);
+    return {
+      settle: (id, ok) => {
+        if (id === undefined) this.awaited.delete(entry);
+        else this.track(ok ? this.afterEvent(entry, id) : this.ownRefresh(entry, id));
+      },
+    };
+  }
+
+  private ownRefresh(entry: AwaitedEvent, id: string): Promise<void> {
+    this.awaited.delete(entry);
+    return this.refreshContainer(id);
+  }
+
+  private afterEvent(entry: AwaitedEvent, id: string): Promise<void> {
+    const refreshOf = (heard: { id: string; refresh: Promise<void> }): Promise<void> => {
+      this.awaited.delete(entry);
+      return heard.id === id ? heard.refresh : this.refreshContainer(id);
+    };
+    if (entry.heard) return refreshOf(entry.heard);
+    if (!this.synced) return this.ownRefresh(entry, id);
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => resolve(this.ownRefresh(entry, id)), OWN_EVENT_WAIT_MS);
+      entry.onHeard = () => {
+        clearTimeout(timer);
+        resolve(refreshOf(entry.heard!));
+      };
+    });
+  }
+
+  /** Tells the calls waiting for this event (see `expectEvent`) of the refresh it set off. */
+  private heard(ev: DockerEvent, id: string, refresh: Promise<void>): void {
+    for (const entry of this.awaited) {
+      if (entry.heard || entry.action !== ev.Action) continue;
+      if (entry.id !== id && (entry.name === undefined || ev.Actor?.Attributes?.name !== entry.name)) continue;
+      entry.heard = { id, refresh };
+      entry.onHeard?.();
+    }
+  }
+
+  /**
+   * Resolves once every change tracked so far is applied, or after CATCH_UP_WAIT_MS; at once
+   * when none is pending, or while unsynced (reads go to Docker then). The caller's signal ends
+   * the wait.
+   */
+  async caughtUp(signal?: AbortSignal): Promise<void> {
+    if (this.ownChanges.size === 0 || !this.synced) return;
+    const applied = Promise.all(this.ownChanges);
+    let timer: NodeJS.Timeout | undefined;
+    const waitedLongEnough = new Promise<void>((resolve) => (timer = setTimeout(resolve, CATCH_UP_WAIT_MS)));
+    try {
+      // A tracked change never rejects: a failed refresh desyncs the cache instead.
+      await abortable(Promise.race([applied, waitedLongEnough]), signal);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */
@@ -269,7 +386,7 @@ export class DockerStateCache {
     const action = actionForEvent(ev, (id) => this.containers.isKnown(id));
     switch (action.kind) {
       case 'refresh':
-        void this.refreshContainer(action.id);
+        this.heard(ev, action.id, this.refreshContainer(action.id));
         return;
       case 'oom':
         void this.refreshContainer(action.id, { oomKilled: true });

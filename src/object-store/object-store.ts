@@ -11,7 +11,7 @@ import { type ImageQuery, matchesImageQuery } from './image-query';
 import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectQuery, type ShimObject } from './shim-objects';
 
 /** What the store reads of the state cache. */
-export type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images'>;
+export type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images' | 'caughtUp'>;
 
 /** Whoever needs to find the shim's objects takes this, not the store itself. */
 export interface ObjectFinder {
@@ -63,6 +63,8 @@ export class ShimObjectStore implements ObjectFinder {
   private async listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
     const held = this.held;
     if (!held?.synced) return listObjectsFromDocker(this.docker, query, opts);
+    // What the shim's own calls changed, as they returned before this list was asked for.
+    await held.caughtUp(opts?.signal);
     const matched: ContainerInspect[] = [];
     for (const c of held.containers.values()) {
       const o = this.objectOf(c, undefined);

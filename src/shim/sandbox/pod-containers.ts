@@ -4,6 +4,7 @@ import type { CallOptions, DockerClient } from '../../docker/client';
 import { DockerNotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
 import { SANDBOX_ID_LABEL } from '../../conventions/labels';
+import { sideBySide } from '../../util/side-by-side';
 
 /**
  * What still runs when the pod is stopped is killed at once: kubelet has already given each
@@ -35,12 +36,18 @@ export async function removePodContainers(
   opts?: CallOptions,
 ): Promise<void> {
   const ids = await podContainerIds(shim.docker, sandboxId, true, opts);
-  await Promise.all(
-    ids.map(async (id) => {
-      await shim.logs.forget(id);
-      await shim.docker.removeContainer(id, { force: true, removeVolumes: true }, opts).catch(ignoreGone);
-    }),
-  );
+  await Promise.all(ids.map((id) => removeContainerAndFollower(shim, id, opts).catch(ignoreGone)));
+}
+
+/**
+ * Force-removes a container and ends its log follower side by side: the follower is told to
+ * stop before the removal is asked for (forget's first step), and its last write and record
+ * removal need not hold up Docker's. Settles once both did; the removal's failure is the one
+ * reported.
+ */
+export function removeContainerAndFollower(shim: Pick<ShimContext, 'docker' | 'logs'>, id: string, opts?: CallOptions): Promise<void> {
+  const forgotten = shim.logs.forget(id);
+  return sideBySide(shim.docker.removeContainer(id, { force: true, removeVolumes: true }, opts), forgotten);
 }
 
 export async function killContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {

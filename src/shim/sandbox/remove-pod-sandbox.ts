@@ -1,4 +1,4 @@
-// RemovePodSandbox: remove the pod's containers, its pause container and its checkpoint.
+// RemovePodSandbox: remove the pod's containers, its pause container and its checkpoint, side by side.
 // A sandbox that is already gone is success. A running one is torn down first (kubelet
 // normally stops it before, but CRI says running containers are removed by force).
 import type { CallContext, RemovePodSandboxRequest__Output, RemovePodSandboxResponse } from '../../cri/types';
@@ -6,6 +6,7 @@ import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
 import { findSandbox, networkFacts, networkTarget } from './lookup';
 import { removeContainerIfPresent, removePodContainers } from './pod-containers';
+import { sideBySide } from '../../util/side-by-side';
 
 export async function removePodSandbox(
   shim: ShimContext,
@@ -21,12 +22,14 @@ export async function removePodSandbox(
     // Releasing the network again is harmless, and needed when StopPodSandbox never ran.
     await shim.network.tearDownPod(networkTarget(found), networkFacts(found));
     // Everything goes, so no order is needed: the pod's containers (kubelet normally removed
-    // them already) and the pause container are removed side by side.
-    await Promise.all([
+    // them already), the pause container and the checkpoint are removed side by side. The
+    // checkpoint goes even when a removal fails, as dockershim's does (the pause container,
+    // with its labels, still names the pod for the next call).
+    await sideBySide(
       removePodContainers(shim, found.id, opts),
       found.container ? removeContainerIfPresent(shim.docker, found.id, opts) : Promise.resolve(),
-    ]);
-    await checkpoints.remove(found.id);
+      checkpoints.remove(found.id),
+    );
   });
   return {};
 }

@@ -17,6 +17,7 @@ import { removeContainer } from '../../../../src/shim/container/remove-container
 import { startContainer } from '../../../../src/shim/container/start-container';
 import { stopContainer } from '../../../../src/shim/container/stop-container';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
+import { waitFor } from '../../../support/poll';
 import { failure, failureCode } from '../../../support/rejection';
 import { MAX_REQUESTED_WAIT_SECONDS } from '../../../../src/util/timer-delay';
 import { dockerState } from '../../../support/fixtures/docker-container';
@@ -273,6 +274,23 @@ describe('container handlers over the fake Docker', () => {
       f.docker.fail('removeContainer', { error: broken });
       assert.equal(await failure(remove('c1a')), broken);
       assert.ok(f.docker.containers.has(C1_RUNNING));
+    });
+
+    it('asks Docker to remove while the log follower is still ending, and answers once both are done', async () => {
+      let followerEnded: () => void = () => undefined;
+      const forgotten: string[] = [];
+      f.shim.logs.forget = (id: string) => {
+        forgotten.push(id);
+        return new Promise<void>((resolve) => (followerEnded = resolve));
+      };
+      let answered = false;
+      const removed = remove('c1a').then(() => (answered = true));
+      await waitFor('the removal asked of Docker', () => f.docker.argsOf('removeContainer').length === 1, { timeoutMs: 2_000 });
+      assert.deepEqual(forgotten, [C1_RUNNING], 'the follower was told to end first');
+      assert.equal(f.docker.containers.has(C1_RUNNING), false);
+      assert.equal(answered, false, 'no answer before the follower has ended');
+      followerEnded();
+      await removed;
     });
   });
 });

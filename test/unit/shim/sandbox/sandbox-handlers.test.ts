@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { status as Code } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { PodSandboxFilter__Output, PodSandboxState__Output } from '../../../../src/cri/types';
-import { DockerNotFoundError, UnavailableError } from '../../../../src/errors';
+import { DockerNotFoundError, DockerServerError, UnavailableError } from '../../../../src/errors';
 import { listPodSandbox } from '../../../../src/shim/sandbox/list-pod-sandbox';
 import { podSandboxStatus } from '../../../../src/shim/sandbox/pod-sandbox-status';
 import { removePodSandbox } from '../../../../src/shim/sandbox/remove-pod-sandbox';
@@ -216,6 +216,24 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.deepEqual(f.network.calls, [{ step: 'tearDown', sandboxId: POD_A }]);
       await remove(POD_A);
       assert.equal(f.docker.argsOf('removeContainer').length, 2, 'nothing more removed');
+    });
+
+    it('removes the checkpoint while Docker still removes the containers', async () => {
+      const slowDocker = f.docker.hold('removeContainer');
+      const removed = remove('aa');
+      await waitFor('the checkpoint file gone', () => !f.checkpointFiles().some((file) => file.startsWith(POD_A)), { timeoutMs: 2_000 });
+      assert.equal(f.docker.argsOf('removeContainer').length, 2, 'both removals asked of Docker, neither answered');
+      slowDocker.release();
+      await removed;
+      assert.equal(await f.shim.checkpoints.read(POD_A), undefined);
+    });
+
+    it('removes the checkpoint even when Docker fails to remove the pause container, and passes the failure on', async () => {
+      const broken = new DockerServerError('driver failed to remove root filesystem', 500);
+      f.docker.fail('removeContainer', { when: (id) => id === POD_A, error: broken });
+      assert.equal(await failure(remove('aa')), broken);
+      assert.equal(await f.shim.checkpoints.read(POD_A), undefined);
+      assert.ok(f.docker.containers.has(POD_A), 'the pause container, with its labels, still names the pod');
     });
 
     it('removes the checkpoint of a pod whose pause container is gone', async () => {
