@@ -199,9 +199,12 @@ describe('container snapshot', () => {
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const askedAfterMs = Date.now() + 1;
     await waitFor('a later clock', () => Date.now() >= askedAfterMs);
+    const inspectsOfA = (): number => docker.argsOf('inspectContainer').filter((a) => a[0] === ID_A).length;
+    const before = inspectsOfA();
     docker.emit('die', ID_A, LABELS);
+    await waitFor('the re-inspect to start', () => inspectsOfA() > before);
+    // The event reaches the cache a tick or more after emit: it was heard by the time its re-inspect started.
     const askedBeforeMs = Date.now();
-    await waitFor('the re-inspect to start', () => docker.argsOf('inspectContainer').some((a) => a[0] === ID_A));
     await waitFor('a later clock', () => Date.now() > askedBeforeMs);
     await started.stop();
     slow.release();
