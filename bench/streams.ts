@@ -257,18 +257,20 @@ async function wsCounting(url: string, protocol: string): Promise<{ ws: WebSocke
   return { ws, received, text, closed };
 }
 
-/** WebSocket stdin as client-go's executor writes it: a message per read of the client's stdin. */
+/** WebSocket stdin as client-go's executor writes it: a message per read of the client's stdin, at most 256 KiB unsent. */
 async function wsSendZeros(ws: WebSocket, bytes: number): Promise<void> {
   const message = Buffer.alloc(CLIENT_CHUNK + 1);
-  const room = (): Promise<void> =>
-    new Promise((resolve) => {
-      const check = (): void => (ws.bufferedAmount < 4 * CLIENT_CHUNK ? resolve() : void setImmediate(check));
-      check();
-    });
+  let unsent = 0;
+  let room: (() => void) | undefined;
+  const sent = (n: number) => (): void => {
+    unsent -= n;
+    if (unsent < 4 * CLIENT_CHUNK) room?.();
+  };
   for (let left = bytes; left > 0; left -= CLIENT_CHUNK) {
     const n = Math.min(left, CLIENT_CHUNK);
-    ws.send(n === CLIENT_CHUNK ? message : message.subarray(0, n + 1));
-    if (ws.bufferedAmount >= 4 * CLIENT_CHUNK) await room();
+    unsent += n;
+    ws.send(n === CLIENT_CHUNK ? message : message.subarray(0, n + 1), sent(n));
+    if (unsent >= 8 * CLIENT_CHUNK) await new Promise<void>((resolve) => (room = resolve));
   }
   // v5: channel 255 closes the client's stdin.
   ws.send(Buffer.from([255, 0]));

@@ -8,7 +8,7 @@ import { type Duplex, PassThrough, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { endWritable, ResizeFeed, type StdioChannels } from './channels';
 import { Backpressure } from './backpressure';
-import { IdleTimer } from './limits';
+import { IdleTimer, STREAM_BUFFER_BYTES } from './limits';
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 
@@ -158,7 +158,9 @@ export class WsLink {
 
 /** Exec and attach on a WebSocket: reading stops while stdin has no room (the pipe into Docker takes it as the command reads). */
 export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOptions): StdioChannels {
-  const stdin = opts.stdin ? new PassThrough() : undefined;
+  // Room for a stream's bound (as a SPDY stream has): a client's 32 KiB messages do not each
+  // stop and restart the reading of its connection.
+  const stdin = opts.stdin ? new PassThrough({ writableHighWaterMark: STREAM_BUFFER_BYTES }) : undefined;
   // Only a TTY session reads its resize channel; the others ignore it.
   const resizes = new ResizeFeed(opts.tty);
   const link = new WsLink(ws, conn, (channel, payload) => {

@@ -170,11 +170,20 @@ export function encodeControl(type: ControlType, flags: number, payload: Buffer)
 }
 
 export function encodeData(streamId: number, flags: number, data: Buffer): Buffer {
-  const head = Buffer.alloc(8);
+  return Buffer.concat([dataFrameHead(streamId, flags, data.length), data]);
+}
+
+/**
+ * The 8 bytes that go before `length` bytes of data in a data frame: written on their own,
+ * ahead of the payload, the payload is not copied.
+ */
+export function dataFrameHead(streamId: number, flags: number, length: number): Buffer {
+  // From Node's shared pool: one small allocation a frame rather than one of its own.
+  const head = Buffer.allocUnsafe(8);
   head.writeUInt32BE(streamId & 0x7fffffff, 0);
   head.writeUInt8(flags, 4);
-  head.writeUIntBE(data.length, 5, 3);
-  return Buffer.concat([head, data]);
+  head.writeUIntBE(length, 5, 3);
+  return head;
 }
 
 /** Header names are lower case on the wire; several values of one name are NUL-separated. */
