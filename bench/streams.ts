@@ -11,22 +11,20 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Socket } from 'node:net';
-import WebSocket from 'ws';
-import { ControlType, encodeControl, encodeData, FLAG_FIN, FrameReader, HeaderCodec } from '../src/streaming/spdy/framing';
 import type { CriClient } from '../test/support/client';
 import { newTestRun, removePaths } from '../test/support/cleanup';
 import { ensureTestImages } from '../test/support/images';
 import { rawUpgrade } from '../test/support/streaming-clients';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/support/stream-sinks';
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
 import { cpuMs, dockerdPid } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-/** What kubectl's and crictl's stdin copy writes at a time (Go's io.Copy buffer). */
-const CLIENT_CHUNK = 32 * 1024;
+/** What every client here writes to stdin, a chunk at a time. */
+const ZEROS = Buffer.alloc(CLIENT_CHUNK);
 /** The port the pod serves its bytes on, one connection at a time. */
 const SERVE_PORT = 8000;
 
@@ -143,138 +141,15 @@ function dockerCli(containerId: string, cmd: string[], stdin: number | undefined
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('error', reject);
     child.once('close', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`docker exec ${cmd.join(' ')}: exit ${code}: ${stderr}`))));
-    if (stdin === undefined) child.stdin.end();
-    else void writeZeros((chunk) => child.stdin.write(chunk), () => new Promise((r) => child.stdin.once('drain', r)), stdin).then(() => child.stdin.end());
+    if (stdin === undefined) return void child.stdin.end();
+    void (async () => {
+      for (const chunk of chunksOf(ZEROS, stdin)) if (!child.stdin.write(chunk)) await new Promise((r) => child.stdin.once('drain', r));
+      child.stdin.end();
+    })();
   });
-}
-
-/** Writes `bytes` of zeros in CLIENT_CHUNK pieces through `write`, waiting for `drained` when it says it is full. */
-async function writeZeros(write: (chunk: Buffer) => boolean, drained: () => Promise<unknown>, bytes: number): Promise<void> {
-  const zeros = Buffer.alloc(CLIENT_CHUNK);
-  for (let left = bytes; left > 0; left -= CLIENT_CHUNK) {
-    if (!write(left >= CLIENT_CHUNK ? zeros : zeros.subarray(0, left))) await drained();
-  }
 }
 
 // ---- the shim's clients ------------------------------------------------------------------
-
-/**
- * A SPDY/3 client as Go's spdystream is one (no windows counted or granted, streams opened
- * without waiting for replies), that counts the data it receives per stream rather than
- * keeping it, and answers the server's pings.
- */
-export class CountingSpdyClient {
-  private readonly codec = new HeaderCodec();
-  private readonly reader = new FrameReader();
-  private nextId = 1;
-  private readonly received = new Map<number, number>();
-  private readonly text = new Map<number, Buffer[]>();
-  private readonly ends = new Map<number, () => void>();
-  private readonly ended = new Map<number, Promise<void>>();
-  readonly closed: Promise<void>;
-
-  constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', () => undefined);
-    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
-    void this.closed.then(() => {
-      for (const end of this.ends.values()) end();
-    });
-  }
-
-  /** Opens a stream; `keep`: its data is kept (error and stderr streams), else only counted. */
-  async open(headers: Record<string, string>, opts: { fin?: boolean; keep?: boolean } = {}): Promise<number> {
-    const id = this.nextId;
-    this.nextId += 2;
-    this.received.set(id, 0);
-    if (opts.keep) this.text.set(id, []);
-    this.ended.set(id, new Promise((resolve) => this.ends.set(id, resolve)));
-    const head = Buffer.alloc(10);
-    head.writeUInt32BE(id, 0);
-    const block = await this.codec.deflate(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])));
-    this.socket.write(encodeControl(ControlType.SynStream, opts.fin ? FLAG_FIN : 0, Buffer.concat([head, block])));
-    return id;
-  }
-
-  /** Sends `bytes` of zeros on stream `id` in CLIENT_CHUNK frames, then its FIN. */
-  async sendZeros(id: number, bytes: number): Promise<void> {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(id, 0);
-    head.writeUIntBE(CLIENT_CHUNK, 5, 3);
-    await writeZeros(
-      (chunk) => {
-        if (chunk.length !== CLIENT_CHUNK) return this.socket.write(encodeData(id, 0, chunk));
-        this.socket.write(head);
-        return this.socket.write(chunk);
-      },
-      () => new Promise((r) => this.socket.once('drain', r)),
-      bytes,
-    );
-    this.socket.write(encodeData(id, FLAG_FIN, Buffer.alloc(0)));
-  }
-
-  /** Resolves with the bytes the stream received once the server ended (or reset) it, or the connection closed. */
-  async drained(id: number): Promise<number> {
-    await this.ended.get(id);
-    return this.received.get(id) ?? 0;
-  }
-
-  kept(id: number): string {
-    return Buffer.concat(this.text.get(id) ?? []).toString();
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-
-  private onData(chunk: Buffer): void {
-    for (const e of this.reader.push(chunk)) {
-      if (e.kind === 'data') {
-        this.received.set(e.streamId, (this.received.get(e.streamId) ?? 0) + e.data.length);
-        if (e.data.length > 0) this.text.get(e.streamId)?.push(Buffer.from(e.data));
-        if (e.fin) this.ends.get(e.streamId)?.();
-      } else if (e.type === ControlType.RstStream) this.ends.get(e.payload.readUInt32BE(0) & 0x7fffffff)?.();
-      else if (e.type === ControlType.Ping && (e.payload.readUInt32BE(0) & 1) === 0) this.socket.write(encodeControl(ControlType.Ping, 0, e.payload));
-    }
-  }
-}
-
-/** A WebSocket client of the channel protocols that counts what each channel receives. */
-async function wsCounting(url: string, protocol: string): Promise<{ ws: WebSocket; received: Map<number, number>; text: Map<number, Buffer[]>; closed: Promise<void> }> {
-  const ws = new WebSocket(url.replace(/^http/, 'ws'), [protocol]);
-  const received = new Map<number, number>();
-  const text = new Map<number, Buffer[]>();
-  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-  ws.on('message', (raw: Buffer) => {
-    const channel = raw[0]!;
-    received.set(channel, (received.get(channel) ?? 0) + raw.length - 1);
-    if (channel !== 1) text.set(channel, [...(text.get(channel) ?? []), Buffer.from(raw.subarray(1))]);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, received, text, closed };
-}
-
-/** WebSocket stdin as client-go's executor writes it: a message per read of the client's stdin, at most 256 KiB unsent. */
-async function wsSendZeros(ws: WebSocket, bytes: number): Promise<void> {
-  const message = Buffer.alloc(CLIENT_CHUNK + 1);
-  let unsent = 0;
-  let room: (() => void) | undefined;
-  const sent = (n: number) => (): void => {
-    unsent -= n;
-    if (unsent < 4 * CLIENT_CHUNK) room?.();
-  };
-  for (let left = bytes; left > 0; left -= CLIENT_CHUNK) {
-    const n = Math.min(left, CLIENT_CHUNK);
-    unsent += n;
-    ws.send(n === CLIENT_CHUNK ? message : message.subarray(0, n + 1), sent(n));
-    if (unsent >= 8 * CLIENT_CHUNK) await new Promise<void>((resolve) => (room = resolve));
-  }
-  // v5: channel 255 closes the client's stdin.
-  ws.send(Buffer.from([255, 0]));
-}
 
 interface Exec {
   cmd: string[];
@@ -288,13 +163,13 @@ async function execUrl(client: CriClient, containerId: string, exec: Exec): Prom
 
 /** An exec through the shim over SPDY: bytes of stdout, text of stderr, after writing `stdin` bytes. */
 async function spdyExec(client: CriClient, containerId: string, exec: Exec, stdin?: number): Promise<{ stdout: number; stderr: string }> {
-  const spdy = new CountingSpdyClient(await rawUpgrade(await execUrl(client, containerId, exec), 'v4.channel.k8s.io'));
+  const spdy = new SpdySinkClient(await rawUpgrade(await execUrl(client, containerId, exec), 'v4.channel.k8s.io'));
   try {
     const error = await spdy.open({ streamType: 'error' }, { fin: true, keep: true });
     const input = stdin !== undefined ? await spdy.open({ streamType: 'stdin' }) : undefined;
     const out = await spdy.open({ streamType: 'stdout' }, { fin: true });
     const err = await spdy.open({ streamType: 'stderr' }, { fin: true, keep: true });
-    if (input !== undefined) await spdy.sendZeros(input, stdin!);
+    if (input !== undefined) await spdy.send(input, chunksOf(ZEROS, stdin!));
     const [stdout] = await Promise.all([spdy.drained(out), spdy.drained(err), spdy.drained(error)]);
     const status = spdy.kept(error);
     if (status !== '' && !status.includes('"Success"')) throw new Error(`exec failed: ${status}`);
@@ -306,18 +181,18 @@ async function spdyExec(client: CriClient, containerId: string, exec: Exec, stdi
 
 /** The same over WebSocket (v5.channel.k8s.io, binary). */
 async function wsExec(client: CriClient, containerId: string, exec: Exec, stdin?: number): Promise<{ stdout: number; stderr: string }> {
-  const link = await wsCounting(await execUrl(client, containerId, exec), 'v5.channel.k8s.io');
-  if (stdin !== undefined) await wsSendZeros(link.ws, stdin);
+  const link = await wsSink(await execUrl(client, containerId, exec), 'v5.channel.k8s.io', {}, [2, 3], { zeroMask: true });
+  if (stdin !== undefined) await wsSend(link.ws, 0, chunksOf(ZEROS, stdin));
   await link.closed;
-  const status = Buffer.concat(link.text.get(3) ?? []).toString();
+  const status = link.kept(3);
   if (status !== '' && !status.includes('"Success"')) throw new Error(`exec failed: ${status}`);
-  return { stdout: link.received.get(1) ?? 0, stderr: Buffer.concat(link.text.get(2) ?? []).toString() };
+  return { stdout: link.received.get(1) ?? 0, stderr: link.kept(2) };
 }
 
 /** One port-forward connection to SERVE_PORT through the shim over SPDY: the bytes it served. */
 async function spdyPortForward(client: CriClient, podSandboxId: string): Promise<number> {
   const { url } = await client.runtime.PortForward({ podSandboxId, port: [SERVE_PORT] });
-  const spdy = new CountingSpdyClient(await rawUpgrade(url, 'portforward.k8s.io'));
+  const spdy = new SpdySinkClient(await rawUpgrade(url, 'portforward.k8s.io'));
   try {
     const headers = { port: String(SERVE_PORT), requestID: '0' };
     const error = await spdy.open({ streamType: 'error', ...headers }, { fin: true, keep: true });
@@ -333,7 +208,7 @@ async function spdyPortForward(client: CriClient, podSandboxId: string): Promise
 /** The same over kubelet's WebSocket channel protocol: data on channel 0 after the port's 2 bytes. */
 async function wsPortForward(client: CriClient, podSandboxId: string): Promise<number> {
   const { url } = await client.runtime.PortForward({ podSandboxId, port: [SERVE_PORT] });
-  const link = await wsCounting(`${url}?port=${SERVE_PORT}`, 'v4.channel.k8s.io');
+  const link = await wsSink(`${url}?port=${SERVE_PORT}`, 'v4.channel.k8s.io', {}, [], { zeroMask: true });
   await link.closed;
   return (link.received.get(0) ?? 0) - 2;
 }
