@@ -18,6 +18,8 @@ import { rawUpgrade } from '../test/support/streaming-clients';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/support/stream-sinks';
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
+import { renderTargets } from './report';
+import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
 import { cpuMs, dockerdPid } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 
@@ -27,40 +29,6 @@ const GiB = 1024 * MiB;
 const ZEROS = Buffer.alloc(CLIENT_CHUNK);
 /** The port the pod serves its bytes on, one connection at a time. */
 const SERVE_PORT = 8000;
-
-/** cri-dockerd 0.3.20's CPU per GiB on this machine (issue 30): the targets. */
-export const STREAM_TARGETS = {
-  stdinRatio: 0.9,
-  stdoutRatio: 1.0,
-  cpuSecondsPerGiB: { stdout: 1.9, stdin: 2.0 },
-} as const;
-
-export type StreamCase = 'exec stdout' | 'exec stdin' | 'port forward';
-export type Transport = 'SPDY' | 'WebSocket';
-
-export interface StreamSideResult {
-  /** Median over the rounds. */
-  mibPerSecond: number;
-  /** The shim's utime+stime per GiB copied (shim side), dockerd's (both sides), seconds. */
-  shimCpuSecondsPerGiB?: number;
-  dockerdCpuSecondsPerGiB: number;
-}
-
-export interface StreamRow {
-  case: StreamCase;
-  transport: Transport;
-  bytes: number;
-  rounds: number;
-  shim: StreamSideResult & { shimCpuSecondsPerGiB: number };
-  /** The docker CLI doing the same (one measurement per round, shared by both transports). */
-  raw: StreamSideResult;
-  /** shim MiB/s / raw MiB/s. */
-  ratio: number;
-}
-
-export interface StreamsResult {
-  rows: StreamRow[];
-}
 
 export interface StreamsPlan {
   rounds: number;
@@ -247,7 +215,15 @@ const SIDES: readonly Side[] = ['raw', 'SPDY', 'WebSocket'];
 /** Measures every case on every side, the sides taking turns round by round (which goes first rotates). */
 export async function measureStreams(client: CriClient, bench: BenchRun, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
   const { pod, containerId } = await startShimPod(client, bench, 'streams', serveCommand(plan.bytes['port forward']));
-  const target = { pod: pod.id, containerId };
+  try {
+    return { rows: await measureCases(client, { pod: pod.id, containerId }, shimPid, plan, log) };
+  } finally {
+    await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
+    await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
+  }
+}
+
+async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamRow[]> {
   const dockerd = dockerdPid();
   const rows: StreamRow[] = [];
   for (const kase of plan.cases) {
@@ -270,34 +246,7 @@ export async function measureStreams(client: CriClient, bench: BenchRun, shimPid
       rows.push({ case: kase, transport, bytes, rounds: plan.rounds, shim, raw: rawSide, ratio: round(shim.mibPerSecond / raw.mibPerSecond, 2) });
     }
   }
-  return { rows };
-}
-
-export interface StreamTargetCheck {
-  target: string;
-  value: string;
-  pass: boolean;
-}
-
-/** Issue 30's streaming targets: throughput against raw Docker's, and the shim's CPU per GiB against cri-dockerd's. */
-export function checkStreamTargets(r: StreamsResult): StreamTargetCheck[] {
-  const checks: StreamTargetCheck[] = [];
-  for (const row of r.rows) {
-    const name = `${row.case} over ${row.transport}`;
-    const want = row.case === 'exec stdin' ? STREAM_TARGETS.stdinRatio : STREAM_TARGETS.stdoutRatio;
-    checks.push({ target: `${name}: throughput >= ${want} x raw docker CLI`, value: `${row.ratio} (${row.shim.mibPerSecond} vs ${row.raw.mibPerSecond} MiB/s)`, pass: row.ratio >= want });
-    const cpu = row.case === 'exec stdin' ? STREAM_TARGETS.cpuSecondsPerGiB.stdin : STREAM_TARGETS.cpuSecondsPerGiB.stdout;
-    checks.push({ target: `${name}: shim CPU <= ${cpu} s/GiB (cri-dockerd's)`, value: `${row.shim.shimCpuSecondsPerGiB} s/GiB`, pass: row.shim.shimCpuSecondsPerGiB <= cpu });
-  }
-  return checks;
-}
-
-/** The part's rows in the bench table's columns. */
-export function renderStreamRows(r: StreamsResult): string[] {
-  return r.rows.map(
-    (row) =>
-      `| streams | ${row.case} ${row.bytes / MiB} MiB over ${row.transport} (MiB/s; shim CPU s/GiB; dockerd CPU s/GiB shim/raw) | docker CLI | ${row.shim.mibPerSecond}; ${row.shim.shimCpuSecondsPerGiB}; ${row.shim.dockerdCpuSecondsPerGiB}/${row.raw.dockerdCpuSecondsPerGiB} | | ${row.raw.mibPerSecond} | | ${row.ratio.toFixed(2)} |`,
-  );
+  return rows;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -312,7 +261,7 @@ async function main(argv: readonly string[]): Promise<number> {
     await ensureTestImages();
     shim = await startShim({ args: ['--log-level=info'], ...(profDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}) });
     const result = await measureStreams(shim.client, bench, shim.child.pid!, plan, log);
-    process.stdout.write(`${renderStreamRows(result).join('\n')}\n\n${checkStreamTargets(result).map((c) => `${c.pass ? 'PASS' : 'MISS'}  ${c.target}: ${c.value}`).join('\n')}\n`);
+    process.stdout.write(`${renderStreamRows(result).join('\n')}\n\n${renderTargets(checkStreamTargets(result))}\n`);
     if (profDir) {
       await shim.stop();
       shim = undefined;
