@@ -21,6 +21,9 @@ export const enum Channel {
   Close = 255,
 }
 
+/** Each channel's number as the one byte that starts its binary messages. */
+const CHANNEL_BYTES: readonly Buffer[] = Array.from({ length: 256 }, (_, channel) => Buffer.from([channel]));
+
 /** One message on a channel as the protocol frames it. */
 export function encodeChannelMessage(channel: number, data: Buffer, base64: boolean): Buffer | string {
   if (base64) return String.fromCharCode(0x30 + channel) + data.toString('base64');
@@ -71,6 +74,7 @@ export class WsLink {
   readonly closed: Promise<void>;
   private readonly idle: IdleTimer;
   private readonly flow: Backpressure;
+  private readonly socket: Duplex;
 
   constructor(
     private readonly ws: WebSocket,
@@ -79,6 +83,7 @@ export class WsLink {
     base64Channels?: number,
   ) {
     this.protocol = conn.protocol;
+    this.socket = conn.socket;
     this.base64 = isBase64WebSocket(this.protocol);
     this.idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
     this.flow = new Backpressure(
@@ -132,10 +137,23 @@ export class WsLink {
       write: (chunk: Buffer, _enc, done) => {
         if (!this.open) return done();
         this.idle.touch();
-        this.ws.send(encodeChannelMessage(channel, chunk, this.base64), { binary: !this.base64 });
+        if (this.base64) this.ws.send(encodeChannelMessage(channel, chunk, true), { binary: false });
+        else this.sendFragments(channel, chunk);
         this.flow.whenSent(done);
       },
     });
+  }
+
+  /**
+   * One binary message of `channel` and `data` as two fragments, the channel's byte and then
+   * `data` itself, in one write to the socket: the payload is not copied to put one byte
+   * before it. (Every WebSocket client reassembles fragments: RFC 6455 section 5.4.)
+   */
+  private sendFragments(channel: number, data: Buffer): void {
+    this.socket.cork();
+    this.ws.send(CHANNEL_BYTES[channel]!, { binary: true, fin: false });
+    this.ws.send(data, { binary: true, fin: true });
+    this.socket.uncork();
   }
 
   /** Stops reading the connection until every hold is released. */
