@@ -2,6 +2,7 @@
 // against it, and the Markdown table. Pure.
 import type { KubeletLoopResult } from './kubelet-loop';
 import { type LatencySummary, ratio } from './stats';
+import { checkStreamTargets, renderStreamRows, type StreamsResult } from './streams-report';
 
 export interface LatencyRow {
   /** The CRI call. */
@@ -106,6 +107,8 @@ export interface BenchResult {
   /** Docker's storage (<root>/<driver>) the run's ImageFsInfo answered for, and the files it holds. */
   imageStore: { dir: string; files: number };
   startup: StartupResult;
+  /** Exec and port-forward throughput and CPU per GiB, shim against the docker CLI (bench/streams.ts). */
+  streams?: StreamsResult;
   targets: TargetCheck[];
 }
 
@@ -195,6 +198,7 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
       pass: times.p50 <= TARGETS.startupMs,
     });
   }
+  if (r.streams) checks.push(...checkStreamTargets(r.streams));
   return checks;
 }
 
@@ -293,6 +297,7 @@ export function renderTable(r: BenchResult): string {
     ),
     row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
     ...startupRows(r.startup),
+    ...(r.streams ? renderStreamRows(r.streams) : []),
   );
   return lines.join('\n');
 }

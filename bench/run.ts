@@ -35,6 +35,7 @@ import {
 } from './report';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
+import { measureStreams, streamsPlan, type StreamsPlan } from './streams';
 import { type BenchRun, withCleanUp } from './workload';
 
 interface BenchPlan {
@@ -60,6 +61,8 @@ interface BenchPlan {
   kubeletLoopLevel: number;
   /** Seconds of kubelet's pollers (and as many idle): 60 holds one round of every poller but the image GC's. */
   kubeletLoopSeconds: number;
+  /** Exec and port-forward transfers (bench/streams.ts). */
+  streams: StreamsPlan;
   /** Another build's main.js to time in the start-up part too. */
   baseline: string | undefined;
   outDir: string;
@@ -79,8 +82,8 @@ export function planFrom(argv: readonly string[]): BenchPlan {
   const baseline = baselineArg === undefined ? undefined : path.resolve(baselineArg);
   if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`--baseline: ${baseline} does not exist`);
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, baseline, outDir }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, baseline, outDir };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, streams: streamsPlan(true), baseline, outDir }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, streams: streamsPlan(false), baseline, outDir };
 }
 
 function log(message: string): void {
@@ -108,6 +111,10 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
 
   log(`pod network: ${plan.lifecycleRounds} rounds per plugin (+${plan.lifecycleWarmup} warm-up), cni next to Docker's bridge`);
   const network = await measurePodNetwork(bench, [`--log-level=${SHIM_LOG_LEVEL}`], plan.lifecycleRounds, plan.lifecycleWarmup);
+
+  // On a shim with no other pods yet: the transfers are all it does.
+  log(`streams: exec stdout, stdin and a port forward over SPDY and WebSocket, ${plan.streams.rounds} round(s) per side, next to the docker CLI`);
+  const streams = await measureStreams(client, bench, shimPid, plan.streams, log);
 
   const pods: PopulatedPod[] = [];
   const reads: ReadLevel[] = [];
@@ -167,7 +174,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
   const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
-  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, imageStore, startup };
+  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, imageStore, startup, streams };
 }
 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */

@@ -19,7 +19,11 @@ await build({
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  alias: { ssh2: path.join(root, 'scripts', 'ssh2-unsupported.cjs') },
+  alias: {
+    ssh2: path.join(root, 'scripts', 'ssh2-unsupported.cjs'),
+    // ws's optional native masking, in TypeScript (src/streaming/ws-mask.ts).
+    bufferutil: path.join(dist, 'streaming', 'ws-mask.js'),
+  },
   // Less text for V8 to read and hold (2.5 -> 1.6 MiB); identifiers are left alone, so names
   // in stack traces stay as written.
   minifyWhitespace: true,

@@ -8,7 +8,7 @@ import { type Duplex, PassThrough, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { endWritable, ResizeFeed, type StdioChannels } from './channels';
 import { Backpressure } from './backpressure';
-import { IdleTimer } from './limits';
+import { IdleTimer, STREAM_BUFFER_BYTES } from './limits';
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 
@@ -20,6 +20,9 @@ export const enum Channel {
   Resize = 4,
   Close = 255,
 }
+
+/** Each channel's number as the one byte that starts its binary messages. */
+const CHANNEL_BYTES: readonly Buffer[] = Array.from({ length: 256 }, (_, channel) => Buffer.from([channel]));
 
 /** One message on a channel as the protocol frames it. */
 export function encodeChannelMessage(channel: number, data: Buffer, base64: boolean): Buffer | string {
@@ -71,6 +74,7 @@ export class WsLink {
   readonly closed: Promise<void>;
   private readonly idle: IdleTimer;
   private readonly flow: Backpressure;
+  private readonly socket: Duplex;
 
   constructor(
     private readonly ws: WebSocket,
@@ -79,6 +83,7 @@ export class WsLink {
     base64Channels?: number,
   ) {
     this.protocol = conn.protocol;
+    this.socket = conn.socket;
     this.base64 = isBase64WebSocket(this.protocol);
     this.idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
     this.flow = new Backpressure(
@@ -132,10 +137,23 @@ export class WsLink {
       write: (chunk: Buffer, _enc, done) => {
         if (!this.open) return done();
         this.idle.touch();
-        this.ws.send(encodeChannelMessage(channel, chunk, this.base64), { binary: !this.base64 });
+        if (this.base64) this.ws.send(encodeChannelMessage(channel, chunk, true), { binary: false });
+        else this.sendFragments(channel, chunk);
         this.flow.whenSent(done);
       },
     });
+  }
+
+  /**
+   * One binary message of `channel` and `data` as two fragments, the channel's byte and then
+   * `data` itself, in one write to the socket: the payload is not copied to put one byte
+   * before it. (Every WebSocket client reassembles fragments: RFC 6455 section 5.4.)
+   */
+  private sendFragments(channel: number, data: Buffer): void {
+    this.socket.cork();
+    this.ws.send(CHANNEL_BYTES[channel]!, { binary: true, fin: false });
+    this.ws.send(data, { binary: true, fin: true });
+    this.socket.uncork();
   }
 
   /** Stops reading the connection until every hold is released. */
@@ -158,7 +176,9 @@ export class WsLink {
 
 /** Exec and attach on a WebSocket: reading stops while stdin has no room (the pipe into Docker takes it as the command reads). */
 export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOptions): StdioChannels {
-  const stdin = opts.stdin ? new PassThrough() : undefined;
+  // Room for a stream's bound (as a SPDY stream has): a client's 32 KiB messages do not each
+  // stop and restart the reading of its connection.
+  const stdin = opts.stdin ? new PassThrough({ writableHighWaterMark: STREAM_BUFFER_BYTES }) : undefined;
   // Only a TTY session reads its resize channel; the others ignore it.
   const resizes = new ResizeFeed(opts.tty);
   const link = new WsLink(ws, conn, (channel, payload) => {

@@ -181,10 +181,22 @@ describe('the benchmark (--quick)', () => {
     }
   });
 
+  it('measures exec stdout and stdin and a port forward over SPDY and WebSocket next to the docker CLI, in numbers', () => {
+    const rows = result.streams?.rows ?? [];
+    assert.deepEqual(
+      rows.map((r) => `${r.case} ${r.transport}`),
+      ['exec stdout SPDY', 'exec stdout WebSocket', 'exec stdin SPDY', 'exec stdin WebSocket', 'port forward SPDY', 'port forward WebSocket'],
+    );
+    for (const r of rows) {
+      for (const value of [r.shim.mibPerSecond, r.shim.shimCpuSecondsPerGiB, r.raw.mibPerSecond, r.ratio]) assertNumber(value, `streams ${r.case} ${r.transport}`);
+    }
+  });
+
   it('checks every target and prints the table with PASS or MISS for each', () => {
     // Lifecycle and read ratios, dockerd CPU and RSS, two start-up calls, the three stats lists'
-    // own p50, ImageFsInfo's p50 and CPU per call, and the node's CPU under the kubelet loop.
-    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 2 + 1);
+    // own p50, ImageFsInfo's p50 and CPU per call, the node's CPU under the kubelet loop, and
+    // throughput and CPU per GiB of the three streams on two transports.
+    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 2 + 1 + 3 * 2 * 2);
     for (const [call, ms] of [['ListContainerStats', 25], ['ListPodSandboxStats', 40], ['ListPodSandboxMetrics', 60]] as const) {
       assert.ok(result.targets.some((t) => t.target === `${call} at 10 containers: p50 <= ${ms} ms`), call);
     }

@@ -79,8 +79,10 @@ export type FrameEvent =
  * control frame (at most MAX_CONTROL_FRAME_PAYLOAD): a data frame's payload is handed on piece by
  * piece, however long the frame says it is, so a peer cannot make us buffer 16 MiB for one frame.
  */
+const NO_BYTES = Buffer.alloc(0);
+
 export class FrameReader {
-  private head: Buffer = Buffer.alloc(0);
+  private head: Buffer = NO_BYTES;
   private control: { type: number; flags: number; length: number; parts: Buffer[]; have: number } | undefined;
   private data: { streamId: number; flags: number; left: number } | undefined;
 
@@ -116,7 +118,7 @@ export class FrameReader {
       off += piece.length;
       if (this.head.length < 8) break;
       const head = this.head;
-      this.head = Buffer.alloc(0);
+      this.head = NO_BYTES;
       const first = head.readUInt32BE(0);
       const flags = head.readUInt8(4);
       const length = head.readUIntBE(5, 3);
@@ -125,11 +127,11 @@ export class FrameReader {
         if (version !== SPDY_VERSION) throw new FrameError(`SPDY version ${version} is not supported`);
         if (length > MAX_CONTROL_FRAME_PAYLOAD) throw new FrameError(`SPDY control frame of ${length} bytes (at most ${MAX_CONTROL_FRAME_PAYLOAD})`);
         const type = first & 0xffff;
-        if (length === 0) events.push({ kind: 'control', type, flags, payload: Buffer.alloc(0) });
+        if (length === 0) events.push({ kind: 'control', type, flags, payload: NO_BYTES });
         else this.control = { type, flags, length, parts: [], have: 0 };
       } else {
         const streamId = first & 0x7fffffff;
-        if (length === 0) events.push({ kind: 'data', streamId, data: Buffer.alloc(0), fin: (flags & FLAG_FIN) !== 0 });
+        if (length === 0) events.push({ kind: 'data', streamId, data: NO_BYTES, fin: (flags & FLAG_FIN) !== 0 });
         else this.data = { streamId, flags, left: length };
       }
     }
@@ -149,7 +151,8 @@ export function parseSettings(payload: Buffer): Map<number, number> {
 }
 
 export function windowUpdatePayload(streamId: number, delta: number): Buffer {
-  const b = Buffer.alloc(8);
+  // Every byte is written: a slice of Node's pool, not an allocation of its own (one per grant).
+  const b = Buffer.allocUnsafe(8);
   b.writeUInt32BE(streamId & 0x7fffffff, 0);
   b.writeUInt32BE(delta & 0x7fffffff, 4);
   return b;
@@ -162,19 +165,30 @@ export function parseWindowUpdate(payload: Buffer): { streamId: number; delta: n
 }
 
 export function encodeControl(type: ControlType, flags: number, payload: Buffer): Buffer {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE((0x8000 | SPDY_VERSION) * 0x10000 + type, 0);
-  head.writeUInt8(flags, 4);
-  head.writeUIntBE(payload.length, 5, 3);
-  return Buffer.concat([head, payload]);
+  // One buffer, every byte written (small frames come from Node's pool).
+  const frame = Buffer.allocUnsafe(8 + payload.length);
+  frame.writeUInt32BE((0x8000 | SPDY_VERSION) * 0x10000 + type, 0);
+  frame.writeUInt8(flags, 4);
+  frame.writeUIntBE(payload.length, 5, 3);
+  payload.copy(frame, 8);
+  return frame;
 }
 
 export function encodeData(streamId: number, flags: number, data: Buffer): Buffer {
-  const head = Buffer.alloc(8);
+  return Buffer.concat([dataFrameHead(streamId, flags, data.length), data]);
+}
+
+/**
+ * The 8 bytes that go before `length` bytes of data in a data frame: written on their own,
+ * ahead of the payload, the payload is not copied.
+ */
+export function dataFrameHead(streamId: number, flags: number, length: number): Buffer {
+  // From Node's shared pool: one small allocation a frame rather than one of its own.
+  const head = Buffer.allocUnsafe(8);
   head.writeUInt32BE(streamId & 0x7fffffff, 0);
   head.writeUInt8(flags, 4);
-  head.writeUIntBE(data.length, 5, 3);
-  return Buffer.concat([head, data]);
+  head.writeUIntBE(length, 5, 3);
+  return head;
 }
 
 /** Header names are lower case on the wire; several values of one name are NUL-separated. */

@@ -25,9 +25,9 @@ import { Backpressure } from '../backpressure';
 import { IdleTimer, MAX_UNSENT_BYTES, STREAM_BUFFER_BYTES } from '../limits';
 import {
   ControlType,
+  dataFrameHead,
   DEFAULT_INITIAL_WINDOW,
   encodeControl,
-  encodeData,
   FLAG_FIN,
   FrameReader,
   goAwayPayload,
@@ -305,8 +305,11 @@ export class SpdyServerSession extends EventEmitter {
     // In steps of half the window: the client always has the other half to send with.
     if (delta >= MIN_WINDOW_GRANT) {
       stream.granted = taken;
+      // The stream's and the session's grant in one write to the socket.
+      this.socket.cork();
       if (!stream.remoteEnded && !stream.reset) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(stream.id, delta)));
       this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, delta)));
+      this.socket.uncork();
     }
     if (stream.unread <= STREAM_BUFFER_BYTES && this.full.delete(stream)) this.updateReading();
   }
@@ -317,10 +320,23 @@ export class SpdyServerSession extends EventEmitter {
     if (this.full.delete(stream)) this.updateReading();
   }
 
-  /** Sends what the stream has to send, as far as the client's windows allow when it keeps them. */
+  /**
+   * Sends what the stream has to send, as far as the client's windows allow when it keeps them.
+   * The frames of one chunk leave in one write to the socket (corked), each frame's payload a
+   * view of the chunk, not a copy.
+   */
   private flush(stream: SpdyStream): void {
-    const out = stream.outgoing;
-    if (!out) return;
+    if (!stream.outgoing) return;
+    this.socket.cork();
+    try {
+      this.flushCorked(stream);
+    } finally {
+      this.socket.uncork();
+    }
+  }
+
+  private flushCorked(stream: SpdyStream): void {
+    const out = stream.outgoing!;
     for (;;) {
       const left = out.data.length - out.off;
       let n = Math.min(left, MAX_DATA_CHUNK);
@@ -334,12 +350,12 @@ export class SpdyServerSession extends EventEmitter {
       stream.sendWindow -= n;
       this.sessionSendWindow -= n;
       if (out.off < out.data.length) {
-        this.write(encodeData(stream.id, 0, piece));
+        this.writeData(stream.id, 0, piece);
         continue;
       }
       stream.outgoing = undefined;
       this.waitingForWindow.delete(stream);
-      this.write(encodeData(stream.id, out.fin ? FLAG_FIN : 0, piece));
+      this.writeData(stream.id, out.fin ? FLAG_FIN : 0, piece);
       this.whenSent(out.done);
       if (out.fin) {
         stream.localEnded = true;
@@ -365,6 +381,12 @@ export class SpdyServerSession extends EventEmitter {
     if (this.socket.writableLength > MAX_UNSENT_BYTES) this.updateReading();
   }
 
+  /** A data frame as its head and its payload, two writes of one corked flush. */
+  private writeData(streamId: number, flags: number, data: Buffer): void {
+    this.write(dataFrameHead(streamId, flags, data.length));
+    if (data.length > 0) this.write(data);
+  }
+
   private receive(chunk: Buffer): void {
     if (this.closed) return;
     this.idle.touch();
@@ -385,31 +407,47 @@ export class SpdyServerSession extends EventEmitter {
 
   /**
    * Frames are handled strictly in order: a stream's data must not overtake its SYN_STREAM,
-   * whose headers inflate asynchronously. Data frames are handled at once, synchronously.
+   * whose headers inflate asynchronously. Everything else is handled at once, synchronously (no
+   * promise a frame); a header block that inflates holds the frames behind it until it is done.
    * A frame that cannot be handled (a header block over its bounds, one that does not inflate)
    * ends the session: the header compression state cannot be resynchronised.
    */
   private handleQueued(): void {
     if (this.handling) return;
-    this.handling = true;
-    void (async () => {
-      try {
-        while (this.head < this.queue.length && !this.closed) {
-          const e = this.queue[this.head]!;
-          this.queue[this.head++] = undefined as unknown as FrameEvent;
-          this.queuedBytes -= sizeOf(e);
-          if (e.kind === 'data') this.onData(e);
-          else await this.onControl(e);
+    try {
+      while (this.head < this.queue.length && !this.closed) {
+        const e = this.queue[this.head]!;
+        this.queue[this.head++] = undefined as unknown as FrameEvent;
+        this.queuedBytes -= sizeOf(e);
+        if (e.kind === 'data') {
+          this.onData(e);
+          continue;
         }
-      } catch {
-        this.close(GOAWAY_PROTOCOL_ERROR);
-      } finally {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-        this.handling = false;
-        this.updateReading();
+        const inflating = this.onControl(e);
+        if (inflating) {
+          this.handling = true;
+          inflating.then(
+            () => this.resumeHandling(),
+            () => this.resumeHandling(true),
+          );
+          return;
+        }
       }
-    })();
+    } catch {
+      this.close(GOAWAY_PROTOCOL_ERROR);
+    }
+    if (this.head >= this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    this.updateReading();
+  }
+
+  /** A header block is done: the frames behind it go on, unless it failed. */
+  private resumeHandling(failed = false): void {
+    this.handling = false;
+    if (failed) this.close(GOAWAY_PROTOCOL_ERROR);
+    this.handleQueued();
   }
 
   private onData(e: Extract<FrameEvent, { kind: 'data' }>): void {
@@ -431,7 +469,8 @@ export class SpdyServerSession extends EventEmitter {
     }
   }
 
-  private async onControl(e: Extract<FrameEvent, { kind: 'control' }>): Promise<void> {
+  /** Handles a control frame; answers a promise only while a header block inflates. */
+  private onControl(e: Extract<FrameEvent, { kind: 'control' }>): Promise<void> | undefined {
     switch (e.type) {
       case ControlType.SynStream:
         return this.openStream(e.payload, e.flags);
@@ -454,8 +493,7 @@ export class SpdyServerSession extends EventEmitter {
       case ControlType.Headers:
         // Later headers carry nothing the streaming protocols use, but the block must still go
         // through the decompressor to keep its state in step.
-        await this.codec.inflate(e.payload.subarray(4));
-        return;
+        return this.codec.inflate(e.payload.subarray(4)).then(() => undefined);
       case ControlType.Settings: {
         const size = parseSettings(e.payload).get(SETTINGS_INITIAL_WINDOW_SIZE);
         if (size === undefined) return;

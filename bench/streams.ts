@@ -1,0 +1,284 @@
+// Part: streams at Docker's speed (issue 30 point 3). Exec stdout and stdin and a port forward
+// through the shim, over SPDY and over WebSocket, next to the docker CLI doing the same on the
+// same container in the same run: throughput (MiB/s), and the shim's CPU per GiB copied
+// (utime+stime from /proc). The client side of the shim is built here, as kubectl and crictl
+// speak it (spdystream: no windows counted, 32 KiB stdin frames; the WebSocket channel
+// protocols); the raw side is the docker CLI (`docker exec`, `docker exec -i`, and a
+// `docker exec -i <pod> nc 127.0.0.1 <port>` relay for the port forward).
+//   node dist/bench/streams.js [--quick] [--profile] [--only=stdout,stdin,port-forward]
+// --profile runs the shim under --cpu-prof and prints where its CPU went; --only measures only
+// these cases.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { CriClient } from '../test/support/client';
+import { newTestRun, removePaths } from '../test/support/cleanup';
+import { ensureTestImages } from '../test/support/images';
+import { rawUpgrade } from '../test/support/streaming-clients';
+import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/support/stream-sinks';
+import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
+import { renderTargets } from './report';
+import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
+import { cpuMs, dockerdPid } from './procfs';
+import { type BenchRun, startShimPod, withCleanUp } from './workload';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+/** What every client here writes to stdin, a chunk at a time. */
+const ZEROS = Buffer.alloc(CLIENT_CHUNK);
+/** The port the pod serves its bytes on, one connection at a time. */
+const SERVE_PORT = 8000;
+
+export interface StreamsPlan {
+  rounds: number;
+  bytes: Record<StreamCase, number>;
+  cases: readonly StreamCase[];
+}
+
+const CASES: readonly StreamCase[] = ['exec stdout', 'exec stdin', 'port forward'];
+/** --only's names of the cases. */
+const CASE_NAMES: Readonly<Record<string, StreamCase>> = { stdout: 'exec stdout', stdin: 'exec stdin', 'port-forward': 'port forward' };
+
+export function streamsPlan(quick: boolean, only?: readonly string[]): StreamsPlan {
+  const cases = only?.map((name) => CASE_NAMES[name] ?? failWith(`--only: ${name} is none of ${Object.keys(CASE_NAMES).join(', ')}`)) ?? CASES;
+  return quick
+    ? { rounds: 1, cases, bytes: { 'exec stdout': 64 * MiB, 'exec stdin': 32 * MiB, 'port forward': 32 * MiB } }
+    : { rounds: 3, cases, bytes: { 'exec stdout': GiB, 'exec stdin': 512 * MiB, 'port forward': 256 * MiB } };
+}
+
+function failWith(message: string): never {
+  throw new Error(message);
+}
+
+interface Sample {
+  seconds: number;
+  shimCpuMs: number;
+  dockerdCpuMs: number;
+}
+
+/** Runs `transfer` (which answers the bytes it moved) and reads the CPU the shim and dockerd spent on it. */
+async function sampled(shimPid: number, dockerd: number, expected: number, transfer: () => Promise<number>): Promise<Sample> {
+  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd)];
+  const t0 = process.hrtime.bigint();
+  const moved = await transfer();
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd)];
+  if (moved !== expected) throw new Error(`moved ${moved} bytes, expected ${expected}`);
+  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]! };
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function sideOf(samples: readonly Sample[], bytes: number): StreamSideResult & { shimCpuSecondsPerGiB: number } {
+  const gib = bytes / GiB;
+  return {
+    mibPerSecond: round(median(samples.map((s) => bytes / MiB / s.seconds)), 1),
+    shimCpuSecondsPerGiB: round(median(samples.map((s) => s.shimCpuMs / 1000 / gib)), 2),
+    dockerdCpuSecondsPerGiB: round(median(samples.map((s) => s.dockerdCpuMs / 1000 / gib)), 2),
+  };
+}
+
+// ---- the commands in the container -------------------------------------------------------
+
+/** Writes `bytes` to stdout in 1 MiB writes. */
+const produce = (bytes: number): string[] => ['dd', 'if=/dev/zero', 'bs=1M', `count=${bytes / MiB}`];
+/** Reads stdin to its end in whole MiB blocks; dd says on stderr how many (busybox's dd gives no byte count). */
+const CONSUME = ['dd', 'of=/dev/null', 'bs=1M', 'iflag=fullblock'];
+/** The bytes dd read: whole blocks only (every size here is whole MiB); -1 when a partial block came or dd said nothing. */
+function bytesReadBy(ddStderr: string): number {
+  const records = /(\d+)\+(\d+) records in/.exec(ddStderr);
+  return records && records[2] === '0' ? Number(records[1]) * MiB : -1;
+}
+/** The pod's container: serves `bytes` to each connection on SERVE_PORT. */
+export const serveCommand = (bytes: number): string[] => ['nc', '-ll', '-p', String(SERVE_PORT), '-e', ...produce(bytes)];
+
+// ---- raw Docker: the docker CLI ----------------------------------------------------------
+
+/** `docker exec [-i] <container> <cmd>`: bytes of its stdout, its stderr; `stdin` bytes of zeros written to it. */
+function dockerCli(containerId: string, cmd: string[], stdin: number | undefined): Promise<{ stdout: number; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('docker', ['exec', ...(stdin === undefined ? [] : ['-i']), containerId, ...cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = 0;
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.length));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`docker exec ${cmd.join(' ')}: exit ${code}: ${stderr}`))));
+    if (stdin === undefined) return void child.stdin.end();
+    void (async () => {
+      for (const chunk of chunksOf(ZEROS, stdin)) if (!child.stdin.write(chunk)) await new Promise((r) => child.stdin.once('drain', r));
+      child.stdin.end();
+    })();
+  });
+}
+
+// ---- the shim's clients ------------------------------------------------------------------
+
+interface Exec {
+  cmd: string[];
+  stdin?: boolean;
+}
+
+async function execUrl(client: CriClient, containerId: string, exec: Exec): Promise<string> {
+  const { url } = await client.runtime.Exec({ containerId, cmd: exec.cmd, stdin: exec.stdin === true, stdout: true, stderr: true, tty: false });
+  return url;
+}
+
+/** An exec through the shim over SPDY: bytes of stdout, text of stderr, after writing `stdin` bytes. */
+async function spdyExec(client: CriClient, containerId: string, exec: Exec, stdin?: number): Promise<{ stdout: number; stderr: string }> {
+  const spdy = new SpdySinkClient(await rawUpgrade(await execUrl(client, containerId, exec), 'v4.channel.k8s.io'));
+  try {
+    const error = await spdy.open({ streamType: 'error' }, { fin: true, keep: true });
+    const input = stdin !== undefined ? await spdy.open({ streamType: 'stdin' }) : undefined;
+    const out = await spdy.open({ streamType: 'stdout' }, { fin: true });
+    const err = await spdy.open({ streamType: 'stderr' }, { fin: true, keep: true });
+    if (input !== undefined) await spdy.send(input, chunksOf(ZEROS, stdin!));
+    const [stdout] = await Promise.all([spdy.drained(out), spdy.drained(err), spdy.drained(error)]);
+    const status = spdy.kept(error);
+    if (status !== '' && !status.includes('"Success"')) throw new Error(`exec failed: ${status}`);
+    return { stdout, stderr: spdy.kept(err) };
+  } finally {
+    spdy.close();
+  }
+}
+
+/** The same over WebSocket (v5.channel.k8s.io, binary). */
+async function wsExec(client: CriClient, containerId: string, exec: Exec, stdin?: number): Promise<{ stdout: number; stderr: string }> {
+  const link = await wsSink(await execUrl(client, containerId, exec), 'v5.channel.k8s.io', {}, [2, 3], { zeroMask: true });
+  if (stdin !== undefined) await wsSend(link.ws, 0, chunksOf(ZEROS, stdin));
+  await link.closed;
+  const status = link.kept(3);
+  if (status !== '' && !status.includes('"Success"')) throw new Error(`exec failed: ${status}`);
+  return { stdout: link.received.get(1) ?? 0, stderr: link.kept(2) };
+}
+
+/** One port-forward connection to SERVE_PORT through the shim over SPDY: the bytes it served. */
+async function spdyPortForward(client: CriClient, podSandboxId: string): Promise<number> {
+  const { url } = await client.runtime.PortForward({ podSandboxId, port: [SERVE_PORT] });
+  const spdy = new SpdySinkClient(await rawUpgrade(url, 'portforward.k8s.io'));
+  try {
+    const headers = { port: String(SERVE_PORT), requestID: '0' };
+    const error = await spdy.open({ streamType: 'error', ...headers }, { fin: true, keep: true });
+    const data = await spdy.open({ streamType: 'data', ...headers });
+    const bytes = await spdy.drained(data);
+    if (spdy.kept(error) !== '') throw new Error(`port forward failed: ${spdy.kept(error)}`);
+    return bytes;
+  } finally {
+    spdy.close();
+  }
+}
+
+/** The same over kubelet's WebSocket channel protocol: data on channel 0 after the port's 2 bytes. */
+async function wsPortForward(client: CriClient, podSandboxId: string): Promise<number> {
+  const { url } = await client.runtime.PortForward({ podSandboxId, port: [SERVE_PORT] });
+  const link = await wsSink(`${url}?port=${SERVE_PORT}`, 'v4.channel.k8s.io', {}, [], { zeroMask: true });
+  await link.closed;
+  return (link.received.get(0) ?? 0) - 2;
+}
+
+// ---- the part ----------------------------------------------------------------------------
+
+interface Target {
+  pod: string;
+  containerId: string;
+}
+
+type Side = 'raw' | Transport;
+
+/** One transfer of `kase` on `side`; answers the bytes moved. */
+function transfer(client: CriClient, target: Target, kase: StreamCase, side: Side, bytes: number): Promise<number> {
+  const { containerId, pod } = target;
+  switch (kase) {
+    case 'exec stdout': {
+      const exec = { cmd: produce(bytes) };
+      if (side === 'raw') return dockerCli(containerId, exec.cmd, undefined).then((r) => r.stdout);
+      return (side === 'SPDY' ? spdyExec : wsExec)(client, containerId, exec).then((r) => r.stdout);
+    }
+    case 'exec stdin': {
+      const exec = { cmd: CONSUME, stdin: true };
+      if (side === 'raw') return dockerCli(containerId, CONSUME, bytes).then((r) => bytesReadBy(r.stderr));
+      return (side === 'SPDY' ? spdyExec : wsExec)(client, containerId, exec, bytes).then((r) => bytesReadBy(r.stderr));
+    }
+    case 'port forward':
+      if (side === 'raw') return dockerCli(containerId, ['nc', '127.0.0.1', String(SERVE_PORT)], 0).then((r) => r.stdout);
+      return side === 'SPDY' ? spdyPortForward(client, pod) : wsPortForward(client, pod);
+  }
+}
+
+const SIDES: readonly Side[] = ['raw', 'SPDY', 'WebSocket'];
+
+/** Measures every case on every side, the sides taking turns round by round (which goes first rotates). */
+export async function measureStreams(client: CriClient, bench: BenchRun, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
+  const { pod, containerId } = await startShimPod(client, bench, 'streams', serveCommand(plan.bytes['port forward']));
+  try {
+    return { rows: await measureCases(client, { pod: pod.id, containerId }, shimPid, plan, log) };
+  } finally {
+    await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
+    await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
+  }
+}
+
+async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamRow[]> {
+  const dockerd = dockerdPid();
+  const rows: StreamRow[] = [];
+  for (const kase of plan.cases) {
+    const bytes = plan.bytes[kase];
+    const samples = new Map<Side, Sample[]>(SIDES.map((s) => [s, []]));
+    // One uncounted transfer a side first: the relay process, JIT, Docker's exec paths.
+    for (const side of SIDES) await transfer(client, target, kase, side, Math.min(bytes, 8 * MiB)).catch(() => undefined);
+    for (let r = 0; r < plan.rounds; r++) {
+      for (let i = 0; i < SIDES.length; i++) {
+        const side = SIDES[(i + r) % SIDES.length]!;
+        const sample = await sampled(shimPid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
+        samples.get(side)!.push(sample);
+        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms`);
+      }
+    }
+    const raw = sideOf(samples.get('raw')!, bytes);
+    const { shimCpuSecondsPerGiB: _, ...rawSide } = raw;
+    for (const transport of ['SPDY', 'WebSocket'] as const) {
+      const shim = sideOf(samples.get(transport)!, bytes);
+      rows.push({ case: kase, transport, bytes, rounds: plan.rounds, shim, raw: rawSide, ratio: round(shim.mibPerSecond / raw.mibPerSecond, 2) });
+    }
+  }
+  return rows;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const unknown = argv.filter((a) => a !== '--quick' && a !== '--profile' && !a.startsWith('--only='));
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: streams.js [--quick] [--profile] [--only=stdout,stdin,port-forward]`);
+  const plan = streamsPlan(argv.includes('--quick'), argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(','));
+  const profDir = argv.includes('--profile') ? tempDir('streams-prof') : undefined;
+  const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('bench-logs') };
+  const log = (m: string): void => void process.stderr.write(`[streams ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+  let shim: ShimProcess | undefined;
+  return withCleanUp(bench, profDir ? [profDir] : [], () => shim, log, async () => {
+    await ensureTestImages();
+    shim = await startShim({ args: ['--log-level=info'], ...(profDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}) });
+    const result = await measureStreams(shim.client, bench, shim.child.pid!, plan, log);
+    process.stdout.write(`${renderStreamRows(result).join('\n')}\n\n${renderTargets(checkStreamTargets(result))}\n`);
+    if (profDir) {
+      await shim.stop();
+      shim = undefined;
+      const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+      if (file) process.stdout.write(`\n${renderProfileSummary(summarizeProfile(JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8')) as CpuProfile, 30))}\n`);
+    }
+    removePaths(...(profDir ? [profDir] : []));
+    return 0;
+  });
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`streams bench failed: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { checkStreamTargets, renderStreamRows, type StreamRow } from '../../../bench/streams-report';
+
+const MiB = 1024 * 1024;
+
+function row(kase: StreamRow['case'], ratio: number, cpu: number): StreamRow {
+  return {
+    case: kase,
+    transport: 'SPDY',
+    bytes: 512 * MiB,
+    rounds: 3,
+    shim: { mibPerSecond: 100 * ratio, shimCpuSecondsPerGiB: cpu, dockerdCpuSecondsPerGiB: 1 },
+    raw: { mibPerSecond: 100, dockerdCpuSecondsPerGiB: 1 },
+    ratio,
+  };
+}
+
+test('stdin passes at 0.9 of raw and 2.0 s/GiB; stdout and port forward need 1.0 of raw and 1.9 s/GiB', () => {
+  const pass = (r: StreamRow): boolean[] => checkStreamTargets({ rows: [r] }).map((c) => c.pass);
+  assert.deepEqual(pass(row('exec stdin', 0.9, 2.0)), [true, true]);
+  assert.deepEqual(pass(row('exec stdin', 0.89, 2.01)), [false, false]);
+  assert.deepEqual(pass(row('exec stdout', 0.95, 1.9)), [false, true]);
+  assert.deepEqual(pass(row('port forward', 1.0, 1.95)), [true, false]);
+});
+
+test('one table row per case and transport, with the raw side named', () => {
+  const [line] = renderStreamRows({ rows: [row('port forward', 2, 1)] });
+  assert.match(line!, /^\| streams \| port forward 512 MiB over SPDY .*nc 127\.0\.0\.1.* \| 200; 1; 1\/1 \| \| 100 \| \| 2\.00 \|$/);
+});
