@@ -38,7 +38,7 @@ export interface StateCacheRecorder {
 
 export const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefined };
 
-/** How often the snapshot is saved while containers change (and once more at a stop). */
+/** How long after a container changed the snapshot is saved (and once more at a stop): nothing is armed while nothing changes. */
 export const SNAPSHOT_INTERVAL_MS = 60_000;
 
 export class DockerStateCache {
@@ -89,10 +89,6 @@ export class DockerStateCache {
   start(): Promise<void> {
     if (this.loop) throw new Error('state cache already started');
     this.saved = this.snapshot?.load();
-    if (this.snapshot) {
-      this.saveTimer = setInterval(() => void this.save(), SNAPSHOT_INTERVAL_MS);
-      this.saveTimer.unref();
-    }
     return new Promise<void>((resolve) => {
       this.loop = this.run(resolve);
     });
@@ -110,8 +106,11 @@ export class DockerStateCache {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.saveTimer);
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
     await this.save();
+    // A save refused or failed just now re-armed it.
+    clearTimeout(this.saveTimer);
     this.stopped = true;
     this.markUnsynced('the shim is stopping');
     this.stopSignal.abort();
@@ -119,9 +118,20 @@ export class DockerStateCache {
     await this.loop;
   }
 
-  /** Saves what the cache holds, if it changed and the cache vouches for it. */
+  /** One save SNAPSHOT_INTERVAL_MS from now, unless one is due already (or the cache is stopping). */
+  private saveLater(): void {
+    if (!this.snapshot || this.saveTimer || this.stopped) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      void this.save();
+    }, SNAPSHOT_INTERVAL_MS);
+    this.saveTimer.unref();
+  }
+
+  /** Saves what the cache holds, if it changed and the cache vouches for it (unsynced: tried again later). */
   private async save(): Promise<void> {
-    if (!this.snapshot || !this.changedSinceSave || !this.synced) return;
+    if (!this.snapshot || !this.changedSinceSave) return;
+    if (!this.synced) return this.saveLater();
     this.changedSinceSave = false;
     const started = Date.now();
     try {
@@ -129,6 +139,7 @@ export class DockerStateCache {
       this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
     } catch (err) {
       this.changedSinceSave = true;
+      this.saveLater();
       this.log.warn({ file: this.snapshot.file, err: errorMessage(err) }, 'container snapshot not saved; the next start inspects every container');
     }
   }
@@ -179,6 +190,7 @@ export class DockerStateCache {
 
   private announce(change: ContainerChange): void {
     this.changedSinceSave = true;
+    this.saveLater();
     this.containerChanges++;
     if (endsRun(change)) for (const listener of this.runEndListeners) listener(change.id);
     // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.

@@ -1,8 +1,15 @@
 // The disk Docker's storage takes, kept fresh in the background so that ImageFsInfo, the stats
 // and the metrics answer from memory: no call walks a tree, whatever the size of the store.
 //
-// A pass (every REFRESH_MS, and soon after someone asks about a container it does not know)
-// first reconciles, from the state cache and small files only:
+// A pass runs at start, and then only when a call asks for a figure that is due: the state
+// cache's version moved since the last reconciling (a container or image came, went, started or
+// stopped), the last pass began REFRESH_MS ago or more (running containers may have written), or
+// the container asked about is not known yet. The call answers from memory at once, with each
+// figure's time; the pass it asked for brings the next answer up to date. So the figures follow
+// the calls (kubelet asks every 10-15 s), and a shim nobody asks runs no pass at all: no walk, no
+// cgroup read, no request to Docker while idle.
+//
+// A pass first reconciles, from the state cache and small files only:
 // - the images: each new image ID is inspected once (an ID names fixed content) for its layers'
 //   chain IDs; each new chain ID's record is read once from Docker's layer database (its size
 //   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
@@ -57,6 +64,7 @@ import { SavedLayerFigures } from './saved-figures';
 import { containerSnapshotDir } from './snapshot-layers';
 import { StoreLayout } from './store-layout';
 
+/** A call this long after the last pass began asks for another (the running containers' layers). */
 export const REFRESH_MS = 10_000;
 /**
  * How long a pass's requests to Docker may take: a request that does not come back (a container
@@ -126,6 +134,8 @@ export class DockerStorage {
   private metadata: Measured | undefined;
   private metadataStale = true;
   private imagesAtMs = 0;
+  /** When the last pass began. */
+  private passStartedAtMs = -Infinity;
   private loggedFallback = false;
   /** The image layers' walker, while it has layers to measure. */
   private layerWalking: Promise<void> | undefined;
@@ -161,7 +171,7 @@ export class DockerStorage {
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
     };
-    this.schedule = new PassSchedule((signal) => this.pass(signal), this.opts.refreshMs, deps.log);
+    this.schedule = new PassSchedule((signal) => this.pass(signal), deps.log);
     this.witness = new CpuWitness(deps.cgroupReader);
     this.savedFigures = new SavedLayerFigures(opts.layerFigures, root, driver, deps.log, this.opts.now);
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
@@ -173,7 +183,7 @@ export class DockerStorage {
     return this.witness.confirmed;
   }
 
-  /** Starts the passes: one now, then every refreshMs. */
+  /** Starts the passes: one now, then as calls find figures due. */
   start(): void {
     if (!this.store.known) return;
     // Saved figures are a graph driver's layers' (by chain ID and cache-id).
@@ -187,19 +197,22 @@ export class DockerStorage {
   }
 
   /**
-   * ImageFsInfo's figures, from memory. Only the first call after start-up waits, for the first
-   * reconciling (lists and small files, no walk), or until `signal` gives up.
+   * ImageFsInfo's figures, from memory (a pass asked for when they are due). Only the first call
+   * after start-up waits, for the first reconciling (lists and small files, no walk), or until
+   * `signal` gives up.
    */
   async imageFs(signal: AbortSignal): Promise<ImageFsFigures> {
     if (!this.store.known) throw new UnimplementedError('ImageFsInfo: Docker did not report its root directory and storage driver');
     await abortable(this.reconciled, signal);
+    this.refreshIfDue();
     return { mountpoint: this.mountpoint, images: this.imageFigures(), containers: this.containerFigures() };
   }
 
-  /** A container's writable layer as last measured; undefined (and a pass asked for) before the first measurement. */
+  /** A container's writable layer as last measured (a pass asked for when due); undefined (and a pass asked for) before the first measurement. */
   writableLayer(id: string): Measured | undefined {
     const measured = this.containers.get(id)?.measured;
     if (!measured) this.requestPass();
+    else this.refreshIfDue();
     return measured;
   }
 
@@ -220,6 +233,13 @@ export class DockerStorage {
     this.schedule.request();
   }
 
+  /** Asks for a pass when the state moved since the last reconciling, or the last pass began refreshMs ago or more. */
+  private refreshIfDue(): void {
+    const version = this.deps.stateVersion();
+    const moved = version !== undefined && version !== this.reconciledAt;
+    if (moved || this.opts.now() - this.passStartedAtMs >= this.opts.refreshMs) this.requestPass();
+  }
+
   /** The writable layer directories of the shim's containers known so far. */
   private containerDirs(): Set<string> {
     return new Set([...this.containers.values()].flatMap((c) => (c.dir === undefined ? [] : [c.dir])));
@@ -227,6 +247,7 @@ export class DockerStorage {
 
   private async pass(signal: AbortSignal): Promise<void> {
     const started = this.opts.now();
+    this.passStartedAtMs = started;
     const trees = this.walked.trees;
     const confirmed = this.witness.confirmed;
     const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);

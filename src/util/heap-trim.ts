@@ -5,12 +5,15 @@
 // resident in a quiet shim after start-up and 190 after the stats and metrics calls, 93 and
 // 100 after one full collection (the live heap is ~30 MiB).
 //
-// So the resident size is looked at every CHECK_MS (one read of /proc/self/stat), and once it
-// is above both the floor and what the last collection left plus SLACK_BYTES, and the last one
-// is COOLDOWN_MS past, one full collection runs: ~20-40 ms at this size, so at most ~1 ms per
-// second whatever happens. The collection is asked through the in-process inspector session
-// (HeapProfiler.collectGarbage): exposing gc() needs a V8 flag, which would also make V8 refuse
-// the bundle's code cache at start-up. A Node built without the inspector trims nothing.
+// So the resident size is looked at CHECK_MS after activity (a call answered, a stream closed:
+// `activity()`; one read of /proc/self/stat), and once it is above both the floor and what the
+// last collection left plus SLACK_BYTES, and the last one is COOLDOWN_MS past, one full collection
+// runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
+// held back looks again once it is over. An idle shim (no call, no stream) looks at nothing: no
+// timer is armed until the next activity. The collection is asked through the in-process
+// inspector session (HeapProfiler.collectGarbage): exposing gc() needs a V8 flag, which would
+// also make V8 refuse the bundle's code cache at start-up. A Node built without the inspector
+// trims nothing.
 import type { Logger } from './logger';
 
 export const CHECK_MS = 5_000;
@@ -34,6 +37,9 @@ export interface HeapTrimOptions {
 
 export class HeapTrim {
   private timer: NodeJS.Timeout | undefined;
+  private started = false;
+  private checkMs = CHECK_MS;
+  private looks = 0;
   private lastAtMs = -Infinity;
   /** What the last collection left resident (none yet: nothing). */
   private leftBytes = 0;
@@ -54,21 +60,56 @@ export class HeapTrim {
     return this.collected;
   }
 
-  start(everyMs = CHECK_MS): void {
+  /** Resident sizes read so far (what an idle shim must not add to). */
+  get looksTaken(): number {
+    return this.looks;
+  }
+
+  /** Whether a look is armed. */
+  get armed(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** From now on activity arms a look `afterMs` later; one is armed now, for start-up's garbage. */
+  start(afterMs = CHECK_MS): void {
     if (!this.collect) return;
-    this.timer = setInterval(() => void this.check(), everyMs);
-    this.timer.unref();
+    this.started = true;
+    this.checkMs = afterMs;
+    this.activity();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.started = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Something happened that may have left garbage: one look CHECK_MS from now, unless one is armed. Cheap enough for every call. */
+  activity(): void {
+    if (this.started && !this.timer) this.lookIn(this.checkMs);
+  }
+
+  private lookIn(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.check();
+    }, ms);
+    this.timer.unref();
   }
 
   /** One look: collects if the resident size asks for it. Resolves once done. */
   async check(): Promise<void> {
-    if (!this.collect || this.running || this.now() - this.lastAtMs < (this.opts.cooldownMs ?? COOLDOWN_MS)) return;
+    if (!this.collect || this.running) return;
+    const cooldownMs = this.opts.cooldownMs ?? COOLDOWN_MS;
+    const sinceLast = this.now() - this.lastAtMs;
+    this.looks++;
     const before = this.residentBytes();
-    if (before < Math.max(this.opts.floorBytes ?? FLOOR_BYTES, this.leftBytes + (this.opts.slackBytes ?? SLACK_BYTES))) return;
+    if (sinceLast < cooldownMs) {
+      // Worth a collection once the cooldown is over: looked at again then, activity or not.
+      if (this.started && !this.timer && this.worthCollecting(before)) this.lookIn(cooldownMs - sinceLast);
+      return;
+    }
+    if (!this.worthCollecting(before)) return;
     this.running = true;
     try {
       await this.collect();
@@ -81,6 +122,10 @@ export class HeapTrim {
       this.lastAtMs = this.now();
       this.running = false;
     }
+  }
+
+  private worthCollecting(residentBytes: number): boolean {
+    return residentBytes >= Math.max(this.opts.floorBytes ?? FLOOR_BYTES, this.leftBytes + (this.opts.slackBytes ?? SLACK_BYTES));
   }
 }
 
