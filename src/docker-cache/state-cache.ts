@@ -85,6 +85,11 @@ export class DockerStateCache {
     return this.synced ? this.containerChanges + this.images.generation + this.unsyncs : undefined;
   }
 
+  /** Whether a snapshot save is armed (one is only while a change waits to be saved). */
+  get snapshotSaveArmed(): boolean {
+    return this.saveTimer !== undefined;
+  }
+
   /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */
   start(): Promise<void> {
     if (this.loop) throw new Error('state cache already started');

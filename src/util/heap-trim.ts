@@ -115,7 +115,8 @@ export class HeapTrim {
       await this.collect();
       this.collected++;
       this.leftBytes = this.residentBytes();
-      this.opts.log.debug({ residentMiB: mib(before), afterMiB: mib(this.leftBytes) }, 'heap collected after a burst');
+      const { heapTotal, heapUsed, external } = process.memoryUsage();
+      this.opts.log.debug({ residentMiB: mib(before), afterMiB: mib(this.leftBytes), heapTotalMiB: mib(heapTotal), heapUsedMiB: mib(heapUsed), externalMiB: mib(external) }, 'heap collected after a burst');
     } catch (err) {
       this.opts.log.debug({ err: (err as Error).message }, 'heap collection failed');
     } finally {

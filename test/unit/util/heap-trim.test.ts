@@ -2,10 +2,15 @@
 // what the last collection left plus the slack, never twice within the cooldown.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HeapTrim } from '../../../src/util/heap-trim';
+import { CHECK_MS, HeapTrim } from '../../../src/util/heap-trim';
 import { silentLogger } from '../../../src/util/logger';
 
 const MiB = 2 ** 20;
+
+/** Lets the promise jobs a fired timer started run (no timer involved: they are mocked). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 describe('HeapTrim', () => {
   function trim(): { t: HeapTrim; set: (mib: number) => void; advance: (ms: number) => void; collected: () => number } {
@@ -53,6 +58,70 @@ describe('HeapTrim', () => {
     set(130);
     await t.check();
     assert.equal(collected(), 2);
+  });
+
+  it('looks at nothing while idle: only activity arms one look, CHECK_MS later, however many calls came', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] });
+    let looks = 0;
+    let collected = 0;
+    const resident = 150 * MiB;
+    const h = new HeapTrim({
+      log: silentLogger(),
+      residentBytes: () => (looks++, resident),
+      now: () => Date.now(),
+      collect: async () => void collected++,
+      floorBytes: 96 * MiB,
+      slackBytes: 32 * MiB,
+      cooldownMs: 30_000,
+    });
+    h.start(CHECK_MS);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    // A look reads the resident size, and once more after a collection.
+    assert.deepEqual([looks, collected], [2, 1], 'one look for start-up\'s garbage');
+    t.mock.timers.tick(3_600_000);
+    await settle();
+    assert.equal(looks, 2, 'an idle hour: not one look');
+
+    for (let i = 0; i < 1_000; i++) h.activity();
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(looks, 3, 'a thousand calls: one look');
+    assert.equal(collected, 1, '150 MiB is what the last collection left: not worth another');
+    h.stop();
+  });
+
+  it('a look the cooldown held back looks again once it is over, with no activity', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] });
+    let resident = 150 * MiB;
+    let collected = 0;
+    const h = new HeapTrim({
+      log: silentLogger(),
+      residentBytes: () => resident,
+      now: () => Date.now(),
+      collect: async () => {
+        collected++;
+        resident = 90 * MiB;
+      },
+      floorBytes: 96 * MiB,
+      slackBytes: 32 * MiB,
+      cooldownMs: 30_000,
+    });
+    h.start(CHECK_MS);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected, 1);
+    resident = 200 * MiB; // a burst right after
+    h.activity();
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected, 1, 'within the cooldown');
+    assert.equal(h.armed, true, 'looked at again once the cooldown is over');
+    t.mock.timers.tick(30_000);
+    await settle();
+    assert.equal(collected, 2);
+    assert.equal(h.armed, false, 'then nothing until the next activity');
+    h.stop();
   });
 
   it('does nothing without a way to collect', async () => {
