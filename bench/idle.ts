@@ -3,7 +3,7 @@
 // CPU the shim and dockerd use while no call comes (scaled to 30 s) and the shim's RSS; then runs
 // three bursts (fuzzed calls, a list of 1,000 containers, 1 GiB of exec stdout) and reads the RSS
 // right after each and again RECOVER_MS later. Removes everything it made.
-//   node dist/bench/idle.js [--pods=50] [--seconds=60] [--settle=20] [--bursts=0|1] [--cpu-prof=DIR] [--debug-log=FILE]
+//   node dist/bench/idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--cpu-prof=DIR] [--debug-log=FILE]
 // --cpu-prof: the idle shim runs under `node --cpu-prof` (the profiler's own cost included), and
 // the idle window's profile is summarised. --debug-log: the shim logs at debug level, written to FILE.
 import * as fs from 'node:fs';
@@ -17,82 +17,16 @@ import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { openStream, spdyConnect } from '../test/support/streaming-clients';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes } from './procfs';
+import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle } from './idle-report';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
 
-export const IDLE_TARGETS = {
-  /** The shim's CPU per 30 s at 50 pods with no call and no change. */
-  shimCpuMsPer30s: 10,
-  idleRssMiB: 60,
-  /** Each burst's RSS within RECOVER_MS after it. */
-  afterBurstRssMiB: 80,
-} as const;
-
-/** How long after a burst its RSS is read again. */
-export const RECOVER_MS = 60_000;
 export const FUZZ_CALLS = 10_000;
 export const LISTED_CONTAINERS = 1_000;
 export const STREAMED_BYTES = 2 ** 30;
-
-export interface BurstResult {
-  burst: string;
-  afterBytes: number;
-  /** RECOVER_MS after the burst. */
-  recoveredBytes: number;
-  /** The first second at which the RSS was under the target (undefined: not within RECOVER_MS). */
-  underTargetAfterS: number | undefined;
-}
-
-export interface IdleResult {
-  pods: number;
-  seconds: number;
-  shimCpuMsPer30s: number;
-  /** The shim's CPU per 30 s by thread name (the main thread is "node"). */
-  shimThreadsCpuMsPer30s: Record<string, number>;
-  dockerdCpuMsPer30s: number;
-  idleRssBytes: number;
-  /** /proc/<pid>/smaps_rollup and process.memoryUsage()-like figures of the idle shim. */
-  idleMemory: Record<string, number>;
-  bursts: BurstResult[];
-}
-
-export interface IdleTargetCheck {
-  target: string;
-  value: string;
-  pass: boolean;
-}
-
+export const BURSTS = ['fuzz', 'list', 'stream'] as const;
 const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
-
-export function checkIdleTargets(r: IdleResult): IdleTargetCheck[] {
-  const checks: IdleTargetCheck[] = [
-    {
-      target: `idle shim CPU at ${r.pods} pods, no calls: <= ${IDLE_TARGETS.shimCpuMsPer30s} ms per 30 s (dockerd alongside: ${r.dockerdCpuMsPer30s} ms)`,
-      value: `${r.shimCpuMsPer30s} ms`,
-      pass: r.shimCpuMsPer30s <= IDLE_TARGETS.shimCpuMsPer30s,
-    },
-    { target: `idle shim RSS at ${r.pods} pods: <= ${IDLE_TARGETS.idleRssMiB} MiB`, value: mib(r.idleRssBytes), pass: r.idleRssBytes <= IDLE_TARGETS.idleRssMiB * MiB },
-  ];
-  for (const b of r.bursts) {
-    checks.push({
-      target: `RSS ${RECOVER_MS / 1000} s after ${b.burst}: <= ${IDLE_TARGETS.afterBurstRssMiB} MiB`,
-      value: `${mib(b.recoveredBytes)} (${mib(b.afterBytes)} right after${b.underTargetAfterS === undefined ? '' : `, under the target after ${b.underTargetAfterS} s`})`,
-      pass: b.recoveredBytes <= IDLE_TARGETS.afterBurstRssMiB * MiB,
-    });
-  }
-  return checks;
-}
-
-export function renderIdle(r: IdleResult): string {
-  return [
-    `idle: ${r.pods} pods, ${r.seconds} s without calls: shim ${r.shimCpuMsPer30s} ms (by thread: ${JSON.stringify(r.shimThreadsCpuMsPer30s)}), dockerd ${r.dockerdCpuMsPer30s} ms CPU per 30 s; RSS ${mib(r.idleRssBytes)}`,
-    `idle memory: ${Object.entries(r.idleMemory)
-      .map(([k, v]) => `${k} ${mib(v)}`)
-      .join(', ')}`,
-    ...r.bursts.map((b) => `burst ${b.burst}: RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later`),
-  ].join('\n');
-}
 
 /** The idle shim's memory, by kind: smaps_rollup's resident parts (anonymous, file-backed). */
 function memoryBreakdown(pid: number): Record<string, number> {
@@ -227,7 +161,8 @@ export interface IdleOptions {
   seconds: number;
   /** Seconds after populating before the idle window starts (the first storage passes, start-up's garbage). */
   settleSeconds: number;
-  bursts: boolean;
+  /** Which bursts run: fuzz, list, stream. */
+  bursts: ReadonlySet<string>;
   cpuProfDir?: string | undefined;
   /** Run the shim at debug level and write its log here at the end. */
   debugLog?: string | undefined;
@@ -253,14 +188,19 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
     const idleMemory = memoryBreakdown(pid);
     log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}`);
     const bursts: BurstResult[] = [];
-    if (opts.bursts) {
+    if (opts.bursts.has('fuzz')) {
       log(`burst: ${FUZZ_CALLS} fuzzed calls`);
       await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
       bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, log));
-      log(`burst: ${LISTED_CONTAINERS} containers created and listed`);
+    }
+    if (opts.bursts.has('list')) {
+      log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
       const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
-      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers`, pid, log));
+      log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
       await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
+      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, log));
+    }
+    if (opts.bursts.has('stream')) {
       log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
       await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
       bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, log));
@@ -280,7 +220,7 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
 
 /** How far before the profile's end the idle window starts (it ends where the profile does, without bursts). */
 function idleWindowUs(opts: IdleOptions): number {
-  return (opts.seconds + (opts.bursts ? 3 * (RECOVER_MS / 1000 + 120) : 0)) * 1e6;
+  return (opts.seconds + opts.bursts.size * (RECOVER_MS / 1000 + 120)) * 1e6;
 }
 
 /** The profile's samples of its last `us` microseconds. */
@@ -301,14 +241,16 @@ function option(argv: readonly string[], name: string, fallback: number): number
 async function main(argv: readonly string[]): Promise<number> {
   const known = ['--pods=', '--seconds=', '--settle=', '--bursts=', '--cpu-prof=', '--debug-log='];
   const unknown = argv.filter((a) => !known.some((k) => a.startsWith(k)));
-  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: idle.js [--pods=50] [--seconds=60] [--settle=20] [--bursts=0|1] [--cpu-prof=DIR] [--debug-log=FILE]`);
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--cpu-prof=DIR] [--debug-log=FILE]`);
   const cpuProf = argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+  const unknownBursts = (argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? '').split(',').filter((b) => b !== '' && !(BURSTS as readonly string[]).includes(b));
+  if (unknownBursts.length > 0) throw new Error(`--bursts: ${unknownBursts.join(',')}: not one of ${BURSTS.join(',')}`);
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('idle-logs') };
   const result = await measureIdle(bench, {
     pods: option(argv, 'pods', 50),
     seconds: Math.max(1, option(argv, 'seconds', 60)),
-    settleSeconds: option(argv, 'settle', 20),
-    bursts: option(argv, 'bursts', 1) === 1,
+    settleSeconds: option(argv, 'settle', 60),
+    bursts: new Set((argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? BURSTS.join(',')).split(',').filter((b) => b !== '')),
     cpuProfDir: cpuProf === undefined ? undefined : path.resolve(cpuProf),
     debugLog: argv.find((a) => a.startsWith('--debug-log='))?.slice('--debug-log='.length),
     log: (m) => process.stderr.write(`[idle ${new Date().toISOString().slice(11, 19)}] ${m}\n`),

@@ -1,5 +1,6 @@
 // The benchmark's result (the JSON written to bench/results/), the targets of issue 6 checked
 // against it, and the Markdown table. Pure.
+import { checkIdleTargets, type IdleResult, idleTableCells } from './idle-report';
 import type { KubeletLoopResult } from './kubelet-loop';
 import { type LatencySummary, ratio } from './stats';
 
@@ -106,6 +107,8 @@ export interface BenchResult {
   /** Docker's storage (<root>/<driver>) the run's ImageFsInfo answered for, and the files it holds. */
   imageStore: { dir: string; files: number };
   startup: StartupResult;
+  /** Issue 30: an idle node, and the memory after bursts (./idle.ts); absent from older results. */
+  idle?: IdleResult;
   targets: TargetCheck[];
 }
 
@@ -195,6 +198,7 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
       pass: times.p50 <= TARGETS.startupMs,
     });
   }
+  if (r.idle) checks.push(...checkIdleTargets(r.idle));
   return checks;
 }
 
@@ -293,6 +297,7 @@ export function renderTable(r: BenchResult): string {
     ),
     row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
     ...startupRows(r.startup),
+    ...(r.idle ? idleTableCells(r.idle).map(row) : []),
   );
   return lines.join('\n');
 }
