@@ -256,6 +256,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
   });
   started.add('storage passes', storage, (s) => s.close());
+  state.onContainerChanged(() => storage.containerChanged());
   // OOM kills as Docker's events told them, else as the container's v2 cgroup counted them in
   // memory.events while it ran, else as the kernel logged them (Docker can miss one).
   const kernelOoms = new KernelOomLog(kmsgSource(log));

@@ -51,6 +51,7 @@ export class DockerStateCache {
   private readonly stopSignal = new AbortController();
   private readonly watchers = new Set<StateWatcher>();
   private readonly runEndListeners = new Set<(id: string) => void>();
+  private readonly changeListeners = new Set<(id: string) => void>();
   /** The snapshot's documents, for the first sync only (later ones start from what is held). */
   private saved: ContainerInspect[] | undefined;
   /** Containers changed since the snapshot was last saved. */
@@ -156,6 +157,12 @@ export class DockerStateCache {
     this.stream?.abort();
   }
 
+  /** Hears of every container change the cache applies, synced or resyncing, for as long as it runs. Returns the unlisten. */
+  onContainerChanged(listener: (id: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
   /**
    * Tells `listener` of each container the cache sees stop, be removed or restart (see
    * `endsRun`), synced or not (a resync drops what was removed meanwhile): what is held open
@@ -198,6 +205,7 @@ export class DockerStateCache {
     this.saveLater();
     this.containerChanges++;
     if (endsRun(change)) for (const listener of this.runEndListeners) listener(change.id);
+    for (const listener of this.changeListeners) listener(change.id);
     // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
     for (const w of this.watchers) w.containerChanged(change);
   }

@@ -1,13 +1,14 @@
 // The disk Docker's storage takes, kept fresh in the background so that ImageFsInfo, the stats
 // and the metrics answer from memory: no call walks a tree, whatever the size of the store.
 //
-// A pass runs at start, and then only when a call asks for a figure that is due: the state
-// cache's version moved since the last reconciling (a container or image came, went, started or
-// stopped), the last pass began REFRESH_MS ago or more (running containers may have written), or
-// the container asked about is not known yet. The call answers from memory at once, with each
-// figure's time; the pass it asked for brings the next answer up to date. So the figures follow
-// the calls (kubelet asks every 10-15 s), and a shim nobody asks runs no pass at all: no walk, no
-// cgroup read, no request to Docker while idle.
+// A pass runs at start, CHANGE_PASS_DELAY_MS after a container changed (Docker's events, through
+// the state cache: a burst of changes is one pass), and when a call asks for a figure that is
+// due: the state cache's version moved since the last reconciling (an image came or went), the
+// last pass began REFRESH_MS ago or more (running containers may have written), or the container
+// asked about is not known yet. The call answers from memory at once, with each figure's time; the
+// pass it asked for brings the next answer up to date. So the figures follow the changes and the
+// calls (kubelet asks every 10-15 s), and a shim where nothing changes and nobody asks runs no
+// pass at all: no walk, no cgroup read, no request to Docker.
 //
 // A pass first reconciles, from the state cache and small files only:
 // - the images: each new image ID is inspected once (an ID names fixed content) for its layers'
@@ -72,6 +73,8 @@ export const REFRESH_MS = 10_000;
  */
 export const RECONCILE_TIMEOUT_MS = 10_000;
 export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
+/** How long after a container changed the pass that finds it runs (the changes meanwhile join it). */
+export const CHANGE_PASS_DELAY_MS = 1_000;
 /** The share of one core the walks may take. */
 export const WALK_SHARE = 0.25;
 
@@ -109,6 +112,7 @@ interface ContainerLayer {
 
 export interface DockerStorageOptions {
   refreshMs?: number;
+  changePassDelayMs?: number;
   runningLayerMaxAgeMs?: number;
   reconcileTimeoutMs?: number;
   walkShare?: number;
@@ -136,6 +140,8 @@ export class DockerStorage {
   private imagesAtMs = 0;
   /** When the last pass began. */
   private passStartedAtMs = -Infinity;
+  /** The pass a container's change asked for, until it runs. */
+  private changeTimer: NodeJS.Timeout | undefined;
   private loggedFallback = false;
   /** The image layers' walker, while it has layers to measure. */
   private layerWalking: Promise<void> | undefined;
@@ -165,6 +171,7 @@ export class DockerStorage {
     this.mountpoint = this.store.mountpoint;
     this.opts = {
       refreshMs: opts.refreshMs ?? REFRESH_MS,
+      changePassDelayMs: opts.changePassDelayMs ?? CHANGE_PASS_DELAY_MS,
       runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
       reconcileTimeoutMs: opts.reconcileTimeoutMs ?? RECONCILE_TIMEOUT_MS,
       walkShare: opts.walkShare ?? WALK_SHARE,
@@ -193,7 +200,18 @@ export class DockerStorage {
 
   /** Stops the passes and any walk under way. */
   close(): void {
+    clearTimeout(this.changeTimer);
     this.schedule.close();
+  }
+
+  /** A container came, went, started or stopped: a pass CHANGE_PASS_DELAY_MS from now, unless one is armed. */
+  containerChanged(): void {
+    if (this.changeTimer || this.schedule.signal.aborted) return;
+    this.changeTimer = setTimeout(() => {
+      this.changeTimer = undefined;
+      this.requestPass();
+    }, this.opts.changePassDelayMs);
+    this.changeTimer.unref();
   }
 
   /**

@@ -21,7 +21,7 @@ export const COOLDOWN_MS = 30_000;
 /** Below this nothing is worth a collection (an idle shim with no pod sits near 60 MiB). */
 export const FLOOR_BYTES = 64 * 1024 * 1024;
 /** Garbage a collection must be able to give back to be worth its pause. */
-export const SLACK_BYTES = 32 * 1024 * 1024;
+export const SLACK_BYTES = 16 * 1024 * 1024;
 
 export interface HeapTrimOptions {
   log: Logger;

@@ -379,6 +379,20 @@ describe('DockerStorage', () => {
     assert.equal(containers.bytes, storage.writableLayer(hex('1'))!.bytes + storage.writableLayer(hex('2'))!.bytes);
   });
 
+  it('a container\'s change (Docker\'s event) brings a pass that measures it, before anyone asks; a burst of changes is one pass', async () => {
+    container(hex('1'), 'c1', true);
+    stateVersion = 1;
+    start();
+    await storage.settled();
+    const passesBefore = docker.calls.filter((c) => c.method === 'listContainers').length;
+    container(hex('2'), 'c2', false);
+    stateVersion = 2;
+    for (let i = 0; i < 100; i++) storage.containerChanged();
+    await waitFor('c2 walked, nobody asking', () => walks.some((w) => w[0] === path.join(root, 'overlay2', 'c2')), { timeoutMs: 10_000 });
+    await storage.settled();
+    assert.equal(docker.calls.filter((c) => c.method === 'listContainers').length, passesBefore + 1, 'one reconciling for the hundred changes');
+  });
+
   it('measures a container asked about while an image layer\'s walk is under way, without waiting for it', async () => {
     layer(diff('a'), 'base', 5_000, { f: 'x' });
     layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { g: 'y' });
