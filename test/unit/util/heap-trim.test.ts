@@ -1,7 +1,7 @@
 // When the shim gives a burst's garbage back (src/util/heap-trim.ts): above the floor and above
 // what the last collection left plus the slack, never twice within the cooldown.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { CHECK_MS, HeapTrim } from '../../../src/util/heap-trim';
 import { silentLogger } from '../../../src/util/logger';
 
@@ -60,66 +60,60 @@ describe('HeapTrim', () => {
     assert.equal(collected(), 2);
   });
 
-  it('looks at nothing while idle: only activity arms one look, CHECK_MS later, however many calls came', async (t) => {
+  /** A started trim on mocked timers and clock: resident at `mib`, a collection leaves `leftMiB` (default: as it was). */
+  function onMockedTimers(t: TestContext, mib: number, leftMiB?: number): { h: HeapTrim; set: (mib: number) => void; looks: () => number; collected: () => number } {
     t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] });
+    let resident = mib * MiB;
     let looks = 0;
     let collected = 0;
-    const resident = 150 * MiB;
     const h = new HeapTrim({
       log: silentLogger(),
       residentBytes: () => (looks++, resident),
       now: () => Date.now(),
-      collect: async () => void collected++,
-      floorBytes: 96 * MiB,
-      slackBytes: 32 * MiB,
-      cooldownMs: 30_000,
-    });
-    h.start(CHECK_MS);
-    t.mock.timers.tick(CHECK_MS);
-    await settle();
-    // A look reads the resident size, and once more after a collection.
-    assert.deepEqual([looks, collected], [2, 1], 'one look for start-up\'s garbage');
-    t.mock.timers.tick(3_600_000);
-    await settle();
-    assert.equal(looks, 2, 'an idle hour: not one look');
-
-    for (let i = 0; i < 1_000; i++) h.activity();
-    t.mock.timers.tick(CHECK_MS);
-    await settle();
-    assert.equal(looks, 3, 'a thousand calls: one look');
-    assert.equal(collected, 1, '150 MiB is what the last collection left: not worth another');
-    h.stop();
-  });
-
-  it('a look the cooldown held back looks again once it is over, with no activity', async (t) => {
-    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] });
-    let resident = 150 * MiB;
-    let collected = 0;
-    const h = new HeapTrim({
-      log: silentLogger(),
-      residentBytes: () => resident,
-      now: () => Date.now(),
       collect: async () => {
         collected++;
-        resident = 90 * MiB;
+        if (leftMiB !== undefined) resident = leftMiB * MiB;
       },
       floorBytes: 96 * MiB,
       slackBytes: 32 * MiB,
       cooldownMs: 30_000,
     });
     h.start(CHECK_MS);
+    return { h, set: (m) => (resident = m * MiB), looks: () => looks, collected: () => collected };
+  }
+
+  it('looks at nothing while idle: only activity arms one look, CHECK_MS later, however many calls came', async (t) => {
+    const { h, looks, collected } = onMockedTimers(t, 150);
     t.mock.timers.tick(CHECK_MS);
     await settle();
-    assert.equal(collected, 1);
-    resident = 200 * MiB; // a burst right after
+    // A look reads the resident size, and once more after a collection.
+    assert.deepEqual([looks(), collected()], [2, 1], 'one look for start-up\'s garbage');
+    t.mock.timers.tick(3_600_000);
+    await settle();
+    assert.equal(looks(), 2, 'an idle hour: not one look');
+
+    for (let i = 0; i < 1_000; i++) h.activity();
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(looks(), 3, 'a thousand calls: one look');
+    assert.equal(collected(), 1, '150 MiB is what the last collection left: not worth another');
+    h.stop();
+  });
+
+  it('a look the cooldown held back looks again once it is over, with no activity', async (t) => {
+    const { h, set, collected } = onMockedTimers(t, 150, 90);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1);
+    set(200); // a burst right after
     h.activity();
     t.mock.timers.tick(CHECK_MS);
     await settle();
-    assert.equal(collected, 1, 'within the cooldown');
+    assert.equal(collected(), 1, 'within the cooldown');
     assert.equal(h.armed, true, 'looked at again once the cooldown is over');
     t.mock.timers.tick(30_000);
     await settle();
-    assert.equal(collected, 2);
+    assert.equal(collected(), 2);
     assert.equal(h.armed, false, 'then nothing until the next activity');
     h.stop();
   });
