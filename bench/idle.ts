@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { CriClient } from '../test/support/client';
 import { newTestRun } from '../test/support/cleanup';
-import { ensureTestImages } from '../test/support/images';
+import { CONTAINER_TYPE_LABEL } from '../src/conventions/labels';
+import { dockerApi, ensureTestImages } from '../test/support/images';
 import { mapLimit } from '../test/support/map-limit';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { openStream, spdyConnect } from '../test/support/streaming-clients';
@@ -70,6 +71,17 @@ async function idleCpu(shimPid: number, dockerd: number, seconds: number): Promi
   const per30 = (ms: number): number => Math.round((ms * 30) / seconds);
   const threads = Object.fromEntries([...cpuByThread(shimPid)].map(([name, ms]) => [name, per30(ms - (t0.get(name) ?? 0))]));
   return { shim: per30(cpuMs(shimPid) - s0), dockerd: per30(cpuMs(dockerd) - d0), threads };
+}
+
+/**
+ * Docker's events about any shim's containers between two times (Unix seconds): on a shared node
+ * other shims' containers change, and the state cache follows them: change, not idle.
+ */
+async function shimContainerEvents(since: number, until: number): Promise<number> {
+  const stream = (await dockerApi().getEvents({ since, until, filters: { type: ['container'], label: [CONTAINER_TYPE_LABEL] } })) as NodeJS.ReadableStream;
+  let text = '';
+  for await (const chunk of stream) text += String(chunk);
+  return text.split('\n').filter((l) => l.trim() !== '').length;
 }
 
 /** RSS right after a burst, then each second until RECOVER_MS. */
@@ -184,9 +196,11 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
     await populate(shim.client, bench, pods, opts.pods * 2, 4);
     log(`settling ${opts.settleSeconds} s, then ${opts.seconds} s without calls`);
     await sleep(opts.settleSeconds * 1000);
+    const windowStart = Math.floor(Date.now() / 1000);
     const cpu = await idleCpu(pid, dockerdPid(), opts.seconds);
+    const changesDuringIdle = await shimContainerEvents(windowStart, Math.ceil(Date.now() / 1000));
     const idleMemory = memoryBreakdown(pid);
-    log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}`);
+    log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}; ${changesDuringIdle} events of shim containers meanwhile`);
     const bursts: BurstResult[] = [];
     if (opts.bursts.has('fuzz')) {
       log(`burst: ${FUZZ_CALLS} fuzzed calls`);
@@ -214,7 +228,7 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
         log(`profile ${f}, the idle window only:\n${renderProfileSummary(summarizeProfile(lastSeconds(profile, idleWindowUs(opts)), 25))}`);
       }
     }
-    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts };
+    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts };
   });
 }
 

@@ -7,7 +7,8 @@
 //
 // So the resident size is looked at CHECK_MS after activity (a call answered, a stream closed:
 // `activity()`; one read of /proc/self/stat), and once it is above both the floor and what the
-// last collection left plus SLACK_BYTES, and the last one is COOLDOWN_MS past, one full collection
+// last collection left plus SLACK_BYTES (or above the floor alone, when the calls stopped: no
+// activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
 // runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
 // held back looks again once it is over. An idle shim (no call, no stream) looks at nothing: no
 // timer is armed until the next activity. The collection is asked through the in-process
@@ -39,7 +40,10 @@ export class HeapTrim {
   private timer: NodeJS.Timeout | undefined;
   private started = false;
   private checkMs = CHECK_MS;
-  private looks = 0;
+  /** Activity came while the armed look waited: calls go on. */
+  private busySinceArmed = false;
+  /** Activity came since the last collection. */
+  private activeSinceCollection = false;
   private lastAtMs = -Infinity;
   /** What the last collection left resident (none yet: nothing). */
   private leftBytes = 0;
@@ -58,11 +62,6 @@ export class HeapTrim {
   /** Collections run so far. */
   get collections(): number {
     return this.collected;
-  }
-
-  /** Resident sizes read so far (what an idle shim must not add to). */
-  get looksTaken(): number {
-    return this.looks;
   }
 
   /** Whether a look is armed. */
@@ -86,31 +85,40 @@ export class HeapTrim {
 
   /** Something happened that may have left garbage: one look CHECK_MS from now, unless one is armed. Cheap enough for every call. */
   activity(): void {
-    if (this.started && !this.timer) this.lookIn(this.checkMs);
+    this.activeSinceCollection = true;
+    if (this.timer) this.busySinceArmed = true;
+    else if (this.started) this.lookIn(this.checkMs);
   }
 
   private lookIn(ms: number): void {
+    this.busySinceArmed = false;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.check();
+      void this.check(!this.busySinceArmed);
     }, ms);
     this.timer.unref();
   }
 
-  /** One look: collects if the resident size asks for it. Resolves once done. */
-  async check(): Promise<void> {
+  /**
+   * One look: collects if the resident size asks for it. Resolves once done. `quiet`: no activity
+   * came while the look waited (the calls stopped), when what the burst left above the floor is
+   * collected even under the slack: once per burst, never while calls keep coming (kubelet's
+   * pollers call every second).
+   */
+  async check(quiet = false): Promise<void> {
     if (!this.collect || this.running) return;
     const cooldownMs = this.opts.cooldownMs ?? COOLDOWN_MS;
     const sinceLast = this.now() - this.lastAtMs;
-    this.looks++;
     const before = this.residentBytes();
+    const worth = this.worthCollecting(before) || (quiet && this.activeSinceCollection && before >= (this.opts.floorBytes ?? FLOOR_BYTES));
     if (sinceLast < cooldownMs) {
       // Worth a collection once the cooldown is over: looked at again then, activity or not.
-      if (this.started && !this.timer && this.worthCollecting(before)) this.lookIn(cooldownMs - sinceLast);
+      if (this.started && !this.timer && worth) this.lookIn(cooldownMs - sinceLast);
       return;
     }
-    if (!this.worthCollecting(before)) return;
+    if (!worth) return;
     this.running = true;
+    this.activeSinceCollection = false;
     try {
       await this.collect();
       this.collected++;

@@ -11,6 +11,7 @@ function result(over: { cpu: number; idleMiB: number; recoveredMiB: number }): I
     seconds: 60,
     shimCpuMsPer30s: over.cpu,
     shimThreadsCpuMsPer30s: { node: over.cpu },
+    changesDuringIdle: 0,
     dockerdCpuMsPer30s: 5,
     idleRssBytes: over.idleMiB * MiB,
     idleMemory: { rss: over.idleMiB * MiB },

@@ -118,6 +118,28 @@ describe('HeapTrim', () => {
     h.stop();
   });
 
+  it('once the calls stop, collects what a burst left even under the slack; never while calls keep coming', async (t) => {
+    const { h, set, collected } = onMockedTimers(t, 150, 90);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1);
+    t.mock.timers.tick(30_000);
+    set(110); // 20 MiB over what the collection left: under the slack
+    h.activity();
+    h.activity(); // calls go on while the look waits
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1, 'calls kept coming: the slack rules');
+    h.activity(); // the last call
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 2, 'quiet since it was armed: collected');
+    t.mock.timers.tick(3_600_000);
+    await settle();
+    assert.equal(collected(), 2, 'nothing more without activity');
+    h.stop();
+  });
+
   it('does nothing without a way to collect', async () => {
     const t = new HeapTrim({ log: silentLogger(), residentBytes: () => 500 * MiB, collect: undefined });
     await t.check();
