@@ -256,7 +256,6 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
   });
   started.add('storage passes', storage, (s) => s.close());
-  state.onContainerChanged(() => storage.containerChanged());
   // OOM kills as Docker's events told them, else as the container's v2 cgroup counted them in
   // memory.events while it ran, else as the kernel logged them (Docker can miss one).
   const kernelOoms = new KernelOomLog(kmsgSource(log));
@@ -265,6 +264,11 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
   };
   const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
+  // Docker's events (a container came, went, started or stopped): a storage pass, and work (inspects, the pass) the heap trim looks after.
+  state.onContainerChanged(() => {
+    storage.containerChanged();
+    heapTrim.activity();
+  });
   // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
   const rpcRecorder: RpcRecorder = {
     observe: (...call) => {
