@@ -2,10 +2,9 @@
 // and the metrics answer from memory: no call walks a tree, whatever the size of the store.
 //
 // A pass runs at start, CHANGE_PASS_DELAY_MS after a container changed (Docker's events, through
-// the state cache: a burst of changes is one pass), and when a call asks for a figure that is
-// due: the state cache's version moved since the last reconciling (an image came or went), the
-// last pass began REFRESH_MS ago or more (running containers may have written), or the container
-// asked about is not known yet. The call answers from memory at once, with each figure's time; the
+// the state cache: a burst of changes is one pass, and no more than one per REFRESH_MS), and when
+// a call asks for a figure and the last pass began REFRESH_MS ago or more (an image may have come
+// or gone, running containers may have written), or the container asked about is not known yet. The call answers from memory at once, with each figure's time; the
 // pass it asked for brings the next answer up to date. So the figures follow the changes and the
 // calls (kubelet asks every 10-15 s), and a shim where nothing changes and nobody asks runs no
 // pass at all: no walk, no cgroup read, no request to Docker.
@@ -207,10 +206,13 @@ export class DockerStorage {
   /** A container came, went, started or stopped: a pass CHANGE_PASS_DELAY_MS from now, unless one is armed. */
   containerChanged(): void {
     if (this.changeTimer || this.schedule.signal.aborted) return;
+    // Under churn (containers changing every second) no more than one pass per refreshMs: each
+    // may walk the image metadata, and the walks share one pace with the image layers'.
+    const delay = Math.max(this.opts.changePassDelayMs, this.passStartedAtMs + this.opts.refreshMs - this.opts.now());
     this.changeTimer = setTimeout(() => {
       this.changeTimer = undefined;
       this.requestPass();
-    }, this.opts.changePassDelayMs);
+    }, delay);
     this.changeTimer.unref();
   }
 
@@ -251,11 +253,13 @@ export class DockerStorage {
     this.schedule.request();
   }
 
-  /** Asks for a pass when the state moved since the last reconciling, or the last pass began refreshMs ago or more. */
+  /**
+   * Asks for a pass when the last one began refreshMs ago or more (one that reconciles when the
+   * state moved since): calls polling every 250 ms on a node whose containers change every second
+   * bring one pass per refreshMs, not one per call.
+   */
   private refreshIfDue(): void {
-    const version = this.deps.stateVersion();
-    const moved = version !== undefined && version !== this.reconciledAt;
-    if (moved || this.opts.now() - this.passStartedAtMs >= this.opts.refreshMs) this.requestPass();
+    if (this.opts.now() - this.passStartedAtMs >= this.opts.refreshMs) this.requestPass();
   }
 
   /** The writable layer directories of the shim's containers known so far. */

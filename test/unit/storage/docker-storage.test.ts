@@ -372,6 +372,7 @@ describe('DockerStorage', () => {
     container(hex('2'), 'c2', true);
     cpuUsage.set(hex('2'), 1n);
     stateVersion = 4;
+    now += 10_000;
     await storage.imageFs(signal);
     await storage.settled();
     assert.ok(storage.writableLayer(hex('2')), 'the new container is measured');
@@ -387,10 +388,28 @@ describe('DockerStorage', () => {
     const passesBefore = docker.calls.filter((c) => c.method === 'listContainers').length;
     container(hex('2'), 'c2', false);
     stateVersion = 2;
+    now += 10_000; // no sooner than one pass per refreshMs
     for (let i = 0; i < 100; i++) storage.containerChanged();
     await waitFor('c2 walked, nobody asking', () => walks.some((w) => w[0] === path.join(root, 'overlay2', 'c2')), { timeoutMs: 10_000 });
     await storage.settled();
     assert.equal(docker.calls.filter((c) => c.method === 'listContainers').length, passesBefore + 1, 'one reconciling for the hundred changes');
+  });
+
+  it('calls polling every 250 ms while containers change bring one pass per refreshMs, not one per call', async () => {
+    container(hex('1'), 'c1', true);
+    stateVersion = 1;
+    start();
+    await storage.settled();
+    const reconciles = (): number => docker.calls.filter((c) => c.method === 'listContainers').length;
+    const before = reconciles();
+    for (let i = 0; i < 40; i++) {
+      stateVersion++; // another shim's container changed
+      now += 250;
+      await storage.imageFs(signal);
+      storage.writableLayer(hex('1'));
+      await storage.settled();
+    }
+    assert.equal(reconciles() - before, 1, '10 s of calls: one pass');
   });
 
   it('measures a container asked about while an image layer\'s walk is under way, without waiting for it', async () => {
