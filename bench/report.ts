@@ -1,5 +1,6 @@
 // The benchmark's result (the JSON written to bench/results/), the targets of issue 6 checked
 // against it, and the Markdown table. Pure.
+import { checkIdleTargets, type IdleResult, idleTableCells } from './idle-report';
 import type { KubeletLoopResult } from './kubelet-loop';
 import { type LatencySummary, ratio } from './stats';
 import { checkStreamTargets, renderStreamRows, type StreamsResult } from './streams-report';
@@ -109,6 +110,8 @@ export interface BenchResult {
   startup: StartupResult;
   /** Exec and port-forward throughput and CPU per GiB, shim against the docker CLI (bench/streams.ts). */
   streams?: StreamsResult;
+  /** Issue 30: an idle node, and the memory after bursts (./idle.ts); absent from older results. */
+  idle?: IdleResult;
   targets: TargetCheck[];
 }
 
@@ -199,6 +202,7 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): TargetCheck[] {
     });
   }
   if (r.streams) checks.push(...checkStreamTargets(r.streams));
+  if (r.idle) checks.push(...checkIdleTargets(r.idle));
   return checks;
 }
 
@@ -298,6 +302,7 @@ export function renderTable(r: BenchResult): string {
     row(['shim', 'RSS MiB: idle / after the run / peak', '', [r.rss.idleBytes, r.rss.afterBytes, r.rss.peakBytes].map((b) => (b / MiB).toFixed(1)).join(' / '), '', '', '', '']),
     ...startupRows(r.startup),
     ...(r.streams ? renderStreamRows(r.streams) : []),
+    ...(r.idle ? idleTableCells(r.idle).map(row) : []),
   );
   return lines.join('\n');
 }

@@ -33,6 +33,7 @@ import {
   type StartupResult,
   type StartupTimes,
 } from './report';
+import { BURSTS, type IdleOptions, measureIdle } from './idle';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
 import { measureStreams, streamsPlan, type StreamsPlan } from './streams';
@@ -65,12 +66,17 @@ interface BenchPlan {
   streams: StreamsPlan;
   /** Another build's main.js to time in the start-up part too. */
   baseline: string | undefined;
+  /** The idle part (./idle.ts), on a shim and pods of its own. */
+  idle: Pick<IdleOptions, 'pods' | 'seconds' | 'settleSeconds' | 'bursts'>;
   outDir: string;
 }
 
 const REPO = path.resolve(__dirname, '../..');
 /** kubelet's usual setting; the tests' debug logging would be a cost no node pays. */
 export const SHIM_LOG_LEVEL = 'info';
+
+const FULL_IDLE: BenchPlan['idle'] = { pods: 50, seconds: 60, settleSeconds: 60, bursts: new Set(BURSTS) };
+const QUICK_IDLE: BenchPlan['idle'] = { pods: 10, seconds: 5, settleSeconds: 5, bursts: new Set() };
 
 export function planFrom(argv: readonly string[]): BenchPlan {
   const quick = argv.includes('--quick');
@@ -82,8 +88,8 @@ export function planFrom(argv: readonly string[]): BenchPlan {
   const baseline = baselineArg === undefined ? undefined : path.resolve(baselineArg);
   if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`--baseline: ${baseline} does not exist`);
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, streams: streamsPlan(true), baseline, outDir }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, streams: streamsPlan(false), baseline, outDir };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, streams: streamsPlan(true), baseline, outDir, idle: QUICK_IDLE }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, streams: streamsPlan(false), baseline, outDir, idle: FULL_IDLE };
 }
 
 function log(message: string): void {
@@ -256,7 +262,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     await new Promise((r) => setTimeout(r, plan.idleSettleMs));
     const idleRss = memoryBytes(shimPid);
     const measured = await measure(plan, bench, rootDir, shim, shimPid, idleRss);
-    const partial = { meta: await meta(plan, bench.run, started), ...measured };
+    log(`idle: ${plan.idle.pods} pods on a shim of their own, ${plan.idle.seconds} s without calls, then bursts: ${[...plan.idle.bursts].join(', ') || 'none'}`);
+    const idle = await measureIdle({ run: newTestRun(), logRoot: tempDir('idle-logs') }, { ...plan.idle, log });
+    const partial = { meta: await meta(plan, bench.run, started), ...measured, idle };
     const result: BenchResult = { ...partial, targets: checkTargets(partial) };
     const file = writeResults(plan, result);
     process.stdout.write(`${renderHeader(result)}\n\n${renderTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);

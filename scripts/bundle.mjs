@@ -33,7 +33,7 @@ await build({
 
 // The shebang's flags, so that V8 accepts the cache when main.js runs.
 const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 1)[0];
-const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S node\s*/, '').split(/\s+/).filter((f) => f !== '');
+const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S (?:[A-Z_]+=\S*\s+)*node\s*/, '').split(/\s+/).filter((f) => f !== '');
 try {
   await makeCodeCache({
     bundle,

@@ -15,6 +15,7 @@ import { DockerSocketPool, dockerSocketCaps } from './docker/socket-pool';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { errorMessage } from './errors';
+import type { RpcRecorder } from './grpc/adapter';
 import { CriServer } from './grpc/grpc-server';
 import { CheckpointCache } from './checkpoint/checkpoint-cache';
 import { CheckpointStore } from './checkpoint/store';
@@ -47,7 +48,7 @@ import { ContainerSnapshotFile } from './docker-cache/container-snapshot';
 import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/state-cache';
 import { containerEventBuilder } from './container-events/builder';
 import { EventHub } from './container-events/hub';
-import { StreamingServer } from './streaming/streaming-server';
+import { NO_STREAMING_RECORDER, StreamingServer, type StreamingRecorder } from './streaming/streaming-server';
 import { createShimMetrics, type ShimMetrics } from './telemetry/metrics';
 import { MetricsServer } from './telemetry/telemetry-server';
 import type { Logger } from './util/logger';
@@ -131,7 +132,7 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     const services = buildServices(config, log, metrics, docker, info, started);
     const sync = firstSync(docker.state, services.startAfterSync);
     const { context } = services;
-    const server = new CriServer(runtimeService(context), imageService(context), log, { ready: sync.ready, open: ANSWERED_BEFORE_SYNC }, metrics?.rpc);
+    const server = new CriServer(runtimeService(context), imageService(context), log, { ready: sync.ready, open: ANSWERED_BEFORE_SYNC }, services.rpcRecorder);
     // The checkpoints are in memory before the first call (read before, or again if that failed).
     await services.prepared;
     await server.listen(config.containerRuntimeEndpoint);
@@ -229,6 +230,8 @@ interface Services {
   readonly prepared: Promise<void>;
   /** What starts once the state cache's first sync is done. */
   startAfterSync(): void;
+  /** Told of every call: the metrics, and the heap trim. */
+  readonly rpcRecorder: RpcRecorder;
 }
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
@@ -265,10 +268,29 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
   };
   const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
+  // Docker's events (a container came, went, started or stopped): a storage pass, and work (inspects, the pass) the heap trim looks after.
+  state.onContainerChanged(() => {
+    storage.containerChanged();
+    heapTrim.activity();
+  });
+  // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
+  const rpcRecorder: RpcRecorder = {
+    observe: (...call) => {
+      metrics?.rpc.observe(...call);
+      heapTrim.activity();
+    },
+  };
+  const streamingRecorder: StreamingRecorder = {
+    ...(metrics?.streaming ?? NO_STREAMING_RECORDER),
+    sessionClosed: (kind) => {
+      metrics?.streaming.sessionClosed(kind);
+      heapTrim.activity();
+    },
+  };
   const metricsServer = metrics ? started.add('metrics server', new MetricsServer(metrics, log), (m) => m.close()) : undefined;
   // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
   // network namespace, and that answer must be Docker's own.
-  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: metrics?.streaming });
+  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: streamingRecorder });
   started.add('streaming server', streaming, (s) => s.close());
   const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
   const context: ShimContext = {
@@ -316,7 +338,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     if (cgroups.version === 2) cgroupOoms.followRuns(state);
     heapTrim.start();
   };
-  return { context, imageStore, prepared, startAfterSync };
+  return { context, imageStore, prepared, startAfterSync, rpcRecorder };
 }
 
 /**

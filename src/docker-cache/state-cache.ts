@@ -70,7 +70,7 @@ export interface StateCacheRecorder {
 
 export const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefined };
 
-/** How often the snapshot is saved while containers change (and once more at a stop). */
+/** How long after a container changed the snapshot is saved (and once more at a stop): nothing is armed while nothing changes. */
 export const SNAPSHOT_INTERVAL_MS = 60_000;
 
 export class DockerStateCache {
@@ -83,6 +83,7 @@ export class DockerStateCache {
   private readonly stopSignal = new AbortController();
   private readonly watchers = new Set<StateWatcher>();
   private readonly runEndListeners = new Set<(id: string) => void>();
+  private readonly changeListeners = new Set<(id: string) => void>();
   /** The snapshot, for the first sync only (later ones start from what is held). */
   private saved: SavedContainers | undefined;
   /** Containers changed since the snapshot was last saved. */
@@ -202,14 +203,15 @@ export class DockerStateCache {
     }
   }
 
+  /** Whether a snapshot save is armed (one is only while a change waits to be saved). */
+  get snapshotSaveArmed(): boolean {
+    return this.saveTimer !== undefined;
+  }
+
   /** Starts following Docker; resolves once the first sync succeeded or failed (it keeps trying). */
   start(): Promise<void> {
     if (this.loop) throw new Error('state cache already started');
     this.saved = this.snapshot?.load();
-    if (this.snapshot) {
-      this.saveTimer = setInterval(() => void this.save(), SNAPSHOT_INTERVAL_MS);
-      this.saveTimer.unref();
-    }
     return new Promise<void>((resolve) => {
       this.loop = this.run(resolve);
     });
@@ -227,9 +229,12 @@ export class DockerStateCache {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.saveTimer);
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
     // Saved even when unchanged: a later save time is one Docker's event log covers more often.
     await this.save(true);
+    // A save refused or failed just now re-armed it.
+    clearTimeout(this.saveTimer);
     this.stopped = true;
     this.markUnsynced('the shim is stopping');
     this.stopSignal.abort();
@@ -237,9 +242,20 @@ export class DockerStateCache {
     await this.loop;
   }
 
-  /** Saves what the cache holds, if it changed (or `always`) and the cache vouches for it. */
+  /** One save SNAPSHOT_INTERVAL_MS from now, unless one is due already (or the cache is stopping). */
+  private saveLater(): void {
+    if (!this.snapshot || this.saveTimer || this.stopped) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      void this.save();
+    }, SNAPSHOT_INTERVAL_MS);
+    this.saveTimer.unref();
+  }
+
+  /** Saves what the cache holds, if it changed (or `always`) and the cache vouches for it (unsynced: tried again later). */
   private async save(always = false): Promise<void> {
-    if (!this.snapshot || !(this.changedSinceSave || always) || !this.synced) return;
+    if (!this.snapshot || !(this.changedSinceSave || always)) return;
+    if (!this.synced) return this.saveLater();
     this.changedSinceSave = false;
     const started = Date.now();
     // A change under way (an event's re-inspect) is not in the documents yet: they stand as of
@@ -250,6 +266,7 @@ export class DockerStateCache {
       this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
     } catch (err) {
       this.changedSinceSave = true;
+      this.saveLater();
       this.log.warn({ file: this.snapshot.file, err: errorMessage(err) }, 'container snapshot not saved; the next start inspects every container');
     }
   }
@@ -259,6 +276,12 @@ export class DockerStateCache {
     if (this.isSynced) this.log.warn({ reason }, 'state cache out of step with Docker; resyncing');
     this.markUnsynced(reason);
     this.stream?.abort();
+  }
+
+  /** Hears of every container change the cache applies, synced or resyncing, for as long as it runs. Returns the unlisten. */
+  onContainerChanged(listener: (id: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   /**
@@ -300,8 +323,10 @@ export class DockerStateCache {
 
   private announce(change: ContainerChange): void {
     this.changedSinceSave = true;
+    this.saveLater();
     this.containerChanges++;
     if (endsRun(change)) for (const listener of this.runEndListeners) listener(change.id);
+    for (const listener of this.changeListeners) listener(change.id);
     // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
     for (const w of this.watchers) w.containerChanged(change);
   }

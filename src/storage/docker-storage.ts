@@ -1,8 +1,15 @@
 // The disk Docker's storage takes, kept fresh in the background so that ImageFsInfo, the stats
 // and the metrics answer from memory: no call walks a tree, whatever the size of the store.
 //
-// A pass (every REFRESH_MS, and soon after someone asks about a container it does not know)
-// first reconciles, from the state cache and small files only:
+// A pass runs at start, CHANGE_PASS_DELAY_MS after a container changed (Docker's events, through
+// the state cache: a burst of changes is one pass, and no more than one per REFRESH_MS), and when
+// a call asks for a figure and the last pass began REFRESH_MS ago or more (an image may have come
+// or gone, running containers may have written), or the container asked about is not known yet. The call answers from memory at once, with each figure's time; the
+// pass it asked for brings the next answer up to date. So the figures follow the changes and the
+// calls (kubelet asks every 10-15 s), and a shim where nothing changes and nobody asks runs no
+// pass at all: no walk, no cgroup read, no request to Docker.
+//
+// A pass first reconciles, from the state cache and small files only:
 // - the images: each new image ID is inspected once (an ID names fixed content) for its layers'
 //   chain IDs; each new chain ID's record is read once from Docker's layer database (its size
 //   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
@@ -57,6 +64,7 @@ import { SavedLayerFigures } from './saved-figures';
 import { containerSnapshotDir } from './snapshot-layers';
 import { StoreLayout } from './store-layout';
 
+/** A call this long after the last pass began asks for another (the running containers' layers). */
 export const REFRESH_MS = 10_000;
 /**
  * How long a pass's requests to Docker may take: a request that does not come back (a container
@@ -64,6 +72,8 @@ export const REFRESH_MS = 10_000;
  */
 export const RECONCILE_TIMEOUT_MS = 10_000;
 export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
+/** How long after a container changed the pass that finds it runs (the changes meanwhile join it). */
+export const CHANGE_PASS_DELAY_MS = 1_000;
 /** The share of one core the walks may take. */
 export const WALK_SHARE = 0.25;
 
@@ -101,6 +111,7 @@ interface ContainerLayer {
 
 export interface DockerStorageOptions {
   refreshMs?: number;
+  changePassDelayMs?: number;
   runningLayerMaxAgeMs?: number;
   reconcileTimeoutMs?: number;
   walkShare?: number;
@@ -126,6 +137,10 @@ export class DockerStorage {
   private metadata: Measured | undefined;
   private metadataStale = true;
   private imagesAtMs = 0;
+  /** When the last pass began. */
+  private passStartedAtMs = -Infinity;
+  /** The pass a container's change asked for, until it runs. */
+  private changeTimer: NodeJS.Timeout | undefined;
   private loggedFallback = false;
   /** The image layers' walker, while it has layers to measure. */
   private layerWalking: Promise<void> | undefined;
@@ -157,13 +172,14 @@ export class DockerStorage {
     this.mountpoint = this.store.mountpoint;
     this.opts = {
       refreshMs: opts.refreshMs ?? REFRESH_MS,
+      changePassDelayMs: opts.changePassDelayMs ?? CHANGE_PASS_DELAY_MS,
       runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
       reconcileTimeoutMs: opts.reconcileTimeoutMs ?? RECONCILE_TIMEOUT_MS,
       walkShare: opts.walkShare ?? WALK_SHARE,
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
     };
-    this.schedule = new PassSchedule((signal) => this.pass(signal), this.opts.refreshMs, deps.log);
+    this.schedule = new PassSchedule((signal) => this.pass(signal), deps.log);
     this.witness = new CpuWitness(deps.cgroupReader);
     this.savedFigures = new SavedLayerFigures(opts.layerFigures, root, driver, deps.log, this.opts.now);
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
@@ -175,7 +191,7 @@ export class DockerStorage {
     return this.witness.confirmed;
   }
 
-  /** Starts the passes: one now, then every refreshMs. */
+  /** Starts the passes: one now, then as calls find figures due. */
   start(): void {
     if (!this.store.known) return;
     // Saved figures are a graph driver's layers' (by chain ID and cache-id).
@@ -185,23 +201,40 @@ export class DockerStorage {
 
   /** Stops the passes and any walk under way. */
   close(): void {
+    clearTimeout(this.changeTimer);
     this.schedule.close();
   }
 
+  /** A container came, went, started or stopped: a pass CHANGE_PASS_DELAY_MS from now, unless one is armed. */
+  containerChanged(): void {
+    if (this.changeTimer || this.schedule.signal.aborted) return;
+    // Under churn (containers changing every second) no more than one pass per refreshMs: each
+    // may walk the image metadata, and the walks share one pace with the image layers'.
+    const delay = Math.max(this.opts.changePassDelayMs, this.passStartedAtMs + this.opts.refreshMs - this.opts.now());
+    this.changeTimer = setTimeout(() => {
+      this.changeTimer = undefined;
+      this.requestPass();
+    }, delay);
+    this.changeTimer.unref();
+  }
+
   /**
-   * ImageFsInfo's figures, from memory. Only the first call after start-up waits, for the first
-   * reconciling (lists and small files, no walk), or until `signal` gives up.
+   * ImageFsInfo's figures, from memory (a pass asked for when they are due). Only the first call
+   * after start-up waits, for the first reconciling (lists and small files, no walk), or until
+   * `signal` gives up.
    */
   async imageFs(signal: AbortSignal): Promise<ImageFsFigures> {
     if (!this.store.known) throw new UnimplementedError('ImageFsInfo: Docker did not report its root directory and storage driver');
     await abortable(this.reconciled, signal);
+    this.refreshIfDue();
     return { mountpoint: this.mountpoint, images: this.imageFigures(), containers: this.containerFigures() };
   }
 
-  /** A container's writable layer as last measured; undefined (and a pass asked for) before the first measurement. */
+  /** A container's writable layer as last measured (a pass asked for when due); undefined (and a pass asked for) before the first measurement. */
   writableLayer(id: string): Measured | undefined {
     const measured = this.containers.get(id)?.measured;
     if (!measured) this.requestPass();
+    else this.refreshIfDue();
     return measured;
   }
 
@@ -222,6 +255,15 @@ export class DockerStorage {
     this.schedule.request();
   }
 
+  /**
+   * Asks for a pass when the last one began refreshMs ago or more (one that reconciles when the
+   * state moved since): calls polling every 250 ms on a node whose containers change every second
+   * bring one pass per refreshMs, not one per call.
+   */
+  private refreshIfDue(): void {
+    if (this.opts.now() - this.passStartedAtMs >= this.opts.refreshMs) this.requestPass();
+  }
+
   /** The writable layer directories of the shim's containers known so far. */
   private containerDirs(): Set<string> {
     return new Set([...this.containers.values()].flatMap((c) => (c.dir === undefined ? [] : [c.dir])));
@@ -229,6 +271,7 @@ export class DockerStorage {
 
   private async pass(signal: AbortSignal): Promise<void> {
     const started = this.opts.now();
+    this.passStartedAtMs = started;
     const trees = this.walked.trees;
     const confirmed = this.witness.confirmed;
     const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);

@@ -1,18 +1,17 @@
-// When the storage passes run: one at start, then every refreshMs, and soon after someone asks
-// about what a pass did not see yet. Never two at once: asked during a pass, one more runs right
-// after it.
+// When the storage passes run: one at start, then when someone asks for a figure that is due
+// (../storage/docker-storage.ts: the state moved, or the figures are old), never on a timer, so an
+// idle shim runs none. Never two at once: asked during a pass, one more runs right after it.
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 
 export class PassSchedule {
   private readonly stopped = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private started = false;
   private passing: Promise<void> | undefined;
   private passAgain = false;
 
   constructor(
     private readonly pass: (signal: AbortSignal) => Promise<void>,
-    private readonly refreshMs: number,
     private readonly log: Logger,
   ) {}
 
@@ -26,21 +25,19 @@ export class PassSchedule {
     return this.passing;
   }
 
-  /** One pass now, then every refreshMs. */
+  /** One pass now; later ones when requested. */
   start(): void {
-    this.timer = setInterval(() => this.request(), this.refreshMs);
-    this.timer.unref();
+    this.started = true;
     this.request();
   }
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
     this.stopped.abort(new Error('the shim is stopping'));
   }
 
   /** Runs a pass now, or right after the one under way; nothing before start or after close. */
   request(): void {
-    if (this.stopped.signal.aborted || this.timer === undefined) return;
+    if (this.stopped.signal.aborted || !this.started) return;
     if (this.passing) {
       this.passAgain = true;
       return;

@@ -5,12 +5,16 @@
 // resident in a quiet shim after start-up and 190 after the stats and metrics calls, 93 and
 // 100 after one full collection (the live heap is ~30 MiB).
 //
-// So the resident size is looked at every CHECK_MS (one read of /proc/self/stat), and once it
-// is above both the floor and what the last collection left plus SLACK_BYTES, and the last one
-// is COOLDOWN_MS past, one full collection runs: ~20-40 ms at this size, so at most ~1 ms per
-// second whatever happens. The collection is asked through the in-process inspector session
-// (HeapProfiler.collectGarbage): exposing gc() needs a V8 flag, which would also make V8 refuse
-// the bundle's code cache at start-up. A Node built without the inspector trims nothing.
+// So the resident size is looked at CHECK_MS after activity (a call answered, a stream closed:
+// `activity()`; one read of /proc/self/stat), and once it is above both the floor and what the
+// last collection left plus SLACK_BYTES (or above the floor alone, when the calls stopped: no
+// activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
+// runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
+// held back looks again once it is over. An idle shim (no call, no stream) looks at nothing: no
+// timer is armed until the next activity. The collection is asked through the in-process
+// inspector session (HeapProfiler.collectGarbage): exposing gc() needs a V8 flag, which would
+// also make V8 refuse the bundle's code cache at start-up. A Node built without the inspector
+// trims nothing.
 import type { Logger } from './logger';
 
 export const CHECK_MS = 5_000;
@@ -18,7 +22,7 @@ export const COOLDOWN_MS = 30_000;
 /** Below this nothing is worth a collection (an idle shim with no pod sits near 60 MiB). */
 export const FLOOR_BYTES = 64 * 1024 * 1024;
 /** Garbage a collection must be able to give back to be worth its pause. */
-export const SLACK_BYTES = 32 * 1024 * 1024;
+export const SLACK_BYTES = 16 * 1024 * 1024;
 
 export interface HeapTrimOptions {
   log: Logger;
@@ -34,6 +38,12 @@ export interface HeapTrimOptions {
 
 export class HeapTrim {
   private timer: NodeJS.Timeout | undefined;
+  private started = false;
+  private checkMs = CHECK_MS;
+  /** Activity came while the armed look waited: calls go on. */
+  private busySinceArmed = false;
+  /** Activity came since the last collection. */
+  private activeSinceCollection = false;
   private lastAtMs = -Infinity;
   /** What the last collection left resident (none yet: nothing). */
   private leftBytes = 0;
@@ -54,33 +64,77 @@ export class HeapTrim {
     return this.collected;
   }
 
-  start(everyMs = CHECK_MS): void {
+  /** Whether a look is armed. */
+  get armed(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** From now on activity arms a look `afterMs` later; one is armed now, for start-up's garbage. */
+  start(afterMs = CHECK_MS): void {
     if (!this.collect) return;
-    this.timer = setInterval(() => void this.check(), everyMs);
-    this.timer.unref();
+    this.started = true;
+    this.checkMs = afterMs;
+    this.activity();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.started = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
-  /** One look: collects if the resident size asks for it. Resolves once done. */
-  async check(): Promise<void> {
-    if (!this.collect || this.running || this.now() - this.lastAtMs < (this.opts.cooldownMs ?? COOLDOWN_MS)) return;
+  /** Something happened that may have left garbage: one look CHECK_MS from now, unless one is armed. Cheap enough for every call. */
+  activity(): void {
+    this.activeSinceCollection = true;
+    if (this.timer) this.busySinceArmed = true;
+    else if (this.started) this.lookIn(this.checkMs);
+  }
+
+  private lookIn(ms: number): void {
+    this.busySinceArmed = false;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.check(!this.busySinceArmed);
+    }, ms);
+    this.timer.unref();
+  }
+
+  /**
+   * One look: collects if the resident size asks for it. Resolves once done. `quiet`: no activity
+   * came while the look waited (the calls stopped), when what the burst left above the floor is
+   * collected even under the slack: once per burst, never while calls keep coming (kubelet's
+   * pollers call every second).
+   */
+  async check(quiet = false): Promise<void> {
+    if (!this.collect || this.running) return;
+    const cooldownMs = this.opts.cooldownMs ?? COOLDOWN_MS;
+    const sinceLast = this.now() - this.lastAtMs;
     const before = this.residentBytes();
-    if (before < Math.max(this.opts.floorBytes ?? FLOOR_BYTES, this.leftBytes + (this.opts.slackBytes ?? SLACK_BYTES))) return;
+    const worth = this.worthCollecting(before) || (quiet && this.activeSinceCollection && before >= (this.opts.floorBytes ?? FLOOR_BYTES));
+    if (sinceLast < cooldownMs) {
+      // Worth a collection once the cooldown is over: looked at again then, activity or not.
+      if (this.started && !this.timer && worth) this.lookIn(cooldownMs - sinceLast);
+      return;
+    }
+    if (!worth) return;
     this.running = true;
+    this.activeSinceCollection = false;
     try {
       await this.collect();
       this.collected++;
       this.leftBytes = this.residentBytes();
-      this.opts.log.debug({ residentMiB: mib(before), afterMiB: mib(this.leftBytes) }, 'heap collected after a burst');
+      const { heapTotal, heapUsed, external } = process.memoryUsage();
+      this.opts.log.debug({ residentMiB: mib(before), afterMiB: mib(this.leftBytes), heapTotalMiB: mib(heapTotal), heapUsedMiB: mib(heapUsed), externalMiB: mib(external) }, 'heap collected after a burst');
     } catch (err) {
       this.opts.log.debug({ err: (err as Error).message }, 'heap collection failed');
     } finally {
       this.lastAtMs = this.now();
       this.running = false;
     }
+  }
+
+  private worthCollecting(residentBytes: number): boolean {
+    return residentBytes >= Math.max(this.opts.floorBytes ?? FLOOR_BYTES, this.leftBytes + (this.opts.slackBytes ?? SLACK_BYTES));
   }
 }
 

@@ -47,7 +47,7 @@ describe('launcher: the bundle with its code cache', () => {
     const cache = path.join(dist, CODE_CACHE_FILE);
     assert.ok(fs.existsSync(bundle) && fs.existsSync(cache), 'npm run build makes both');
     const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 1)[0]!;
-    const flags = shebang.replace(/^#!\/usr\/bin\/env -S node\s*/, '').split(/\s+/).filter((f) => f !== '');
+    const flags = shebang.replace(/^#!\/usr\/bin\/env -S (?:[A-Z_]+=\S*\s+)*node\s*/, '').split(/\s+/).filter((f) => f !== '');
     assert.equal(cacheRejectedInFreshNode(bundle, cache, flags), 'false');
   });
 });

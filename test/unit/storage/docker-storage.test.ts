@@ -64,6 +64,8 @@ describe('DockerStorage', () => {
   const cpuUsage = new Map<string, bigint>();
   /** The state cache's version as the storage sees it; undefined (unsynced) unless a test sets one. */
   let stateVersion: number | undefined;
+  /** The containers' CPU times read so far (each a cgroup file read). */
+  let cpuReads = 0;
 
   /** A layer of Docker's: its record in the layer database and `files` in its directory. */
   function layer(chain: string, cacheId: string, dockerBytes: number, files: Record<string, string>): void {
@@ -92,7 +94,7 @@ describe('DockerStorage', () => {
   }
 
   function start(opts: { walk?: typeof diskUsage; layerFigures?: LayerFiguresFile } = {}): void {
-    storage = new DockerStorage({ docker, objects: new ShimObjectStore(docker), log: silentLogger(), cgroupReader: { cpuUsage: (c) => cpuUsage.get(c.id) }, stateVersion: () => stateVersion }, root, 'overlay2', {
+    storage = new DockerStorage({ docker, objects: new ShimObjectStore(docker), log: silentLogger(), cgroupReader: { cpuUsage: (c) => (cpuReads++, cpuUsage.get(c.id)) }, stateVersion: () => stateVersion }, root, 'overlay2', {
       layerFigures: opts.layerFigures,
       now: () => now,
       walkShare: 1,
@@ -111,6 +113,7 @@ describe('DockerStorage', () => {
     walks.length = 0;
     cpuUsage.clear();
     stateVersion = undefined;
+    cpuReads = 0;
   });
   afterEach(() => {
     storage?.close();
@@ -337,6 +340,77 @@ describe('DockerStorage', () => {
     storage = new DockerStorage({ docker, objects: new ShimObjectStore(docker), log: silentLogger(), cgroupReader: { cpuUsage: () => undefined }, stateVersion: () => undefined }, '', '');
     storage.start();
     await assert.rejects(storage.imageFs(signal), UnimplementedError);
+  });
+
+  it('runs no pass while nobody asks (an hour of timers: no cgroup read, no walk, no request), and a call then brings the figures up to date', async (t) => {
+    // The passes ran every 10 s on an interval: mocked here, so an hour of it is ticked at once.
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    container(hex('1'), 'c1', true);
+    cpuUsage.set(hex('1'), 5_000n);
+    stateVersion = 3;
+    start();
+    await storage.settled();
+    const work = (): unknown => ({ cpuReads, walks: walks.length, asked: docker.calls.length });
+    const before = work();
+    for (let i = 0; i < 360; i++) {
+      now += 10_000;
+      t.mock.timers.tick(10_000);
+      await storage.settled();
+    }
+    assert.deepEqual(work(), before, 'an idle hour: nothing read, walked or asked');
+
+    // Its processes wrote; the stats ask for its layer: the answer is the old figure, with its time, and a pass is asked for.
+    fs.writeFileSync(path.join(root, 'overlay2', 'c1', 'diff', 'log'), 'z'.repeat(8192));
+    cpuUsage.set(hex('1'), 6_000n);
+    const old = storage.writableLayer(hex('1'))!;
+    assert.ok(now - old.atMs >= 3_600_000, 'answered from memory, its time tells its age');
+    await storage.settled();
+    const fresh = storage.writableLayer(hex('1'))!;
+    assert.equal(fresh.atMs, now);
+    assert.ok(fresh.bytes >= old.bytes + 8192, `${old.bytes} -> ${fresh.bytes}`);
+
+    // A container came (the state cache's version moved): ImageFsInfo asks for the pass that finds it.
+    container(hex('2'), 'c2', true);
+    cpuUsage.set(hex('2'), 1n);
+    stateVersion = 4;
+    now += 10_000;
+    await storage.imageFs(signal);
+    await storage.settled();
+    assert.ok(storage.writableLayer(hex('2')), 'the new container is measured');
+    const { containers } = await storage.imageFs(signal);
+    assert.equal(containers.bytes, storage.writableLayer(hex('1'))!.bytes + storage.writableLayer(hex('2'))!.bytes);
+  });
+
+  it('a container\'s change (Docker\'s event) brings a pass that measures it, before anyone asks; a burst of changes is one pass', async () => {
+    container(hex('1'), 'c1', true);
+    stateVersion = 1;
+    start();
+    await storage.settled();
+    const passesBefore = docker.calls.filter((c) => c.method === 'listContainers').length;
+    container(hex('2'), 'c2', false);
+    stateVersion = 2;
+    now += 10_000; // no sooner than one pass per refreshMs
+    for (let i = 0; i < 100; i++) storage.containerChanged();
+    await waitFor('c2 walked, nobody asking', () => walks.some((w) => w[0] === path.join(root, 'overlay2', 'c2')), { timeoutMs: 10_000 });
+    await storage.settled();
+    assert.equal(docker.calls.filter((c) => c.method === 'listContainers').length, passesBefore + 1, 'one reconciling for the hundred changes');
+  });
+
+  it('calls polling every 250 ms while containers change bring one pass per refreshMs, not one per call', async () => {
+    container(hex('1'), 'c1', true);
+    stateVersion = 1;
+    start();
+    await storage.settled();
+    const reconciles = (): number => docker.calls.filter((c) => c.method === 'listContainers').length;
+    const before = reconciles();
+    for (let i = 0; i < 40; i++) {
+      stateVersion++; // another shim's container changed
+      now += 250;
+      await storage.imageFs(signal);
+      storage.writableLayer(hex('1'));
+      await storage.settled();
+    }
+    assert.equal(reconciles() - before, 1, '10 s of calls: one pass');
   });
 
   it('measures a container asked about while an image layer\'s walk is under way, without waiting for it', async () => {

@@ -1,11 +1,16 @@
 // When the shim gives a burst's garbage back (src/util/heap-trim.ts): above the floor and above
 // what the last collection left plus the slack, never twice within the cooldown.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { HeapTrim } from '../../../src/util/heap-trim';
+import { describe, it, type TestContext } from 'node:test';
+import { CHECK_MS, HeapTrim } from '../../../src/util/heap-trim';
 import { silentLogger } from '../../../src/util/logger';
 
 const MiB = 2 ** 20;
+
+/** Lets the promise jobs a fired timer started run (no timer involved: they are mocked). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 describe('HeapTrim', () => {
   function trim(): { t: HeapTrim; set: (mib: number) => void; advance: (ms: number) => void; collected: () => number } {
@@ -53,6 +58,86 @@ describe('HeapTrim', () => {
     set(130);
     await t.check();
     assert.equal(collected(), 2);
+  });
+
+  /** A started trim on mocked timers and clock: resident at `mib`, a collection leaves `leftMiB` (default: as it was). */
+  function onMockedTimers(t: TestContext, mib: number, leftMiB?: number): { h: HeapTrim; set: (mib: number) => void; looks: () => number; collected: () => number } {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] });
+    let resident = mib * MiB;
+    let looks = 0;
+    let collected = 0;
+    const h = new HeapTrim({
+      log: silentLogger(),
+      residentBytes: () => (looks++, resident),
+      now: () => Date.now(),
+      collect: async () => {
+        collected++;
+        if (leftMiB !== undefined) resident = leftMiB * MiB;
+      },
+      floorBytes: 96 * MiB,
+      slackBytes: 32 * MiB,
+      cooldownMs: 30_000,
+    });
+    h.start(CHECK_MS);
+    return { h, set: (m) => (resident = m * MiB), looks: () => looks, collected: () => collected };
+  }
+
+  it('looks at nothing while idle: only activity arms one look, CHECK_MS later, however many calls came', async (t) => {
+    const { h, looks, collected } = onMockedTimers(t, 150);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    // A look reads the resident size, and once more after a collection.
+    assert.deepEqual([looks(), collected()], [2, 1], 'one look for start-up\'s garbage');
+    t.mock.timers.tick(3_600_000);
+    await settle();
+    assert.equal(looks(), 2, 'an idle hour: not one look');
+
+    for (let i = 0; i < 1_000; i++) h.activity();
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(looks(), 3, 'a thousand calls: one look');
+    assert.equal(collected(), 1, '150 MiB is what the last collection left: not worth another');
+    h.stop();
+  });
+
+  it('a look the cooldown held back looks again once it is over, with no activity', async (t) => {
+    const { h, set, collected } = onMockedTimers(t, 150, 90);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1);
+    set(200); // a burst right after
+    h.activity();
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1, 'within the cooldown');
+    assert.equal(h.armed, true, 'looked at again once the cooldown is over');
+    t.mock.timers.tick(30_000);
+    await settle();
+    assert.equal(collected(), 2);
+    assert.equal(h.armed, false, 'then nothing until the next activity');
+    h.stop();
+  });
+
+  it('once the calls stop, collects what a burst left even under the slack; never while calls keep coming', async (t) => {
+    const { h, set, collected } = onMockedTimers(t, 150, 90);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1);
+    t.mock.timers.tick(30_000);
+    set(110); // 20 MiB over what the collection left: under the slack
+    h.activity();
+    h.activity(); // calls go on while the look waits
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1, 'calls kept coming: the slack rules');
+    h.activity(); // the last call
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 2, 'quiet since it was armed: collected');
+    t.mock.timers.tick(3_600_000);
+    await settle();
+    assert.equal(collected(), 2, 'nothing more without activity');
+    h.stop();
   });
 
   it('does nothing without a way to collect', async () => {

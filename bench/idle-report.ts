@@ -1,0 +1,84 @@
+// The idle part's result (./idle.ts), its targets (issue 30 points 1 and 4) and its rows. Pure:
+// bench/report.ts renders it with the rest.
+
+export const IDLE_TARGETS = {
+  /** The shim's CPU per 30 s at 50 pods with no call and no change. */
+  shimCpuMsPer30s: 10,
+  idleRssMiB: 60,
+  /** Each burst's RSS within RECOVER_MS after it. */
+  afterBurstRssMiB: 80,
+} as const;
+
+/** How long after a burst its RSS is read again. */
+export const RECOVER_MS = 60_000;
+export interface BurstResult {
+  burst: string;
+  afterBytes: number;
+  /** RECOVER_MS after the burst. */
+  recoveredBytes: number;
+  /** The first second at which the RSS was under the target (undefined: not within RECOVER_MS). */
+  underTargetAfterS: number | undefined;
+}
+
+export interface IdleResult {
+  pods: number;
+  seconds: number;
+  shimCpuMsPer30s: number;
+  /** Docker's events about shim containers (other shims' on a shared node) during the idle window: change the shim follows, not idle. */
+  changesDuringIdle: number;
+  /** The shim's CPU per 30 s by thread name (the main thread is "node"). */
+  shimThreadsCpuMsPer30s: Record<string, number>;
+  dockerdCpuMsPer30s: number;
+  idleRssBytes: number;
+  /** /proc/<pid>/smaps_rollup and process.memoryUsage()-like figures of the idle shim. */
+  idleMemory: Record<string, number>;
+  bursts: BurstResult[];
+}
+
+export interface IdleTargetCheck {
+  target: string;
+  value: string;
+  pass: boolean;
+}
+
+const MiB = 2 ** 20;
+const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
+
+export function checkIdleTargets(r: IdleResult): IdleTargetCheck[] {
+  const checks: IdleTargetCheck[] = [
+    {
+      target: `idle shim CPU at ${r.pods} pods, no calls: <= ${IDLE_TARGETS.shimCpuMsPer30s} ms per 30 s (dockerd alongside: ${r.dockerdCpuMsPer30s} ms; ${r.changesDuringIdle} events of shim containers meanwhile)`,
+      value: `${r.shimCpuMsPer30s} ms`,
+      pass: r.shimCpuMsPer30s <= IDLE_TARGETS.shimCpuMsPer30s,
+    },
+    { target: `idle shim RSS at ${r.pods} pods: <= ${IDLE_TARGETS.idleRssMiB} MiB`, value: mib(r.idleRssBytes), pass: r.idleRssBytes <= IDLE_TARGETS.idleRssMiB * MiB },
+  ];
+  for (const b of r.bursts) {
+    checks.push({
+      target: `RSS ${RECOVER_MS / 1000} s after ${b.burst}: <= ${IDLE_TARGETS.afterBurstRssMiB} MiB`,
+      value: `${mib(b.recoveredBytes)} (${mib(b.afterBytes)} right after${b.underTargetAfterS === undefined ? '' : `, under the target after ${b.underTargetAfterS} s`})`,
+      pass: b.recoveredBytes <= IDLE_TARGETS.afterBurstRssMiB * MiB,
+    });
+  }
+  return checks;
+}
+
+export function renderIdle(r: IdleResult): string {
+  return [
+    `idle: ${r.pods} pods, ${r.seconds} s without calls: shim ${r.shimCpuMsPer30s} ms (by thread: ${JSON.stringify(r.shimThreadsCpuMsPer30s)}), dockerd ${r.dockerdCpuMsPer30s} ms CPU per 30 s; RSS ${mib(r.idleRssBytes)}`,
+    `idle memory: ${Object.entries(r.idleMemory)
+      .map(([k, v]) => `${k} ${mib(v)}`)
+      .join(', ')}`,
+    ...r.bursts.map((b) => `burst ${b.burst}: RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later`),
+  ].join('\n');
+}
+
+/** The idle part's rows in bench/report.ts's table (8 cells each). */
+export function idleTableCells(r: IdleResult): string[][] {
+  return [
+    [`idle ${r.seconds} s @${r.pods} pods`, `CPU ms per 30 s, shim / dockerd (target: shim <= ${IDLE_TARGETS.shimCpuMsPer30s})`, 'no call', `${r.shimCpuMsPer30s} / ${r.dockerdCpuMsPer30s}`, '', '', '', ''],
+    [`idle @${r.pods} pods`, `shim RSS MiB (target <= ${IDLE_TARGETS.idleRssMiB})`, '', (r.idleRssBytes / MiB).toFixed(1), '', '', '', ''],
+    ...r.bursts.map((b) => [`after a burst`, `shim RSS MiB right after / ${RECOVER_MS / 1000} s later (target <= ${IDLE_TARGETS.afterBurstRssMiB})`, b.burst, `${(b.afterBytes / MiB).toFixed(1)} / ${(b.recoveredBytes / MiB).toFixed(1)}`, '', '', '', '']),
+  ];
+}
+

@@ -1,0 +1,284 @@
+// Issue 30 points 1 and 4: what a shim costs when nothing happens, and whether the memory of a
+// burst comes back. Populates a node of pods through a fresh shim, lets it go idle, measures the
+// CPU the shim and dockerd use while no call comes (scaled to 30 s) and the shim's RSS; then runs
+// three bursts (fuzzed calls, a list of 1,000 containers, 1 GiB of exec stdout) and reads the RSS
+// right after each and again RECOVER_MS later. Removes everything it made.
+//   node dist/bench/idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--cpu-prof=DIR] [--debug-log=FILE]
+// --cpu-prof: the idle shim runs under `node --cpu-prof` (the profiler's own cost included), and
+// the idle window's profile is summarised. --debug-log: the shim logs at debug level, written to FILE.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { CriClient } from '../test/support/client';
+import { newTestRun } from '../test/support/cleanup';
+import { CONTAINER_TYPE_LABEL } from '../src/conventions/labels';
+import { dockerApi, ensureTestImages } from '../test/support/images';
+import { mapLimit } from '../test/support/map-limit';
+import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { openStream, spdyConnect } from '../test/support/streaming-clients';
+import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
+import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes } from './procfs';
+import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle } from './idle-report';
+import { populate, type PopulatedPod } from './reads';
+import { type BenchRun, containerConfig, withCleanUp } from './workload';
+
+export const FUZZ_CALLS = 10_000;
+export const LISTED_CONTAINERS = 1_000;
+export const STREAMED_BYTES = 2 ** 30;
+export const BURSTS = ['fuzz', 'list', 'stream'] as const;
+const MiB = 2 ** 20;
+const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
+
+/** The idle shim's memory, by kind: smaps_rollup's resident parts (anonymous, file-backed). */
+function memoryBreakdown(pid: number): Record<string, number> {
+  const out: Record<string, number> = { rss: memoryBytes(pid) };
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    for (const field of ['Anonymous', 'Shared_Clean', 'Private_Clean', 'Private_Dirty']) {
+      const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
+      if (m) out[field] = Number(m[1]) * 1024;
+    }
+  } catch {
+    // No smaps_rollup (kernel < 4.14): the RSS alone.
+  }
+  return out;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** CPU time (ms) of each thread of `pid`, by thread name (the main thread, V8's workers, libuv's). */
+function cpuByThread(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out.set(name, (out.get(name) ?? 0) + (cpuTicksFromStat(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')) * 1000) / clockTicksPerSecond());
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** CPU of the shim (and of each of its kinds of thread) and of dockerd over `seconds` with no call, per 30 s. */
+async function idleCpu(shimPid: number, dockerd: number, seconds: number): Promise<{ shim: number; dockerd: number; threads: Record<string, number> }> {
+  const s0 = cpuMs(shimPid);
+  const d0 = cpuMs(dockerd);
+  const t0 = cpuByThread(shimPid);
+  await sleep(seconds * 1000);
+  const per30 = (ms: number): number => Math.round((ms * 30) / seconds);
+  const threads = Object.fromEntries([...cpuByThread(shimPid)].map(([name, ms]) => [name, per30(ms - (t0.get(name) ?? 0))]));
+  return { shim: per30(cpuMs(shimPid) - s0), dockerd: per30(cpuMs(dockerd) - d0), threads };
+}
+
+/**
+ * Docker's events about any shim's containers between two times (Unix seconds): on a shared node
+ * other shims' containers change, and the state cache follows them: change, not idle.
+ */
+async function shimContainerEvents(since: number, until: number): Promise<number> {
+  const stream = (await dockerApi().getEvents({ since, until, filters: { type: ['container'], label: [CONTAINER_TYPE_LABEL] } })) as NodeJS.ReadableStream;
+  let text = '';
+  for await (const chunk of stream) text += String(chunk);
+  return text.split('\n').filter((l) => l.trim() !== '').length;
+}
+
+/** RSS right after a burst, then each second until RECOVER_MS. */
+async function afterBurst(burst: string, pid: number, log: (m: string) => void): Promise<BurstResult> {
+  const afterBytes = memoryBytes(pid);
+  let underTargetAfterS: number | undefined;
+  for (let s = 1; s <= RECOVER_MS / 1000; s++) {
+    await sleep(1000);
+    if (underTargetAfterS === undefined && memoryBytes(pid) <= IDLE_TARGETS.afterBurstRssMiB * MiB) underTargetAfterS = s;
+  }
+  const result = { burst, afterBytes, recoveredBytes: memoryBytes(pid), underTargetAfterS };
+  log(`${burst}: RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
+  return result;
+}
+
+/**
+ * Calls no kubelet sends: random methods with random IDs, filters, label selectors and sizes;
+ * each answer (most are errors) is awaited, CONCURRENCY at a time.
+ */
+async function fuzzedCalls(client: CriClient, pods: readonly PopulatedPod[], count: number): Promise<void> {
+  const rnd = (n: number): number => Math.floor(Math.random() * n);
+  const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
+  const junk = (): string => randomBytes(1 + rnd(200)).toString('latin1');
+  const someId = (): string => [hex(32), hex(rnd(8)), junk(), pods[rnd(pods.length)]?.containerId ?? '', pods[rnd(pods.length)]?.pod.id.slice(0, 1 + rnd(12)) ?? ''][rnd(5)]!;
+  const labels = (): Record<string, string> => Object.fromEntries(Array.from({ length: rnd(20) }, () => [junk().slice(0, 60), junk()]));
+  const calls: Array<() => Promise<unknown>> = [
+    () => client.runtime.ContainerStatus({ containerId: someId(), verbose: rnd(2) === 0 }),
+    () => client.runtime.PodSandboxStatus({ podSandboxId: someId(), verbose: rnd(2) === 0 }),
+    () => client.runtime.ListContainers({ filter: { id: someId(), labelSelector: labels() } }),
+    () => client.runtime.ListPodSandbox({ filter: { labelSelector: labels() } }),
+    () => client.runtime.ListContainerStats({ filter: { podSandboxId: someId(), labelSelector: labels() } }),
+    () => client.runtime.ContainerStats({ containerId: someId() }),
+    () => client.runtime.PodSandboxStats({ podSandboxId: someId() }),
+    () => client.images.ImageStatus({ image: { image: junk() } }),
+    () => client.images.ListImages({ filter: { image: { image: junk() } } }),
+    () => client.runtime.StopContainer({ containerId: hex(32), timeout: String(rnd(10)) }),
+    () => client.runtime.RemoveContainer({ containerId: hex(32) }),
+    () => client.runtime.ExecSync({ containerId: hex(32), cmd: [junk()], timeout: '1' }),
+    () => client.runtime.UpdateContainerResources({ containerId: hex(32), linux: { cpuShares: String(rnd(1e6)), memoryLimitInBytes: String(rnd(1e9)) } }),
+    () => client.runtime.ReopenContainerLog({ containerId: someId() }),
+    () => client.runtime.Exec({ containerId: someId(), cmd: [junk()], stdout: true }),
+  ];
+  await mapLimit(Array.from({ length: count }, () => calls[rnd(calls.length)]!), 16, (call) => call().catch(() => undefined));
+}
+
+/** Creates `count` containers (created, never started) in `pod`, lists them all a few times; resolves with their IDs. */
+async function listManyContainers(client: CriClient, bench: BenchRun, pod: PopulatedPod, count: number): Promise<string[]> {
+  const ids = await mapLimit(Array.from({ length: count }, (_, i) => i), 4, async (i) => {
+    const { containerId } = await client.runtime.CreateContainer({
+      podSandboxId: pod.pod.id,
+      config: containerConfig(bench, `listed${i}`, ['true']),
+      sandboxConfig: pod.pod.config,
+    });
+    return containerId;
+  });
+  for (let i = 0; i < 5; i++) {
+    const { containers } = await client.runtime.ListContainers({});
+    if (containers.length < count) throw new Error(`ListContainers answered ${containers.length} containers, fewer than the ${count} made`);
+    await client.runtime.ListPodSandbox({});
+  }
+  return ids;
+}
+
+/** `bytes` of exec stdout through the shim's streaming URL (SPDY), counted and dropped. */
+async function streamExecStdout(client: CriClient, containerId: string, bytes: number): Promise<void> {
+  const { url } = await client.runtime.Exec({ containerId, cmd: ['head', '-c', String(bytes), '/dev/zero'], stdout: true });
+  const { conn, socket } = await spdyConnect(url, ['v4.channel.k8s.io']);
+  try {
+    const error = await openStream(conn, { streamType: 'error' });
+    error.resume();
+    error.end();
+    const stdout = await openStream(conn, { streamType: 'stdout' });
+    stdout.end();
+    let got = 0;
+    await new Promise<void>((resolve, reject) => {
+      stdout.on('data', (c: unknown) => (got += (c as Buffer).length));
+      stdout.once('end', resolve);
+      stdout.once('close', resolve);
+      stdout.once('error', reject);
+    });
+    if (got !== bytes) throw new Error(`exec stdout carried ${got} bytes, not ${bytes}`);
+  } finally {
+    socket.destroy();
+  }
+}
+
+export interface IdleOptions {
+  pods: number;
+  seconds: number;
+  /** Seconds after populating before the idle window starts (the first storage passes, start-up's garbage). */
+  settleSeconds: number;
+  /** Which bursts run: fuzz, list, stream. */
+  bursts: ReadonlySet<string>;
+  cpuProfDir?: string | undefined;
+  /** Run the shim at debug level and write its log here at the end. */
+  debugLog?: string | undefined;
+  log: (message: string) => void;
+}
+
+/** The idle part: a node of `pods` pods (a pause and a sleeping container each) through a fresh shim. */
+export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<IdleResult> {
+  const { log } = opts;
+  let shim: ShimProcess | undefined;
+  const rootDir = tempDir('idle-root');
+  return withCleanUp(bench, [rootDir], () => shim, log, async () => {
+    await ensureTestImages();
+    const nodeFlags = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : undefined;
+    shim = await startShim({ args: [`--log-level=${opts.debugLog ? 'debug' : 'info'}`], rootDir, nodeFlags });
+    const pid = shim.child.pid!;
+    const pods: PopulatedPod[] = [];
+    log(`populating ${opts.pods} pods`);
+    await populate(shim.client, bench, pods, opts.pods * 2, 4);
+    log(`settling ${opts.settleSeconds} s, then ${opts.seconds} s without calls`);
+    await sleep(opts.settleSeconds * 1000);
+    const windowStart = Math.floor(Date.now() / 1000);
+    const cpu = await idleCpu(pid, dockerdPid(), opts.seconds);
+    const changesDuringIdle = await shimContainerEvents(windowStart, Math.ceil(Date.now() / 1000));
+    const idleMemory = memoryBreakdown(pid);
+    log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}; ${changesDuringIdle} events of shim containers meanwhile`);
+    const bursts: BurstResult[] = [];
+    if (opts.bursts.has('fuzz')) {
+      log(`burst: ${FUZZ_CALLS} fuzzed calls`);
+      await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
+      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, log));
+    }
+    if (opts.bursts.has('list')) {
+      log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
+      const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
+      log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
+      await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
+      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, log));
+    }
+    if (opts.bursts.has('stream')) {
+      log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
+      await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
+      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, log));
+    }
+    if (opts.debugLog) fs.writeFileSync(opts.debugLog, shim.output());
+    if (opts.cpuProfDir) {
+      await shim.stop();
+      shim = undefined;
+      for (const f of fs.readdirSync(opts.cpuProfDir).filter((n) => n.endsWith('.cpuprofile'))) {
+        const profile = JSON.parse(fs.readFileSync(path.join(opts.cpuProfDir, f), 'utf8')) as CpuProfile;
+        log(`profile ${f}, the idle window only:\n${renderProfileSummary(summarizeProfile(lastSeconds(profile, idleWindowUs(opts)), 25))}`);
+      }
+    }
+    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts };
+  });
+}
+
+/** How far before the profile's end the idle window starts (it ends where the profile does, without bursts). */
+function idleWindowUs(opts: IdleOptions): number {
+  return (opts.seconds + opts.bursts.size * (RECOVER_MS / 1000 + 120)) * 1e6;
+}
+
+/** The profile's samples of its last `us` microseconds. */
+function lastSeconds(profile: CpuProfile, us: number): CpuProfile {
+  let t = profile.startTime;
+  const from = profile.endTime - us;
+  const keep = profile.timeDeltas.map((d) => (t += d) >= from);
+  return { ...profile, samples: profile.samples.filter((_, i) => keep[i]), timeDeltas: profile.timeDeltas.filter((_, i) => keep[i]) };
+}
+
+function option(argv: readonly string[], name: string, fallback: number): number {
+  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const n = raw === undefined ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
+  return n;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const known = ['--pods=', '--seconds=', '--settle=', '--bursts=', '--cpu-prof=', '--debug-log='];
+  const unknown = argv.filter((a) => !known.some((k) => a.startsWith(k)));
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--cpu-prof=DIR] [--debug-log=FILE]`);
+  const cpuProf = argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+  const unknownBursts = (argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? '').split(',').filter((b) => b !== '' && !(BURSTS as readonly string[]).includes(b));
+  if (unknownBursts.length > 0) throw new Error(`--bursts: ${unknownBursts.join(',')}: not one of ${BURSTS.join(',')}`);
+  const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('idle-logs') };
+  const result = await measureIdle(bench, {
+    pods: option(argv, 'pods', 50),
+    seconds: Math.max(1, option(argv, 'seconds', 60)),
+    settleSeconds: option(argv, 'settle', 60),
+    bursts: new Set((argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? BURSTS.join(',')).split(',').filter((b) => b !== '')),
+    cpuProfDir: cpuProf === undefined ? undefined : path.resolve(cpuProf),
+    debugLog: argv.find((a) => a.startsWith('--debug-log='))?.slice('--debug-log='.length),
+    log: (m) => process.stderr.write(`[idle ${new Date().toISOString().slice(11, 19)}] ${m}\n`),
+  });
+  process.stdout.write(`${renderIdle(result)}\n\n${checkIdleTargets(result).map((c) => `${c.pass ? 'PASS' : 'MISS'}  ${c.target}: ${c.value}`).join('\n')}\n`);
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`idle benchmark failed: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}
