@@ -21,6 +21,7 @@ import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes }
 import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle } from './idle-report';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
+import { runAsProgram } from './entry';
 
 export const FUZZ_CALLS = 10_000;
 export const LISTED_CONTAINERS = 1_000;
@@ -273,12 +274,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      process.stderr.write(`idle benchmark failed: ${err.stack ?? err.message}\n`);
-      process.exit(1);
-    },
-  );
-}
+runAsProgram(module, 'idle benchmark', main);

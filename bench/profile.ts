@@ -17,6 +17,7 @@ import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop, POLLED_RPCS } from '
 import { dockerdPid } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
+import { runAsProgram } from './entry';
 
 const REPO = path.resolve(__dirname, '../..');
 
@@ -87,12 +88,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      process.stderr.write(`profile failed: ${err.stack ?? err.message}\n`);
-      process.exit(1);
-    },
-  );
-}
+runAsProgram(module, 'profile', main);

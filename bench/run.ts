@@ -38,6 +38,7 @@ import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
 import { measureStreams, streamsPlan, type StreamsPlan } from './streams';
 import { type BenchRun, withCleanUp } from './workload';
+import { runAsProgram } from './entry';
 
 interface BenchPlan {
   mode: 'full' | 'quick';
@@ -272,12 +273,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      process.stderr.write(`benchmark failed: ${err.stack ?? err.message}\n`);
-      process.exit(1);
-    },
-  );
-}
+runAsProgram(module, 'benchmark', main);

@@ -23,6 +23,7 @@ import { checkScaleTargets, type DockerdIdle, type Headroom, podsThatFit, render
 import { measureStartup, startupBuilds } from './startup';
 import { summarize } from './stats';
 import { type BenchRun, withCleanUp } from './workload';
+import { runAsProgram } from './entry';
 
 interface ScalePlan {
   containers: number;
@@ -221,12 +222,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      process.stderr.write(`scale bench failed: ${err.stack ?? err.message}\n`);
-      process.exit(1);
-    },
-  );
-}
+runAsProgram(module, 'scale bench', main);

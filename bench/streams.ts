@@ -22,6 +22,7 @@ import { renderTargets } from './report';
 import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
 import { cpuMs, dockerdPid } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
+import { runAsProgram } from './entry';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -273,12 +274,4 @@ async function main(argv: readonly string[]): Promise<number> {
   });
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      process.stderr.write(`streams bench failed: ${err.stack ?? err.message}\n`);
-      process.exit(1);
-    },
-  );
-}
+runAsProgram(module, 'streams bench', main);

@@ -1,0 +1,13 @@
+// How a bench file runs as a program of its own (`node dist/bench/<name>.js ...`).
+
+/** Runs `main` with the command line's arguments when `mod` is the file node was started with; exits with its code, or 1 after saying why it failed. */
+export function runAsProgram(mod: NodeJS.Module, what: string, main: (argv: string[]) => Promise<number>): void {
+  if (require.main !== mod) return;
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`${what} failed: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}
