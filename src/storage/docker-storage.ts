@@ -437,10 +437,11 @@ export class DockerStorage {
     // The shim's containers, from the state cache (no request to Docker once it is synced).
     const listed = await this.deps.objects.list({ kind: 'any' }, { signal });
     const seen = new Set<string>();
-    for (const { id } of listed) {
+    for (const { id, inspect: held } of listed) {
       let inspect;
       try {
-        inspect = await this.deps.docker.inspectContainer(id, { signal });
+        // The store hands the cache's document along when it answered from it.
+        inspect = held ?? (await this.deps.docker.inspectContainer(id, { signal }));
       } catch (err) {
         if (err instanceof DockerNotFoundError) continue;
         throw err;

@@ -35,6 +35,10 @@ function doc(id: string, state = runningState()): ContainerInspect {
   return inspectDoc({ Id: id, Name: `/k8s_c_${id.slice(0, 4)}_ns_uid_0`, State: state, Config: { Labels: LABELS } });
 }
 
+/** A state cache over `docker` that saves its snapshot to `file`. */
+const savingTo = (docker: FakeDocker, file: string): DockerStateCache =>
+  new DockerStateCache(docker, silentLogger(), undefined, undefined, new ContainerSnapshotFile(file, silentLogger()));
+
 describe('container snapshot', () => {
   const dirs: string[] = [];
   let cache: DockerStateCache | undefined;
@@ -194,7 +198,7 @@ describe('container snapshot', () => {
     const docker = new FakeDocker();
     docker.addImage('busybox', { Id: 'sha256:1111' });
     docker.containers.set(ID_A, doc(ID_A));
-    const started = new DockerStateCache(docker, silentLogger(), undefined, undefined, new ContainerSnapshotFile(file, silentLogger()));
+    const started = savingTo(docker, file);
     await started.start();
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const askedAfterMs = Date.now() + 1;
@@ -217,12 +221,12 @@ describe('container snapshot', () => {
     const docker = new FakeDocker();
     docker.addImage('busybox', { Id: 'sha256:1111' });
     docker.containers.set(ID_A, doc(ID_A));
-    const started = new DockerStateCache(docker, silentLogger(), undefined, undefined, new ContainerSnapshotFile(file, silentLogger()));
+    const started = savingTo(docker, file);
     await started.start();
     await started.stop();
     assert.deepEqual(new ContainerSnapshotFile(file, silentLogger()).load()?.containers.map((c) => c.Id), [ID_A]);
     fs.rmSync(file);
-    const never = new DockerStateCache(docker, silentLogger(), undefined, undefined, new ContainerSnapshotFile(file, silentLogger()));
+    const never = savingTo(docker, file);
     docker.fail('*', { error: () => new Error('Docker is away'), times: Infinity });
     void never.start();
     await never.stop();
