@@ -244,10 +244,12 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
   }
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
-  // Log followers ask whether a container stopped the moment its log stream ends, which can be
-  // before the cache has heard of it: they go to Docker directly.
-  const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '');
+  // Log followers read their containers' documents from the state cache, which tells them of each
+  // run's end it applies; only whether a container stopped the moment its log stream ends, which
+  // can be before the cache has heard of it, is asked of Docker directly.
+  const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', docker);
   started.add('log followers', followers, (f) => f.close());
+  state.onRunEnded((id) => followers.runEnded(id));
   // One reader of the containers' cgroup files for all three: a file they all read is opened
   // once, held while the state cache shows its container running, and closed as soon as the
   // cache sees it stop or go. Closed after the server and the storage passes: nobody reads the

@@ -83,7 +83,8 @@ export class CachingDockerClient implements DockerClient {
   }
 
   async stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
-    await this.announcedBy('stop', id, (held) => held.State.Running, () => this.docker.stopContainer(id, timeoutSeconds, opts));
+    // A stop of a running container ends in its `die` (the cache follows no `stop` event).
+    await this.announcedBy('die', id, (held) => held.State.Running, () => this.docker.stopContainer(id, timeoutSeconds, opts));
   }
 
   async killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {

@@ -2,13 +2,16 @@
 import type { DockerEvent, DockerFilters } from '../docker/types';
 import { hasTypeLabel } from '../conventions/labels';
 
-/** Container actions after which a container's inspect document may differ. */
+/**
+ * Container actions after which a container's inspect document may differ. Not `kill` (a
+ * signal sent: nothing an inspect shows changes until the `die` that may follow) nor `stop`
+ * (Docker sends it after the `die` that carried the change): each cost an inspect per stop
+ * that read the same document again.
+ */
 const CONTAINER_ACTIONS = [
   'create',
   'start',
   'die',
-  'stop',
-  'kill',
   'destroy',
   'rename',
   'update',

@@ -48,7 +48,13 @@ export interface LogRecorder {
 export const NO_LOG_RECORDER: LogRecorder = { written: () => undefined, rotated: () => undefined };
 
 export interface FollowerDeps {
+  /** Docker itself: its log API, and whether a container runs the moment its log stream ended (the cache may not have heard yet). */
   docker: DockerClient;
+  /**
+   * Where the container's inspect is read otherwise (its log source and path, whether it still
+   * runs while its json-file log is read): the state cache's documents, which cost no request.
+   */
+  documents: Pick<DockerClient, 'inspectContainer' | 'inspectImage'>;
   store: FollowerRecordStore;
   log: Logger;
   recorder: LogRecorder;
@@ -263,7 +269,7 @@ export class LogFollower {
     this.tail = new JsonLogTail({
       containerId: this.containerId,
       jsonLogPath,
-      docker: this.deps.docker,
+      documents: this.deps.documents,
       log: this.deps.log,
       signal: this.abort.signal,
       saved: saved.jsonLog,
@@ -295,18 +301,18 @@ export class LogFollower {
    * the inspect, when it is the container's own.
    */
   private async checkLogPath(signal: AbortSignal): Promise<ContainerInspect | 'not-own' | 'gone'> {
-    const { docker, log } = this.deps;
+    const { documents, log } = this.deps;
     let inspect: ContainerInspect;
     let imageLabels: Readonly<Record<string, string>> | undefined;
     try {
-      inspect = await docker.inspectContainer(this.containerId, { signal });
+      inspect = await documents.inspectContainer(this.containerId, { signal });
     } catch (err) {
       if (err instanceof DockerNotFoundError) return 'gone';
       throw err;
     }
     if (logPathNeedsImage(inspect.Config.Labels, inspect.Name)) {
       // An image gone (only a forced removal takes one a container uses) leaves the label standing.
-      imageLabels = await docker.inspectImage(inspect.Image, { signal }).then(
+      imageLabels = await documents.inspectImage(inspect.Image, { signal }).then(
         (image) => image.Config?.Labels ?? {},
         (err: unknown) => {
           if (err instanceof DockerNotFoundError) return undefined;
@@ -323,7 +329,7 @@ export class LogFollower {
   }
 
   private async run(): Promise<void> {
-    const { docker, log, store } = this.deps;
+    const { documents, log, store } = this.deps;
     const signal = this.abort.signal;
     const releaseSlot = (await this.deps.startSlots?.acquire()) ?? (() => undefined);
     let filePoint: ResumePoint | undefined;
@@ -339,7 +345,7 @@ export class LogFollower {
       while (!signal.aborted) {
         try {
           // The check's inspect is this pass's.
-          const inspect = typeof checked === 'object' ? checked : await docker.inspectContainer(this.containerId, { signal });
+          const inspect = typeof checked === 'object' ? checked : await documents.inspectContainer(this.containerId, { signal });
           checked = undefined;
           releaseSlot();
           const source = logSourceOf(inspect, this.deps.dockerRootDir);

@@ -7,8 +7,9 @@
 //
 // The directory, not the file, is watched: json-file's rotation renames the file and makes a
 // new one, and Docker rewrites config.v2.json there when the container's state changes (its
-// exit among them), which is when the container is asked whether it still runs. Reading is in
-// chunks of at most CHUNK_BYTES, the next only after the last one's records are written.
+// exit among them), which is when the container is asked whether it still runs (as it is when
+// the follower is nudged: the state cache applied the end of its run). Reading is in chunks of
+// at most CHUNK_BYTES, the next only after the last one's records are written.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
@@ -27,7 +28,11 @@ export interface JsonLogTailDeps {
   containerId: string;
   /** The json-file log, checked to be where Docker keeps this container's (expectedJsonLogPath). */
   jsonLogPath: string;
-  docker: DockerClient;
+  /**
+   * Where whether the container still runs is read: the state cache's document (no request),
+   * which shows the exit once Docker's `die` event is applied, after json-file wrote its last line.
+   */
+  documents: Pick<DockerClient, 'inspectContainer'>;
   log: Logger;
   signal: AbortSignal;
   /** Where to continue: the position saved with the last record written. */
@@ -120,7 +125,7 @@ export class JsonLogTail {
         if (this.stateChanged) {
           this.stateChanged = false;
           // Asked before the last read: once it says exited, json-file has written everything.
-          const inspect = await this.deps.docker.inspectContainer(this.deps.containerId, { signal });
+          const inspect = await this.deps.documents.inspectContainer(this.deps.containerId, { signal });
           exited = !inspect.State.Running;
         }
         const live = open[0];

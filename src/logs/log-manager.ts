@@ -24,6 +24,12 @@ export class ContainerLogManager {
     private readonly recorder: LogRecorder = NO_LOG_RECORDER,
     /** Docker's root directory, where json-file logs are read from ("" reads every log through Docker's API). */
     dockerRootDir = '',
+    /**
+     * Where followers read their container's inspect but the moment a log stream ended: the
+     * state cache's client, whose documents cost no request (`runEnded` then tells a follower
+     * of the exit the cache applied). Docker itself by default.
+     */
+    private readonly documents: Pick<DockerClient, 'inspectContainer' | 'inspectImage'> = docker,
   ) {
     this.store = new FollowerRecordStore(rootDirectory);
     this.dockerRootDir = jsonLogRoot(dockerRootDir, log);
@@ -53,7 +59,7 @@ export class ContainerLogManager {
 
   private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle, startSlots?: Slots): void {
     const follower = new LogFollower(
-      { docker: this.docker, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir, startSlots },
+      { docker: this.docker, documents: this.documents, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir, startSlots },
       containerId,
       state,
       file,
@@ -98,6 +104,17 @@ export class ContainerLogManager {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The state cache saw the container's run end (it stopped, or went): its follower looks at
+   * once whether the container still runs, and finishes its log if not. A json-file follower
+   * also looks when Docker rewrites the container's files, but the cache's document may not
+   * show the exit yet then.
+   */
+  runEnded(containerId: string): void {
+    const follower = this.followers.get(containerId);
+    if (follower?.active) follower.nudge();
   }
 
   /** How many running followers read each source (for tests and debugging). */

@@ -105,7 +105,7 @@ describe('caching client: mutating calls', () => {
     assert.equal(inspects(docker), 1, 'one inspect for the call and its event');
   });
 
-  it('a stop answers before any inspect; the stop event’s inspect is the only one, and an inspect after it sees the container stopped', async () => {
+  it('a stop answers before any inspect; the die event’s inspect is the only one (kill and stop set off none), and an inspect after it sees the container stopped', async () => {
     const docker = new FakeDocker();
     docker.containers.set(ID_A, containerDoc(ID_A, true));
     const client = await started(docker);
@@ -113,7 +113,8 @@ describe('caching client: mutating calls', () => {
     const slowInspect = holdInspects(docker);
     const stopped = watch(client.stopContainer(ID_A, 10));
     await waitFor('the stop answered', () => stopped.settled, { timeoutMs: 2_000 });
-    docker.emit('stop', ID_A, { ...CONTAINER, name: NAME });
+    // Docker's order: the signal, the exit, then the stop.
+    for (const action of ['kill', 'die', 'stop']) docker.emit(action, ID_A, { ...CONTAINER, name: NAME });
     const inspecting = client.inspectContainer(ID_A);
     await waitFor('the event’s inspect asked for', () => inspects(docker) === 1, { timeoutMs: 2_000 });
     slowInspect.release();

@@ -18,9 +18,12 @@ describe('what each Docker event does to the cache', () => {
   const known = (id: string): boolean => id === ID;
 
   it('re-inspects a tracked container after each state change, and forgets a destroyed one', () => {
-    for (const action of ['create', 'start', 'die', 'stop', 'kill', 'rename', 'update', 'pause', 'unpause', 'restart']) {
+    for (const action of ['create', 'start', 'die', 'rename', 'update', 'pause', 'unpause', 'restart']) {
       assert.deepEqual(actionForEvent(ev('container', action, ours), unknown), { kind: 'refresh', id: ID }, action);
     }
+    // A signal changes nothing an inspect shows; a stop's change came with its `die` before it.
+    for (const action of ['kill', 'stop']) assert.deepEqual(actionForEvent(ev('container', action, ours), known), { kind: 'ignore' }, action);
+    assert.ok(!EVENT_FILTERS.event?.includes('kill') && !EVENT_FILTERS.event?.includes('stop'), 'nor does Docker send them');
     assert.deepEqual(actionForEvent(ev('container', 'oom', ours), unknown), { kind: 'oom', id: ID }, 'an OOM kill is remembered too');
     assert.deepEqual(actionForEvent(ev('container', 'oom', { name: 'other' }), unknown), { kind: 'ignore' });
     assert.deepEqual(actionForEvent(ev('container', 'destroy', ours), unknown), { kind: 'forget', id: ID });

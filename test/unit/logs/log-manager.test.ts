@@ -1,16 +1,22 @@
 // The log followers a restarted shim resumes (src/logs/log-manager.ts): all in place at once,
 // but only a few asking Docker at a time, so that hundreds of them do not hold the event loop
-// (and kubelet's first answers) while they start.
+// (and kubelet's first answers) while they start. A follower over the state cache reads its
+// container's documents from it, and finishes when the cache applies the end of its run.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, it } from 'node:test';
+import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
+import { DockerStateCache } from '../../../src/docker-cache/state-cache';
 import { FollowerRecordStore } from '../../../src/logs/follower-records';
+import { openContainerLog } from '../../../src/logs/log-file';
 import { ContainerLogManager } from '../../../src/logs/log-manager';
 import { silentLogger } from '../../../src/util/logger';
 import { Slots } from '../../../src/util/slots';
 import { FakeDocker } from '../../support/fake-docker';
+import { runningState } from '../../support/fixtures/docker-container';
+import { exitedState } from '../../support/fixtures/shim-containers';
 import { waitFor } from '../../support/poll';
 import { tempDir } from '../../support/temp';
 
@@ -76,6 +82,45 @@ describe("a resumed follower whose record an older shim wrote", () => {
       assert.equal(docker.argsOf('inspectContainer').length, 2, "the check's inspect is the follower's");
     } finally {
       await manager.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a json-file follower over the state cache', () => {
+  it('reads its container’s documents from the cache, asking Docker no inspect, and finishes once the cache applies the exit', async () => {
+    const root = tempDir('log-manager');
+    const dockerRoot = path.join(root, 'docker');
+    const id = 'd'.repeat(64);
+    const jsonLog = path.join(dockerRoot, 'containers', id, `${id}-json.log`);
+    fs.mkdirSync(path.dirname(jsonLog), { recursive: true });
+    fs.writeFileSync(jsonLog, `${JSON.stringify({ log: 'hello\n', stream: 'stdout', time: '2026-11-26T19:00:00.000000001Z' })}\n`);
+    const docker = new FakeDocker();
+    const doc = docker.addContainer({
+      Id: id,
+      State: runningState(),
+      LogPath: jsonLog,
+      HostConfig: { LogConfig: { Type: 'json-file', Config: {} } },
+      Config: { Labels: { 'io.kubernetes.docker.type': 'container' } },
+    });
+    const cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 });
+    await cache.start();
+    const manager = new ContainerLogManager(docker, silentLogger(), root, undefined, dockerRoot, new CachingDockerClient(docker, cache));
+    cache.onRunEnded((ended) => manager.runEnded(ended));
+    const store = new FollowerRecordStore(root);
+    const logPath = path.join(root, 'pods', 'app.log');
+    try {
+      docker.calls.length = 0;
+      await manager.follow(id, logPath, false, await openContainerLog(logPath));
+      await waitFor('the line copied', () => fs.readFileSync(logPath, 'utf8').includes('stdout F hello'));
+      assert.equal(manager.sources()['json-file'], 1);
+      docker.containers.set(id, { ...doc, State: { ...doc.State, ...exitedState(0) } });
+      docker.emit('die', id, { 'io.kubernetes.docker.type': 'container' });
+      await waitFor('the follower finished', () => store.load(id)?.complete === true);
+      assert.deepEqual(docker.argsOf('inspectContainer'), [[id]], 'the one inspect is the cache’s, after the die event');
+    } finally {
+      await manager.close();
+      await cache.stop();
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
