@@ -37,8 +37,9 @@ export const KUBELET_POLLERS: readonly KubeletPoller[] = [
   { name: 'housekeeping (pod cleanups)', everySeconds: 2, calls: ['ListPodSandbox(ready)', 'ListContainers(running)'] },
   { name: 'runtime status', everySeconds: 5, calls: ['Status'] },
   { name: 'node status', everySeconds: 10, calls: ['Version'] },
-  { name: 'eviction manager (stats summary)', everySeconds: 10, calls: ['ImageFsInfo', 'ListPodSandbox', 'ListContainers', 'ListContainerStats'] },
-  { name: 'metrics-server (/metrics/resource)', everySeconds: 15, calls: ['ListPodSandbox', 'ListContainers', 'ListContainerStats'] },
+  // The CRI stats provider's getPodAndContainerMaps lists the containers first, then the sandboxes.
+  { name: 'eviction manager (stats summary)', everySeconds: 10, calls: ['ImageFsInfo', 'ListContainers', 'ListPodSandbox', 'ListContainerStats'] },
+  { name: 'metrics-server (/metrics/resource)', everySeconds: 15, calls: ['ListContainers', 'ListPodSandbox', 'ListContainerStats'] },
   { name: 'image manager (image list)', everySeconds: 30, calls: ['ListImages'] },
   { name: 'container GC', everySeconds: 60, calls: ['ListContainers', 'ListPodSandbox', 'ListContainers'] },
   { name: 'image GC', everySeconds: 300, calls: ['ListImages', 'ListPodSandbox', 'ListContainers', 'ImageFsInfo'] },

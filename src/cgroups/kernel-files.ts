@@ -55,10 +55,18 @@ export class KernelFiles {
     }
   }
 
-  /** `name` in `dir`, unless this host is known not to have it (see hostFile). */
+  /**
+   * `name` in `dir`, unless this host is known not to have it (see hostFile). A file the owner
+   * holds open is read at once: it exists, and the stats read every container's files on every
+   * call, so the path is joined without normalising (`dir` is a cgroup directory, already
+   * normal) and the host check is made only for a file not held.
+   */
   optional(dir: string | undefined, name: string, owner?: string): string | undefined {
-    if (dir === undefined || this.absent.has(absentKey(dir, name))) return undefined;
-    return this.read(path.join(dir, name), owner);
+    if (dir === undefined) return undefined;
+    const file = `${dir}/${name}`;
+    const held = owner === undefined ? undefined : this.byOwner.get(owner)?.get(file);
+    if (held === undefined && this.absent.has(absentKey(dir, name))) return undefined;
+    return this.read(file, owner);
   }
 
   /**

@@ -2,14 +2,20 @@
 // are its own cgroup's when it has one (a cgroup parent, as kubelet always gives), else the sum
 // of its pause container and its running containers; its network counters are those of the
 // pause process's namespace.
-import type { PodSandboxStats } from '../cri/types';
+import type { PodSandboxAttributes, PodSandboxStats } from '../cri/types';
 import type { ShimObject } from '../object-store/shim-objects';
 import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import { nowNanos } from '../util/time';
 import type { CgroupFigures } from '../cgroups/figures';
 import type { StatsCollector } from './stats-collector';
 import { u64 } from '../cri/u64';
-import { cpuUsage, ioUsage, memoryUsage, sumFigures } from './stats-convert';
+import { cpuUsage, ioUsage, memoryUsage, oncePerObject, sumFigures } from './stats-convert';
+
+/** A pod's CRI attributes, made once per object of its pause container (see oncePerObject). */
+const podAttributes = oncePerObject((pause: ShimObject): PodSandboxAttributes => {
+  const { id, metadata, labels, annotations } = sandboxFromObject(pause, undefined);
+  return { id, metadata, labels, annotations };
+});
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,
@@ -29,7 +35,6 @@ export async function podSandboxStatsOf(
   const key = `pod:${pause.id}`;
   const nanoCores = total?.cpuUsageNs === undefined ? undefined : collector.rates.rate(key, total.cpuUsageNs, process.hrtime.bigint());
   if (!total) collector.rates.forget(key);
-  const { id, metadata, labels, annotations } = sandboxFromObject(pause, undefined);
   const linux: NonNullable<PodSandboxStats['linux']> = {
     cpu: cpuUsage(total, nanoCores, timestamp),
     memory: memoryUsage(total, timestamp),
@@ -39,5 +44,5 @@ export async function podSandboxStatsOf(
   if (own.network) linux.network = own.network;
   const io = ioUsage(total, timestamp);
   if (io) linux.io = io;
-  return { attributes: { id, metadata, labels, annotations }, linux };
+  return { attributes: podAttributes(pause), linux };
 }

@@ -4,7 +4,7 @@
 // asked only while the cache is unsynced); later calls read the cgroup files alone. Seen stopped, it is looked up afresh when it runs again (a
 // new process). The CPU rate tracker lives here too; the writable layers' figures come from
 // ../storage, measured in the background.
-import type { ContainerStats, NetworkUsage } from '../cri/types';
+import type { ContainerAttributes, ContainerStats, NetworkUsage } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import type { ShimObject } from '../object-store/shim-objects';
 import { DockerNotFoundError } from '../errors';
@@ -14,7 +14,7 @@ import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
 import { readCgroupFigures, type CgroupFigures } from '../cgroups/figures';
-import { containerStatsOf, networkUsage, type ContainerFigures } from './stats-convert';
+import { containerStatsOf, networkUsage, oncePerObject, type ContainerFigures } from './stats-convert';
 import { CpuRateTracker } from './cpu-rate';
 import { parseNetDev } from '../cgroups/net-dev';
 import { msToNanos, nowNanos } from '../util/time';
@@ -27,6 +27,12 @@ interface Target {
   podCgroup: CgroupDirs | undefined;
   lastSeen: number;
 }
+
+/** A container's CRI attributes, made once per object (see oncePerObject). */
+const containerAttributes = oncePerObject((c: ShimObject): ContainerAttributes => {
+  const { id, metadata, labels, annotations } = containerFromObject(c);
+  return { id, metadata, labels, annotations };
+});
 
 /** Forget containers not asked about for this long (they are most likely removed). */
 const FORGET_AFTER_MS = 10 * 60_000;
@@ -114,8 +120,7 @@ export class StatsCollector {
     const timestamp = nowNanos();
     const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.id, sample.cpuUsageNs, process.hrtime.bigint());
     if (!sample) this.rates.forget(c.id);
-    const { id, metadata, labels, annotations } = containerFromObject(c);
-    const stats = containerStatsOf({ attributes: { id, metadata, labels, annotations }, sample, nanoCores, layer, timestamp });
+    const stats = containerStatsOf({ attributes: containerAttributes(c), sample, nanoCores, layer, timestamp });
     return { stats, sample };
   }
 

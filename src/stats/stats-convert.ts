@@ -80,6 +80,20 @@ export function filesystemUsage(usage: DiskUsage, mountpoint: string, timestamp:
   return { timestamp, fsId: { mountpoint }, usedBytes: u64(usage.bytes), inodesUsed: u64(usage.inodes) };
 }
 
+/**
+ * `make` once per object: a container's or pod's CRI attributes, which every stats call sends
+ * for every container, come from the shim's object of one Docker document, which does not
+ * change (the store makes a new object for a new document), so they are made once per object.
+ */
+export function oncePerObject<K extends object, V>(make: (key: K) => V): (key: K) => V {
+  const made = new WeakMap<K, V>();
+  return (key) => {
+    let value = made.get(key);
+    if (value === undefined) made.set(key, (value = make(key)));
+    return value;
+  };
+}
+
 export interface ContainerFigures {
   attributes: ContainerAttributes;
   /** Undefined when the container is not running. */

@@ -67,8 +67,11 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     assert.equal(first!.writableLayer!.usedBytes!.value, 12_288);
     assert.equal(first!.writableLayer!.inodesUsed!.value, 2);
     assert.equal(first!.writableLayer!.timestamp, '1700000000000000000', 'the time it was measured, not the time of the call');
-    await collector.containerStats(running, signal);
+    const second = await collector.containerStats(running, signal);
     assert.equal(inspects(), 1, 'the target is remembered');
+    assert.equal(second!.attributes, first!.attributes, 'the attributes of one object (one document) are made once');
+    const relabelled = objectFromSummary({ ...summary, Labels: { ...summary.Labels, team: 'b' } })!;
+    assert.deepEqual((await collector.containerStats(relabelled, signal))!.attributes!.labels, { team: 'b' }, 'a new document\'s object gets its own');
   });
 
   it('a container seen stopped is looked up afresh when it runs again (a new process, here in another cgroup)', async () => {
