@@ -2,20 +2,13 @@
 // are its own cgroup's when it has one (a cgroup parent, as kubelet always gives), else the sum
 // of its pause container and its running containers; its network counters are those of the
 // pause process's namespace.
-import type { PodSandboxAttributes, PodSandboxStats } from '../cri/types';
+import type { PodSandboxStats } from '../cri/types';
 import type { ShimObject } from '../object-store/shim-objects';
-import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import { nowNanos } from '../util/time';
 import type { CgroupFigures } from '../cgroups/figures';
 import type { StatsCollector } from './stats-collector';
 import { u64 } from '../cri/u64';
-import { cpuUsage, ioUsage, memoryUsage, oncePerObject, sumFigures } from './stats-convert';
-
-/** A pod's CRI attributes, made once per object of its pause container (see oncePerObject). */
-const podAttributes = oncePerObject((pause: ShimObject): PodSandboxAttributes => {
-  const { id, metadata, labels, annotations } = sandboxFromObject(pause, undefined);
-  return { id, metadata, labels, annotations };
-});
+import { cpuUsage, ioUsage, memoryUsage, sumFigures } from './stats-convert';
 
 export async function podSandboxStatsOf(
   collector: StatsCollector,
@@ -44,5 +37,5 @@ export async function podSandboxStatsOf(
   if (own.network) linux.network = own.network;
   const io = ioUsage(total, timestamp);
   if (io) linux.io = io;
-  return { attributes: podAttributes(pause), linux };
+  return { attributes: collector.podAttributes(pause), linux };
 }

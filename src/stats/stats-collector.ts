@@ -4,12 +4,13 @@
 // asked only while the cache is unsynced); later calls read the cgroup files alone. Seen stopped, it is looked up afresh when it runs again (a
 // new process). The CPU rate tracker lives here too; the writable layers' figures come from
 // ../storage, measured in the background.
-import type { ContainerAttributes, ContainerStats, NetworkUsage } from '../cri/types';
+import type { ContainerAttributes, ContainerStats, NetworkUsage, PodSandboxAttributes } from '../cri/types';
 import type { ContainerInspect } from '../docker/types';
 import type { ShimObject } from '../object-store/shim-objects';
 import { DockerNotFoundError } from '../errors';
 import type { DockerClient } from '../docker/client';
 import { containerFromObject } from '../translate/to-cri/container-convert';
+import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
@@ -28,12 +29,6 @@ interface Target {
   lastSeen: number;
 }
 
-/** A container's CRI attributes, made once per object (see oncePerObject). */
-const containerAttributes = oncePerObject((c: ShimObject): ContainerAttributes => {
-  const { id, metadata, labels, annotations } = containerFromObject(c);
-  return { id, metadata, labels, annotations };
-});
-
 /** Forget containers not asked about for this long (they are most likely removed). */
 const FORGET_AFTER_MS = 10 * 60_000;
 
@@ -45,6 +40,16 @@ export interface MemberSample {
 export class StatsCollector {
   private readonly targets = new Map<string, Target>();
   readonly rates = new CpuRateTracker();
+  /** A container's CRI attributes, made once per object (see oncePerObject). */
+  readonly containerAttributes = oncePerObject((c: ShimObject): ContainerAttributes => {
+    const { id, metadata, labels, annotations } = containerFromObject(c);
+    return { id, metadata, labels, annotations };
+  });
+  /** A pod's CRI attributes, made once per object of its pause container. */
+  readonly podAttributes = oncePerObject((pause: ShimObject): PodSandboxAttributes => {
+    const { id, metadata, labels, annotations } = sandboxFromObject(pause, undefined);
+    return { id, metadata, labels, annotations };
+  });
   /** The containers' cgroups, their files held open between calls (owners: the ID, and "<ID>/pod" for a pod's cgroup). */
   private readonly cgroups: CgroupReader;
 
@@ -120,7 +125,7 @@ export class StatsCollector {
     const timestamp = nowNanos();
     const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.id, sample.cpuUsageNs, process.hrtime.bigint());
     if (!sample) this.rates.forget(c.id);
-    const stats = containerStatsOf({ attributes: containerAttributes(c), sample, nanoCores, layer, timestamp });
+    const stats = containerStatsOf({ attributes: this.containerAttributes(c), sample, nanoCores, layer, timestamp });
     return { stats, sample };
   }
 
