@@ -18,7 +18,7 @@ import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { openStream, spdyConnect } from '../test/support/streaming-clients';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes } from './procfs';
-import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle } from './idle-report';
+import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle, residentByMapping } from './idle-report';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
@@ -30,17 +30,13 @@ export const BURSTS = ['fuzz', 'list', 'stream'] as const;
 const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
 
-/** The idle shim's memory, by kind: smaps_rollup's resident parts (anonymous, file-backed). */
+/** The idle shim's memory: its RSS and what holds it, by mapping (residentByMapping). */
 function memoryBreakdown(pid: number): Record<string, number> {
   const out: Record<string, number> = { rss: memoryBytes(pid) };
   try {
-    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    for (const field of ['Anonymous', 'Shared_Clean', 'Private_Clean', 'Private_Dirty']) {
-      const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
-      if (m) out[field] = Number(m[1]) * 1024;
-    }
+    Object.assign(out, residentByMapping(fs.readFileSync(`/proc/${pid}/smaps`, 'utf8'), fs.readlinkSync(`/proc/${pid}/exe`)));
   } catch {
-    // No smaps_rollup (kernel < 4.14): the RSS alone.
+    // The shim ended meanwhile: the RSS alone.
   }
   return out;
 }
@@ -93,7 +89,8 @@ async function afterBurst(burst: string, pid: number, log: (m: string) => void):
     await sleep(1000);
     if (underTargetAfterS === undefined && memoryBytes(pid) <= IDLE_TARGETS.afterBurstRssMiB * MiB) underTargetAfterS = s;
   }
-  const result = { burst, afterBytes, recoveredBytes: memoryBytes(pid), underTargetAfterS };
+  const recoveredMemory = memoryBreakdown(pid);
+  const result = { burst, afterBytes, recoveredBytes: recoveredMemory.rss!, recoveredMemory, underTargetAfterS };
   log(`${burst}: RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
   return result;
 }
