@@ -18,6 +18,8 @@ export interface BurstResult {
   recoveredBytes: number;
   /** The first second at which the RSS was under the target (undefined: not within RECOVER_MS). */
   underTargetAfterS: number | undefined;
+  /** The shim's CPU time during the burst, ms (older results: none). */
+  burstCpuMs?: number;
   /** What holds the RSS RECOVER_MS after the burst, as idleMemory (older results: none). */
   recoveredMemory?: Record<string, number>;
 }
@@ -115,7 +117,7 @@ export function renderIdle(r: IdleResult): string {
   return [
     `idle: ${r.pods} pods, ${r.seconds} s without calls: shim ${r.shimCpuMsPer30s} ms (by thread: ${JSON.stringify(r.shimThreadsCpuMsPer30s)}), dockerd ${r.dockerdCpuMsPer30s} ms CPU per 30 s; RSS ${mib(r.idleRssBytes)}`,
     `idle memory: ${breakdown(r.idleMemory)}`,
-    ...r.bursts.map((b) => `burst ${b.burst}: RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later${b.recoveredMemory ? ` (${breakdown(b.recoveredMemory)})` : ''}`),
+    ...r.bursts.map((b) => `burst ${b.burst}: ${b.burstCpuMs === undefined ? '' : `shim CPU ${b.burstCpuMs} ms; `}RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later${b.recoveredMemory ? ` (${breakdown(b.recoveredMemory)})` : ''}`),
   ].join('\n');
 }
 

@@ -81,17 +81,18 @@ async function shimContainerEvents(since: number, until: number): Promise<number
   return text.split('\n').filter((l) => l.trim() !== '').length;
 }
 
-/** RSS right after a burst, then each second until RECOVER_MS. */
-async function afterBurst(burst: string, pid: number, log: (m: string) => void): Promise<BurstResult> {
+/** RSS right after a burst, then each second until RECOVER_MS; `cpuBeforeMs`: the shim's CPU as the burst began. */
+async function afterBurst(burst: string, pid: number, cpuBeforeMs: number, log: (m: string) => void): Promise<BurstResult> {
   const afterBytes = memoryBytes(pid);
+  const burstCpuMs = Math.round(cpuMs(pid) - cpuBeforeMs);
   let underTargetAfterS: number | undefined;
   for (let s = 1; s <= RECOVER_MS / 1000; s++) {
     await sleep(1000);
     if (underTargetAfterS === undefined && memoryBytes(pid) <= IDLE_TARGETS.afterBurstRssMiB * MiB) underTargetAfterS = s;
   }
   const recoveredMemory = memoryBreakdown(pid);
-  const result = { burst, afterBytes, recoveredBytes: recoveredMemory.rss!, recoveredMemory, underTargetAfterS };
-  log(`${burst}: RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
+  const result = { burst, afterBytes, recoveredBytes: recoveredMemory.rss!, recoveredMemory, underTargetAfterS, burstCpuMs };
+  log(`${burst}: shim CPU ${burstCpuMs} ms; RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
   return result;
 }
 
@@ -202,20 +203,23 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
     const bursts: BurstResult[] = [];
     if (opts.bursts.has('fuzz')) {
       log(`burst: ${FUZZ_CALLS} fuzzed calls`);
+      const cpuBeforeMs = cpuMs(pid);
       await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
-      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, log));
+      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, cpuBeforeMs, log));
     }
     if (opts.bursts.has('list')) {
       log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
+      const cpuBeforeMs = cpuMs(pid);
       const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
       log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
       await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
-      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, log));
+      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, cpuBeforeMs, log));
     }
     if (opts.bursts.has('stream')) {
       log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
+      const cpuBeforeMs = cpuMs(pid);
       await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
-      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, log));
+      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, cpuBeforeMs, log));
     }
     if (opts.debugLog) fs.writeFileSync(opts.debugLog, shim.output());
     if (opts.cpuProfDir) {

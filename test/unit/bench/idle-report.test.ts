@@ -70,9 +70,10 @@ describe('residentByMapping', () => {
     assert.equal(byMapping.libraries, (2048 + 23_000 + 15_000 + 120 + 1_000) * 1024);
   });
 
-  it('renders each burst\'s breakdown beside its figures', () => {
+  it('renders each burst\'s CPU and breakdown beside its figures', () => {
     const r = result({ cpu: 3, idleMiB: 70, recoveredMiB: 75 });
     r.bursts[0]!.recoveredMemory = { rss: 75 * MiB, exeCode: 23 * MiB };
-    assert.match(renderIdle(r), /75\.0 MiB 60 s later \(rss 75\.0 MiB, exeCode 23\.0 MiB\)/);
+    r.bursts[0]!.burstCpuMs = 1234;
+    assert.match(renderIdle(r), /fuzzed calls: shim CPU 1234 ms; RSS 150\.0 MiB right after, 75\.0 MiB 60 s later \(rss 75\.0 MiB, exeCode 23\.0 MiB\)/);
   });
 });
