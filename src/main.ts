@@ -1,9 +1,19 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node
-// The executable. glibc's malloc gets at most two arenas (MALLOC_ARENA_MAX, read as the process
-// starts, hence set by the shebang): with one per thread that allocates (libuv's workers, V8's),
-// what a burst freed stays spread over arenas that are not given back. Measured with
-// bench/idle.ts at 50 pods, RSS 60 s after 10,000 fuzzed calls 88 -> 78 MiB, after 1 GiB of exec
-// stdout 101 -> 77 MiB. It is no V8 flag.
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 node
+// The executable. glibc's malloc settings (read as the process starts, hence set by the shebang;
+// the packaged unit sets the same, test/unit/launcher.test.ts holds them equal):
+// - at most two arenas (MALLOC_ARENA_MAX): with one per thread that allocates (libuv's workers,
+//   V8's), what a burst freed stays spread over arenas that are not given back. Measured with
+//   bench/idle.ts at 50 pods, RSS 60 s after 10,000 fuzzed calls 88 -> 78 MiB, after 1 GiB of
+//   exec stdout 101 -> 77 MiB.
+// - the mmap and trim thresholds fixed at glibc's own defaults (128 KiB): set, they no longer
+//   grow. glibc raises the mmap threshold to the size of each large block freed (up to 32 MiB),
+//   so after the first burst blocks of a list answer or a stream's buffers came from the heap,
+//   and the heap's middle never goes back to the system. Fixed, each such block is its own
+//   mapping and goes back when freed. Measured with bench/idle.ts at 50 pods (two runs each,
+//   a shared machine): malloc's heap 60 s after 10,000 fuzzed calls 16.2 -> 7.2 MiB, after a
+//   list of 1,000 containers 16.4 -> 6.7 MiB, idle 8.2 -> 5.5 MiB; the RSS 60 s after those
+//   bursts 82-83 -> 74-77 and 80-88 -> 78 MiB, idle 78-81 -> 73 MiB.
+// None of them is a V8 flag.
 //
 // It runs with Node's default flags on purpose: any V8 flag (a smaller young generation, say)
 // changes V8's flag hash, and then V8 refuses the code cache Node ships for its own built-in
