@@ -18,6 +18,10 @@ export interface BurstResult {
   recoveredBytes: number;
   /** The first second at which the RSS was under the target (undefined: not within RECOVER_MS). */
   underTargetAfterS: number | undefined;
+  /** The shim's CPU time during the burst, ms (older results: none). */
+  burstCpuMs?: number;
+  /** What holds the RSS RECOVER_MS after the burst, as idleMemory (older results: none). */
+  recoveredMemory?: Record<string, number>;
 }
 
 export interface IdleResult {
@@ -30,9 +34,51 @@ export interface IdleResult {
   shimThreadsCpuMsPer30s: Record<string, number>;
   dockerdCpuMsPer30s: number;
   idleRssBytes: number;
-  /** /proc/<pid>/smaps_rollup and process.memoryUsage()-like figures of the idle shim. */
+  /** The idle shim's RSS and what holds it (ResidentByMapping's fields; older results: smaps_rollup's). */
   idleMemory: Record<string, number>;
   bursts: BurstResult[];
+}
+
+/** What holds the resident memory, by mapping (bytes): see residentByMapping. */
+export interface ResidentByMapping {
+  /** The executable's (node's) machine code: V8, OpenSSL, ICU's code, libuv... touched so far. */
+  exeCode: number;
+  /** Its read-only data: Node's own modules' sources and code caches, the dynamic symbols, ICU's data. */
+  exeReadOnly: number;
+  /** Its writable data and relocations. */
+  exeData: number;
+  /** Shared libraries (libc, libstdc++, libm...). */
+  libraries: number;
+  /** malloc's main arena ([heap]). */
+  mallocHeap: number;
+  /** V8's code pages (anonymous and executable). */
+  anonymousCode: number;
+  /** The rest of the anonymous memory: V8's heap, malloc's other arena and large blocks, thread stacks. */
+  anonymous: number;
+}
+
+/**
+ * /proc/<pid>/smaps's Rss summed by mapping kind; `exe` is the executable's path (/proc/<pid>/exe).
+ * Node's binary is shared with every node on the host (Shared_Clean), yet each process's RSS
+ * counts the pages it touched.
+ */
+export function residentByMapping(smaps: string, exe: string): ResidentByMapping {
+  const out: ResidentByMapping = { exeCode: 0, exeReadOnly: 0, exeData: 0, libraries: 0, mallocHeap: 0, anonymousCode: 0, anonymous: 0 };
+  let kind: keyof ResidentByMapping = 'anonymous';
+  for (const line of smaps.split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (mapping) {
+      const [, perms, name] = mapping as unknown as [string, string, string];
+      if (name === exe) kind = perms.includes('x') ? 'exeCode' : perms.includes('w') ? 'exeData' : 'exeReadOnly';
+      else if (name === '[heap]') kind = 'mallocHeap';
+      else if (name.startsWith('/')) kind = 'libraries';
+      else kind = perms.includes('x') ? 'anonymousCode' : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB$/.exec(line);
+    if (rss) out[kind] += Number(rss[1]) * 1024;
+  }
+  return out;
 }
 
 export interface IdleTargetCheck {
@@ -64,12 +110,14 @@ export function checkIdleTargets(r: IdleResult): IdleTargetCheck[] {
 }
 
 export function renderIdle(r: IdleResult): string {
+  const breakdown = (memory: Record<string, number>): string =>
+    Object.entries(memory)
+      .map(([k, v]) => `${k} ${mib(v)}`)
+      .join(', ');
   return [
     `idle: ${r.pods} pods, ${r.seconds} s without calls: shim ${r.shimCpuMsPer30s} ms (by thread: ${JSON.stringify(r.shimThreadsCpuMsPer30s)}), dockerd ${r.dockerdCpuMsPer30s} ms CPU per 30 s; RSS ${mib(r.idleRssBytes)}`,
-    `idle memory: ${Object.entries(r.idleMemory)
-      .map(([k, v]) => `${k} ${mib(v)}`)
-      .join(', ')}`,
-    ...r.bursts.map((b) => `burst ${b.burst}: RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later`),
+    `idle memory: ${breakdown(r.idleMemory)}`,
+    ...r.bursts.map((b) => `burst ${b.burst}: ${b.burstCpuMs === undefined ? '' : `shim CPU ${b.burstCpuMs} ms; `}RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later${b.recoveredMemory ? ` (${breakdown(b.recoveredMemory)})` : ''}`),
   ].join('\n');
 }
 

@@ -18,7 +18,7 @@ import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { openStream, spdyConnect } from '../test/support/streaming-clients';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes } from './procfs';
-import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle } from './idle-report';
+import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle, residentByMapping } from './idle-report';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
@@ -30,17 +30,13 @@ export const BURSTS = ['fuzz', 'list', 'stream'] as const;
 const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
 
-/** The idle shim's memory, by kind: smaps_rollup's resident parts (anonymous, file-backed). */
+/** The idle shim's memory: its RSS and what holds it, by mapping (residentByMapping). */
 function memoryBreakdown(pid: number): Record<string, number> {
   const out: Record<string, number> = { rss: memoryBytes(pid) };
   try {
-    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    for (const field of ['Anonymous', 'Shared_Clean', 'Private_Clean', 'Private_Dirty']) {
-      const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
-      if (m) out[field] = Number(m[1]) * 1024;
-    }
+    Object.assign(out, residentByMapping(fs.readFileSync(`/proc/${pid}/smaps`, 'utf8'), fs.readlinkSync(`/proc/${pid}/exe`)));
   } catch {
-    // No smaps_rollup (kernel < 4.14): the RSS alone.
+    // The shim ended meanwhile: the RSS alone.
   }
   return out;
 }
@@ -85,16 +81,18 @@ async function shimContainerEvents(since: number, until: number): Promise<number
   return text.split('\n').filter((l) => l.trim() !== '').length;
 }
 
-/** RSS right after a burst, then each second until RECOVER_MS. */
-async function afterBurst(burst: string, pid: number, log: (m: string) => void): Promise<BurstResult> {
+/** RSS right after a burst, then each second until RECOVER_MS; `cpuBeforeMs`: the shim's CPU as the burst began. */
+async function afterBurst(burst: string, pid: number, cpuBeforeMs: number, log: (m: string) => void): Promise<BurstResult> {
   const afterBytes = memoryBytes(pid);
+  const burstCpuMs = Math.round(cpuMs(pid) - cpuBeforeMs);
   let underTargetAfterS: number | undefined;
   for (let s = 1; s <= RECOVER_MS / 1000; s++) {
     await sleep(1000);
     if (underTargetAfterS === undefined && memoryBytes(pid) <= IDLE_TARGETS.afterBurstRssMiB * MiB) underTargetAfterS = s;
   }
-  const result = { burst, afterBytes, recoveredBytes: memoryBytes(pid), underTargetAfterS };
-  log(`${burst}: RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
+  const recoveredMemory = memoryBreakdown(pid);
+  const result = { burst, afterBytes, recoveredBytes: recoveredMemory.rss!, recoveredMemory, underTargetAfterS, burstCpuMs };
+  log(`${burst}: shim CPU ${burstCpuMs} ms; RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
   return result;
 }
 
@@ -205,20 +203,23 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
     const bursts: BurstResult[] = [];
     if (opts.bursts.has('fuzz')) {
       log(`burst: ${FUZZ_CALLS} fuzzed calls`);
+      const cpuBeforeMs = cpuMs(pid);
       await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
-      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, log));
+      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, cpuBeforeMs, log));
     }
     if (opts.bursts.has('list')) {
       log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
+      const cpuBeforeMs = cpuMs(pid);
       const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
       log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
       await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
-      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, log));
+      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, cpuBeforeMs, log));
     }
     if (opts.bursts.has('stream')) {
       log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
+      const cpuBeforeMs = cpuMs(pid);
       await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
-      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, log));
+      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, cpuBeforeMs, log));
     }
     if (opts.debugLog) fs.writeFileSync(opts.debugLog, shim.output());
     if (opts.cpuProfDir) {

@@ -1,9 +1,29 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node
-// The executable. glibc's malloc gets at most two arenas (MALLOC_ARENA_MAX, read as the process
-// starts, hence set by the shebang): with one per thread that allocates (libuv's workers, V8's),
-// what a burst freed stays spread over arenas that are not given back. Measured with
-// bench/idle.ts at 50 pods, RSS 60 s after 10,000 fuzzed calls 88 -> 78 MiB, after 1 GiB of exec
-// stdout 101 -> 77 MiB. It is no V8 flag.
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 node
+// The executable. glibc's malloc settings (read as the process starts, hence set by the shebang;
+// the packaged unit sets the same, test/unit/launcher.test.ts holds them equal):
+// - at most two arenas (MALLOC_ARENA_MAX): with one per thread that allocates (libuv's workers,
+//   V8's), what a burst freed stays spread over arenas that are not given back. Measured with
+//   bench/idle.ts at 50 pods, RSS 60 s after 10,000 fuzzed calls 88 -> 78 MiB, after 1 GiB of
+//   exec stdout 101 -> 77 MiB.
+// - the mmap and trim thresholds fixed at glibc's own defaults (128 KiB): set, they no longer
+//   grow. glibc raises the mmap threshold to the size of each large block freed (up to 32 MiB),
+//   so after the first burst large blocks (list answers, the code cache read at start) came from
+//   the heap, and the heap's middle never goes back to the system. Fixed, each such block is its
+//   own mapping and goes back when freed. Measured with bench/idle.ts at 50 pods, medians of
+//   three runs on a shared machine (main: two, and the lead's last full run): RSS 60 s after
+//   10,000 fuzzed calls 82.2 -> 75.9 MiB, after 1,000 containers listed 86.7 -> 77.9, after
+//   1 GiB of exec stdout 81.9 -> 79.1, idle 78.0 -> 72.5; malloc's heap after the first two
+//   16 -> 7 MiB. No cost seen in CPU (list-cpu, the bursts' own CPU). A stream's 64 KiB read
+//   buffers stay under the threshold: a 64 KiB one gave them back too, but cost ~0.5 s of CPU
+//   per GiB streamed (a fresh mapping per buffer) and left no lower RSS over the three bursts.
+// None of them is a V8 flag.
+//
+// Where an idle shim's RSS lies (50 pods, ~70 MiB; bench/idle.ts breaks it down by mapping): node's
+// binary 40.5 MiB (code 23: V8, OpenSSL, and 3.7 of TurboFan that optimized code needs;
+// read-only data 17.4: Node's own modules' sources and code caches ~10, the dynamic symbols the
+// loader reads at start 5.8, ICU's data ~1 of its 33), libraries 3.5, V8's heap ~18-22 (live
+// after a full collection ~20: compiled code 5.7, strings 4.9 of which this bundle's source
+// 1.85), malloc's heap ~5. A bare `node -e` idles at ~40 MiB: 30 of them the binary's.
 //
 // It runs with Node's default flags on purpose: any V8 flag (a smaller young generation, say)
 // changes V8's flag hash, and then V8 refuses the code cache Node ships for its own built-in

@@ -38,6 +38,11 @@ function compareNanos(a: string, b: string): number {
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
+/** IDs are hex: code-unit order is theirs. Not localeCompare: its ICU collator costs ~3 MiB of RSS once used. */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** What a change means for kubelet, read from the held documents; undefined if nothing. Pure. */
 export function snapshotOf(change: ContainerChange, held: HeldContainers): PodSnapshot | undefined {
   const types = eventTypesFor(change.before, change.after);
@@ -52,7 +57,7 @@ export function snapshotOf(change: ContainerChange, held: HeldContainers): PodSn
     const labels = c.Config?.Labels ?? {};
     if (labels[CONTAINER_TYPE_LABEL] === TYPE_CONTAINER && labels[SANDBOX_ID_LABEL] === podId) containers.push(c);
   }
-  containers.sort((a, b) => compareNanos(rfc3339ToNanos(a.Created), rfc3339ToNanos(b.Created)) || a.Id.localeCompare(b.Id));
+  containers.sort((a, b) => compareNanos(rfc3339ToNanos(a.Created), rfc3339ToNanos(b.Created)) || compareIds(a.Id, b.Id));
   return { containerId: change.id, types, podId, sandbox, sandboxRemoved: ownSandbox && !change.after, containers };
 }
 

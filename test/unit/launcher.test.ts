@@ -50,4 +50,17 @@ describe('launcher: the bundle with its code cache', () => {
     const flags = shebang.replace(/^#!\/usr\/bin\/env -S (?:[A-Z_]+=\S*\s+)*node\s*/, '').split(/\s+/).filter((f) => f !== '');
     assert.equal(cacheRejectedInFreshNode(bundle, cache, flags), 'false');
   });
+
+  it('the packaged unit gives the executable the shebang’s malloc settings, the fixed mmap threshold among them', () => {
+    const root = path.resolve(__dirname, '../../..');
+    const shebang = fs.readFileSync(path.join(root, 'src/main.ts'), 'utf8').split('\n', 1)[0]!;
+    const fromShebang = /^#!\/usr\/bin\/env -S ((?:[A-Z_]+=\S*\s+)*)node/.exec(shebang)?.[1]?.trim().split(/\s+/) ?? [];
+    const unit = fs.readFileSync(path.join(root, 'packaging/systemd/cri-docker-shim.service'), 'utf8');
+    const fromUnit = unit
+      .split('\n')
+      .filter((l) => l.startsWith('Environment='))
+      .flatMap((l) => l.slice('Environment='.length).trim().split(/\s+/));
+    assert.deepEqual(fromUnit.sort(), [...fromShebang].sort());
+    assert.ok(fromShebang.includes('MALLOC_MMAP_THRESHOLD_=131072'), shebang);
+  });
 });
