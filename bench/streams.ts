@@ -20,7 +20,7 @@ import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
 import { renderTargets } from './report';
 import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
-import { cpuMs, dockerdPid } from './procfs';
+import { clockTicksPerSecond, cpuMs, dockerdPid } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
 
@@ -56,17 +56,26 @@ interface Sample {
   seconds: number;
   shimCpuMs: number;
   dockerdCpuMs: number;
+  /** The client's CPU: this process's own and its reaped children's (the docker CLI). */
+  clientCpuMs: number;
+}
+
+/** This process's CPU and that of its children it reaped (utime, stime, cutime, cstime), in milliseconds. */
+function clientCpuMs(): number {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).trim().split(/\s+/);
+  return ((Number(fields[14 - 3]) + Number(fields[15 - 3]) + Number(fields[16 - 3]) + Number(fields[17 - 3])) * 1000) / clockTicksPerSecond();
 }
 
 /** Runs `transfer` (which answers the bytes it moved) and reads the CPU the shim and dockerd spent on it. */
 async function sampled(shimPid: number, dockerd: number, expected: number, transfer: () => Promise<number>): Promise<Sample> {
-  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd)];
+  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs()];
   const t0 = process.hrtime.bigint();
   const moved = await transfer();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd)];
+  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs()];
   if (moved !== expected) throw new Error(`moved ${moved} bytes, expected ${expected}`);
-  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]! };
+  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]!, clientCpuMs: cpu1[2]! - cpu0[2]! };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -237,7 +246,7 @@ async function measureCases(client: CriClient, target: Target, shimPid: number, 
         const side = SIDES[(i + r) % SIDES.length]!;
         const sample = await sampled(shimPid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
         samples.get(side)!.push(sample);
-        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms`);
+        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms`);
       }
     }
     const raw = sideOf(samples.get('raw')!, bytes);
