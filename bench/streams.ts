@@ -33,6 +33,8 @@ const SERVE_PORT = 8000;
 
 export interface StreamsPlan {
   rounds: number;
+  /** How long to wait at most for the shim to be quiet before measuring (shimQuiet). */
+  quietDeadlineMs: number;
   bytes: Record<StreamCase, number>;
   cases: readonly StreamCase[];
 }
@@ -44,8 +46,8 @@ const CASE_NAMES: Readonly<Record<string, StreamCase>> = { stdout: 'exec stdout'
 export function streamsPlan(quick: boolean, only?: readonly string[]): StreamsPlan {
   const cases = only?.map((name) => CASE_NAMES[name] ?? failWith(`--only: ${name} is none of ${Object.keys(CASE_NAMES).join(', ')}`)) ?? CASES;
   return quick
-    ? { rounds: 1, cases, bytes: { 'exec stdout': 64 * MiB, 'exec stdin': 32 * MiB, 'port forward': 32 * MiB } }
-    : { rounds: 3, cases, bytes: { 'exec stdout': GiB, 'exec stdin': 512 * MiB, 'port forward': 256 * MiB } };
+    ? { rounds: 1, quietDeadlineMs: 30_000, cases, bytes: { 'exec stdout': 64 * MiB, 'exec stdin': 32 * MiB, 'port forward': 32 * MiB } }
+    : { rounds: 3, quietDeadlineMs: 5 * 60_000, cases, bytes: { 'exec stdout': GiB, 'exec stdin': 512 * MiB, 'port forward': 256 * MiB } };
 }
 
 function failWith(message: string): never {
@@ -235,28 +237,27 @@ export async function measureStreams(client: CriClient, bench: BenchRun, shimPid
 
 /** The shim counts as quiet below this share of a core (its own CPU per GiB is what is measured here). */
 const QUIET_SHARE = 0.02;
-const QUIET_DEADLINE_MS = 5 * 60_000;
 
 /**
- * Waits until the shim spends under QUIET_SHARE of a core over a second, at most
- * QUIET_DEADLINE_MS: a fresh shim measures the image layers' disk usage first (src/storage, up to
+ * Waits until the shim spends under QUIET_SHARE of a core over a second, at most `deadlineMs`:
+ * a fresh shim measures the image layers' disk usage first (src/storage, up to
  * a quarter of a core for as long as the layers take), which the CPU per GiB would count.
  */
-async function shimQuiet(shimPid: number, log: (m: string) => void): Promise<void> {
+async function shimQuiet(shimPid: number, deadlineMs: number, log: (m: string) => void): Promise<void> {
   const start = Date.now();
   for (;;) {
     const before = cpuMs(shimPid);
     await new Promise((r) => setTimeout(r, 1000));
     const share = (cpuMs(shimPid) - before) / 1000;
     if (share < QUIET_SHARE) return log(`the shim is quiet after ${((Date.now() - start) / 1000).toFixed(0)} s`);
-    if (Date.now() - start > QUIET_DEADLINE_MS) return log(`the shim still uses ${(share * 100).toFixed(0)} % of a core after ${QUIET_DEADLINE_MS / 1000} s: its CPU per GiB counts that too`);
+    if (Date.now() - start > deadlineMs) return log(`the shim still uses ${(share * 100).toFixed(0)} % of a core after ${deadlineMs / 1000} s: its CPU per GiB counts that too`);
   }
 }
 
 async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamRow[]> {
   const dockerd = dockerdPid();
   const rows: StreamRow[] = [];
-  await shimQuiet(shimPid, log);
+  await shimQuiet(shimPid, plan.quietDeadlineMs, log);
   for (const kase of plan.cases) {
     const bytes = plan.bytes[kase];
     const samples = new Map<Side, Sample[]>(SIDES.map((s) => [s, []]));
