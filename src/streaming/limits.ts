@@ -51,7 +51,7 @@ export const STREAM_BUFFER_BYTES = 64 * 1024;
  * The client's input (stdin, port-forward data) written toward Docker or the pod and not taken
  * yet: past it the client's stream is not read (batched-pipe.ts).
  */
-export const PIPE_BUFFER_BYTES = 256 * 1024;
+export const PIPE_BUFFER_BYTES = 64 * 1024;
 
 /**
  * A write of output completes at once while the connection holds less than this unsent (so the
