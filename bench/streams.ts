@@ -20,7 +20,7 @@ import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
 import { renderTargets } from './report';
 import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
-import { cpuMs, dockerdPid } from './procfs';
+import { clockTicksPerSecond, cpuMs, dockerdPid } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
 
@@ -33,6 +33,8 @@ const SERVE_PORT = 8000;
 
 export interface StreamsPlan {
   rounds: number;
+  /** How long to wait at most for the shim to be quiet before measuring (shimQuiet). */
+  quietDeadlineMs: number;
   bytes: Record<StreamCase, number>;
   cases: readonly StreamCase[];
 }
@@ -44,8 +46,8 @@ const CASE_NAMES: Readonly<Record<string, StreamCase>> = { stdout: 'exec stdout'
 export function streamsPlan(quick: boolean, only?: readonly string[]): StreamsPlan {
   const cases = only?.map((name) => CASE_NAMES[name] ?? failWith(`--only: ${name} is none of ${Object.keys(CASE_NAMES).join(', ')}`)) ?? CASES;
   return quick
-    ? { rounds: 1, cases, bytes: { 'exec stdout': 64 * MiB, 'exec stdin': 32 * MiB, 'port forward': 32 * MiB } }
-    : { rounds: 3, cases, bytes: { 'exec stdout': GiB, 'exec stdin': 512 * MiB, 'port forward': 256 * MiB } };
+    ? { rounds: 1, quietDeadlineMs: 30_000, cases, bytes: { 'exec stdout': 64 * MiB, 'exec stdin': 32 * MiB, 'port forward': 32 * MiB } }
+    : { rounds: 3, quietDeadlineMs: 5 * 60_000, cases, bytes: { 'exec stdout': GiB, 'exec stdin': 512 * MiB, 'port forward': 256 * MiB } };
 }
 
 function failWith(message: string): never {
@@ -56,17 +58,26 @@ interface Sample {
   seconds: number;
   shimCpuMs: number;
   dockerdCpuMs: number;
+  /** The client's CPU: this process's own and its reaped children's (the docker CLI). */
+  clientCpuMs: number;
+}
+
+/** This process's CPU and that of its children it reaped (utime, stime, cutime, cstime), in milliseconds. */
+function clientCpuMs(): number {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).trim().split(/\s+/);
+  return ((Number(fields[14 - 3]) + Number(fields[15 - 3]) + Number(fields[16 - 3]) + Number(fields[17 - 3])) * 1000) / clockTicksPerSecond();
 }
 
 /** Runs `transfer` (which answers the bytes it moved) and reads the CPU the shim and dockerd spent on it. */
 async function sampled(shimPid: number, dockerd: number, expected: number, transfer: () => Promise<number>): Promise<Sample> {
-  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd)];
+  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs()];
   const t0 = process.hrtime.bigint();
   const moved = await transfer();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd)];
+  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs()];
   if (moved !== expected) throw new Error(`moved ${moved} bytes, expected ${expected}`);
-  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]! };
+  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]!, clientCpuMs: cpu1[2]! - cpu0[2]! };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -224,9 +235,29 @@ export async function measureStreams(client: CriClient, bench: BenchRun, shimPid
   }
 }
 
+/** The shim counts as quiet below this share of a core (its own CPU per GiB is what is measured here). */
+const QUIET_SHARE = 0.02;
+
+/**
+ * Waits until the shim spends under QUIET_SHARE of a core over a second, at most `deadlineMs`:
+ * a fresh shim measures the image layers' disk usage first (src/storage, up to
+ * a quarter of a core for as long as the layers take), which the CPU per GiB would count.
+ */
+async function shimQuiet(shimPid: number, deadlineMs: number, log: (m: string) => void): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    const before = cpuMs(shimPid);
+    await new Promise((r) => setTimeout(r, 1000));
+    const share = (cpuMs(shimPid) - before) / 1000;
+    if (share < QUIET_SHARE) return log(`the shim is quiet after ${((Date.now() - start) / 1000).toFixed(0)} s`);
+    if (Date.now() - start > deadlineMs) return log(`the shim still uses ${(share * 100).toFixed(0)} % of a core after ${deadlineMs / 1000} s: its CPU per GiB counts that too`);
+  }
+}
+
 async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamRow[]> {
   const dockerd = dockerdPid();
   const rows: StreamRow[] = [];
+  await shimQuiet(shimPid, plan.quietDeadlineMs, log);
   for (const kase of plan.cases) {
     const bytes = plan.bytes[kase];
     const samples = new Map<Side, Sample[]>(SIDES.map((s) => [s, []]));
@@ -237,7 +268,7 @@ async function measureCases(client: CriClient, target: Target, shimPid: number, 
         const side = SIDES[(i + r) % SIDES.length]!;
         const sample = await sampled(shimPid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
         samples.get(side)!.push(sample);
-        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms`);
+        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms`);
       }
     }
     const raw = sideOf(samples.get('raw')!, bytes);

@@ -17,7 +17,7 @@
 // (containerd's CRI closes the command's pipe on a failed write, so the command meets EPIPE;
 // Docker gives no such handle.)
 import { Writable } from 'node:stream';
-import { FrameSplitter } from '../docker/stream-frames';
+import { FrameSplitter, type FramePieceListener } from '../docker/stream-frames';
 import { whenRoomIn } from '../util/stream-room';
 
 /** Output dropped for channels the client reset, all of them together, before Docker's connection is left unread. */
@@ -26,6 +26,16 @@ export const MAX_DROPPED_BYTES = 1024 * 1024;
 export class DockerOutput extends Writable {
   private readonly frames: FrameSplitter;
   private droppable = MAX_DROPPED_BYTES;
+  /** The chunk under way waits for room in a channel: `done` once it has room. */
+  private blocked = false;
+  /** Output past the drop bound: nothing completes any more. */
+  private stuck = false;
+  /** Pieces of the chunk under way behind the blocked one, in order (rarely any). */
+  private readonly waiting: Array<[Writable, Buffer]> = [];
+  private done: (() => void) | undefined;
+  // Made once, not a closure a chunk or a piece.
+  private readonly onPiece: FramePieceListener = (stream, data) => this.put(stream === 'stderr' ? this.stderr : this.stdout, data);
+  private readonly onRoom = (): void => this.resume();
 
   constructor(
     private readonly stdout: Writable,
@@ -39,35 +49,51 @@ export class DockerOutput extends Writable {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.writeInOrder(this.split(chunk), done);
+    this.done = done;
+    this.frames.push(chunk, this.onPiece);
+    this.completeIfWritten();
   }
 
   /**
-   * Writes each piece once its channel has room; `done` once all are written. A piece for a
-   * channel we ended is dropped, one for a channel destroyed (reset) too while the bound allows.
+   * Writes a piece once its channel has room, after those before it. A piece for a channel we
+   * ended is dropped, one for a channel destroyed (reset) too while the bound allows.
    */
-  private writeInOrder(pieces: Array<[Writable, Buffer]>, done: () => void): void {
-    let i = 0;
-    const next = (): void => {
-      while (i < pieces.length) {
-        const [target, data] = pieces[i++]!;
-        if (target.destroyed) {
-          if (data.length > this.droppable) return;
-          this.droppable -= data.length;
-          continue;
-        }
-        if (target.writableEnded) continue;
-        if (!target.write(data)) return whenRoomIn(target, next);
+  private put(target: Writable, data: Buffer): void {
+    if (this.stuck) return;
+    if (this.blocked) {
+      this.waiting.push([target, data]);
+      return;
+    }
+    if (target.destroyed) {
+      if (data.length > this.droppable) {
+        this.stuck = true;
+        this.waiting.length = 0;
+        return;
       }
-      done();
-    };
-    next();
+      this.droppable -= data.length;
+      return;
+    }
+    if (target.writableEnded) return;
+    if (!target.write(data)) {
+      this.blocked = true;
+      whenRoomIn(target, this.onRoom);
+    }
   }
 
-  /** The pieces of `chunk` and the channel each goes to. */
-  private split(chunk: Buffer): Array<[Writable, Buffer]> {
-    const pieces: Array<[Writable, Buffer]> = [];
-    this.frames.push(chunk, (stream, data) => pieces.push([stream === 'stderr' ? this.stderr : this.stdout, data]));
-    return pieces;
+  /** The channel that was full has room: the pieces behind it go on. */
+  private resume(): void {
+    this.blocked = false;
+    while (this.waiting.length > 0 && !this.blocked && !this.stuck) {
+      const [target, data] = this.waiting.shift()!;
+      this.put(target, data);
+    }
+    this.completeIfWritten();
+  }
+
+  private completeIfWritten(): void {
+    if (this.blocked || this.stuck || this.waiting.length > 0) return;
+    const done = this.done;
+    this.done = undefined;
+    done?.();
   }
 }

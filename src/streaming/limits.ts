@@ -48,6 +48,12 @@ export const MAX_WEBSOCKET_PORTS = 40;
 export const STREAM_BUFFER_BYTES = 64 * 1024;
 
 /**
+ * The client's input (stdin, port-forward data) written toward Docker or the pod and not taken
+ * yet: past it the client's stream is not read (batched-pipe.ts).
+ */
+export const PIPE_BUFFER_BYTES = 64 * 1024;
+
+/**
  * A write of output completes at once while the connection holds less than this unsent (so the
  * next chunk is read while this one goes out), and once it drains otherwise.
  */

@@ -13,6 +13,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import { checkPort } from './requests';
 import type { SpdyServerSession, SpdyStream } from './spdy/session';
+import { pipeInBatches } from './batched-pipe';
 
 export interface PortForwardTarget {
   sandboxId: string;
@@ -130,7 +131,7 @@ async function connect(session: SpdyServerSession, errorStream: SpdyStream, data
     if (!errorStream.writableEnded) errorStream.end(err.message);
     data.destroy();
   });
-  data.pipe(upstream);
+  pipeInBatches(data, upstream);
   upstream.pipe(data);
   data.once('close', () => upstream.destroy());
   upstream.once('end', () => {

@@ -8,6 +8,7 @@ import { type Duplex, PassThrough, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { endWritable, ResizeFeed, type StdioChannels } from './channels';
 import { Backpressure } from './backpressure';
+import { TurnCork } from './batched-pipe';
 import { IdleTimer, STREAM_BUFFER_BYTES } from './limits';
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
@@ -74,7 +75,7 @@ export class WsLink {
   readonly closed: Promise<void>;
   private readonly idle: IdleTimer;
   private readonly flow: Backpressure;
-  private readonly socket: Duplex;
+  private readonly batch: TurnCork;
 
   constructor(
     private readonly ws: WebSocket,
@@ -83,7 +84,7 @@ export class WsLink {
     base64Channels?: number,
   ) {
     this.protocol = conn.protocol;
-    this.socket = conn.socket;
+    this.batch = new TurnCork(conn.socket);
     this.base64 = isBase64WebSocket(this.protocol);
     this.idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
     this.flow = new Backpressure(
@@ -146,14 +147,14 @@ export class WsLink {
 
   /**
    * One binary message of `channel` and `data` as two fragments, the channel's byte and then
-   * `data` itself, in one write to the socket: the payload is not copied to put one byte
-   * before it. (Every WebSocket client reassembles fragments: RFC 6455 section 5.4.)
+   * `data` itself: the payload is not copied to put one byte before it. (Every WebSocket client
+   * reassembles fragments: RFC 6455 section 5.4.) The messages of a turn of the event loop leave
+   * in one write to the socket.
    */
   private sendFragments(channel: number, data: Buffer): void {
-    this.socket.cork();
+    this.batch.cork();
     this.ws.send(CHANNEL_BYTES[channel]!, { binary: true, fin: false });
     this.ws.send(data, { binary: true, fin: true });
-    this.socket.uncork();
   }
 
   /** Stops reading the connection until every hold is released. */

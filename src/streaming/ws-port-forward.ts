@@ -17,6 +17,7 @@ import { quote } from '../util/quote';
 import { STREAM_BUFFER_BYTES } from './limits';
 import type { PortForwardOptions } from './port-forward-streams';
 import { toBuffer, WsLink, type WsChannelOptions } from './ws-channels';
+import { pipeInBatches } from './batched-pipe';
 
 /**
  * The ports a channel-protocol connection forwards: the URL's `port` values (repeated, or
@@ -158,7 +159,7 @@ class ForwardedPort {
     const toClient = this.session.link.output(this.dataChannel);
     // The pod's side ended and what it sent went out: the port is done.
     toClient.once('finish', () => this.finish());
-    this.toPod.pipe(upstream);
+    pipeInBatches(this.toPod, upstream);
     upstream.pipe(toClient);
   }
 

@@ -22,6 +22,7 @@ import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { Backpressure } from '../backpressure';
+import { TurnCork } from '../batched-pipe';
 import { IdleTimer, MAX_UNSENT_BYTES, STREAM_BUFFER_BYTES } from '../limits';
 import {
   ControlType,
@@ -222,6 +223,7 @@ export class SpdyServerSession extends EventEmitter {
   private sessionSendWindow = DEFAULT_INITIAL_WINDOW;
   private readonly waitingForWindow = new Set<SpdyStream>();
   private readonly idle: IdleTimer;
+  private readonly batch: TurnCork;
 
   constructor(
     /** The upgraded connection: a TCP socket, or a WebSocket tunnel (ws-port-forward.ts). */
@@ -230,6 +232,7 @@ export class SpdyServerSession extends EventEmitter {
   ) {
     super();
     this.idle = new IdleTimer(options.idleTimeoutMs, () => this.close());
+    this.batch = new TurnCork(socket);
     // (A WebSocket's socket has it already.)
     if (socket instanceof Socket) socket.setNoDelay(true);
     this.flow = new Backpressure(
@@ -306,10 +309,9 @@ export class SpdyServerSession extends EventEmitter {
     if (delta >= MIN_WINDOW_GRANT) {
       stream.granted = taken;
       // The stream's and the session's grant in one write to the socket.
-      this.socket.cork();
+      this.batch.cork();
       if (!stream.remoteEnded && !stream.reset) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(stream.id, delta)));
       this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, delta)));
-      this.socket.uncork();
     }
     if (stream.unread <= STREAM_BUFFER_BYTES && this.full.delete(stream)) this.updateReading();
   }
@@ -322,21 +324,14 @@ export class SpdyServerSession extends EventEmitter {
 
   /**
    * Sends what the stream has to send, as far as the client's windows allow when it keeps them.
-   * The frames of one chunk leave in one write to the socket (corked), each frame's payload a
-   * view of the chunk, not a copy.
+   * The frames of a turn of the event loop (those of one read of Docker's connection, whichever
+   * streams they are for) leave in one write to the socket (corked), each frame's payload a view
+   * of the chunk, not a copy.
    */
   private flush(stream: SpdyStream): void {
-    if (!stream.outgoing) return;
-    this.socket.cork();
-    try {
-      this.flushCorked(stream);
-    } finally {
-      this.socket.uncork();
-    }
-  }
-
-  private flushCorked(stream: SpdyStream): void {
-    const out = stream.outgoing!;
+    const out = stream.outgoing;
+    if (!out) return;
+    this.batch.cork();
     for (;;) {
       const left = out.data.length - out.off;
       let n = Math.min(left, MAX_DATA_CHUNK);
@@ -381,7 +376,7 @@ export class SpdyServerSession extends EventEmitter {
     if (this.socket.writableLength > MAX_UNSENT_BYTES) this.updateReading();
   }
 
-  /** A data frame as its head and its payload, two writes of one corked flush. */
+  /** A data frame as its head and its payload, two writes of one corked turn. */
   private writeData(streamId: number, flags: number, data: Buffer): void {
     this.write(dataFrameHead(streamId, flags, data.length));
     if (data.length > 0) this.write(data);

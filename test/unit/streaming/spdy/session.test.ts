@@ -127,6 +127,29 @@ describe('SPDY session bounds', () => {
     assert.equal(written, true, 'the write completes once all of it went out');
   });
 
+  it('sends the frames written in one turn of the event loop, all streams together, in one write to the socket', async () => {
+    const { client, streams, serverSocket } = await connect();
+    const out = await client.open({ streamType: 'stdout' });
+    const err = await client.open({ streamType: 'stderr' });
+    // Every write the socket makes to the kernel, one buffer or many.
+    let writes = 0;
+    const socket = serverSocket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
+    for (const method of ['_write', '_writev'] as const) {
+      const original = socket[method]!.bind(serverSocket);
+      socket[method] = (...args: unknown[]) => {
+        writes++;
+        original(...args);
+      };
+    }
+    // As one read of Docker's connection hands them on: three pieces of stdout, one of stderr.
+    const [stdout, stderr] = streams;
+    for (let i = 0; i < 3; i++) stdout!.write(Buffer.alloc(20 * KiB, 0x61 + i));
+    stderr!.write(Buffer.from('oops'));
+    await client.until('all of it', () => client.dataOf(out).length === 60 * KiB && client.dataOf(err).length === 4);
+    assert.equal(writes, 1, `${writes} writes to the socket`);
+    assert.deepEqual(client.dataOf(out), Buffer.concat([0x61, 0x62, 0x63].map((b) => Buffer.alloc(20 * KiB, b))));
+  });
+
   it('refuses streams past its bound and when nobody takes them, and cancels a stream destroyed half-way', async () => {
     const { client, session, streams } = await connect({ maxStreams: 2 });
     const a = await client.open({ streamType: 'data' });
