@@ -52,6 +52,16 @@ describe('container snapshot', () => {
     dirs.push(dir);
     return path.join(dir, 'container-snapshot.json');
   };
+  /** Docker holding container A, and a started state cache over it that saves to a fresh file. */
+  const startedWithA = async (): Promise<{ file: string; docker: FakeDocker; started: DockerStateCache }> => {
+    const file = tempFile();
+    const docker = new FakeDocker();
+    docker.addImage('busybox', { Id: 'sha256:1111' });
+    docker.containers.set(ID_A, doc(ID_A));
+    const started = savingTo(docker, file);
+    await started.start();
+    return { file, docker, started };
+  };
 
   it('round-trips container documents, and leaves out entries that are not', () => {
     const text = encodeContainerSnapshot([doc(ID_A), doc(ID_B)], new Date('2026-11-25T00:00:00Z'));
@@ -194,12 +204,7 @@ describe('container snapshot', () => {
   });
 
   it('saves a change under way as not in the documents: the save time is when it was asked for', async () => {
-    const file = tempFile();
-    const docker = new FakeDocker();
-    docker.addImage('busybox', { Id: 'sha256:1111' });
-    docker.containers.set(ID_A, doc(ID_A));
-    const started = savingTo(docker, file);
-    await started.start();
+    const { file, docker, started } = await startedWithA();
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const askedAfterMs = Date.now() + 1;
     await waitFor('a later clock', () => Date.now() >= askedAfterMs);
@@ -217,12 +222,7 @@ describe('container snapshot', () => {
   });
 
   it('saves what it holds at a stop, and nothing it cannot vouch for', async () => {
-    const file = tempFile();
-    const docker = new FakeDocker();
-    docker.addImage('busybox', { Id: 'sha256:1111' });
-    docker.containers.set(ID_A, doc(ID_A));
-    const started = savingTo(docker, file);
-    await started.start();
+    const { file, docker, started } = await startedWithA();
     await started.stop();
     assert.deepEqual(new ContainerSnapshotFile(file, silentLogger()).load()?.containers.map((c) => c.Id), [ID_A]);
     fs.rmSync(file);
