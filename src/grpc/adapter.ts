@@ -31,10 +31,11 @@ function deadlineMs(call: ServerCall): number | undefined {
 /**
  * A call's context. Its AbortSignal, and what feeds it (a `cancelled` listener, a deadline
  * timer), are made when the handler first reads `signal`: Version and the cached reads never
- * do, and an AbortController, a listener and a timer armed and cleared were a measurable part
- * of a ~0.2 ms call (see bench/README.md). A cancel or deadline that came before the first
- * read is seen then (`call.cancelled`, the clock), so the signal says the same as if it had
- * been watching from the start.
+ * do. Measured on a grpc-js server answering Version, 20k calls from a client process: our
+ * layer cost ~25 us of server CPU per call with them made up front, ~6 with them lazy (grpc-js
+ * alone ~74). A cancel or deadline that came before the first read is seen then
+ * (`call.cancelled`, the clock), so the signal says the same as if it had been watching from
+ * the start.
  */
 export class LazyCallContext implements CallContext {
   private controller: AbortController | undefined;
