@@ -69,6 +69,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 }
 
+function fieldName(parent: string, key: string): string {
+  return parent === '' ? snakeCase(key) : `${parent}.${snakeCase(key)}`;
+}
+
 function walk(value: unknown, field: string): void {
   if (Array.isArray(value)) {
     value.forEach((item, i) => walk(item, `${field}[${i}]`));
@@ -76,10 +80,13 @@ function walk(value: unknown, field: string): void {
   }
   if (!isRecord(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    const name = field === '' ? snakeCase(key) : `${field}.${snakeCase(key)}`;
-    if (typeof child === 'string') {
-      if (isIdField(key)) checkString(name, child, REQUEST_BOUNDS.id);
-    } else if (isRecord(child)) {
+    // Most fields are scalars that are not IDs: their name is never needed, so never built.
+    if (typeof child !== 'object' || child === null) {
+      if (typeof child === 'string' && isIdField(key)) checkString(fieldName(field, key), child, REQUEST_BOUNDS.id);
+      continue;
+    }
+    const name = fieldName(field, key);
+    if (isRecord(child)) {
       if (key === 'labels' || key === 'labelSelector') checkLabels(name, child);
       else if (key === 'annotations') checkAnnotations(name, child);
       else {

@@ -6,7 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { checkRequestBounds } from '../cri/bounds';
 import type { CallContext, ServerStreamImpl, UnaryImpl } from '../cri/types';
-import { CancelledError, DeadlineExceededError, toGrpcStatus, UnimplementedError } from '../errors';
+import { CancelledError, DeadlineExceededError, type GrpcStatus, toGrpcStatus, UnimplementedError } from '../errors';
 import type { Logger } from '../util/logger';
 import { whenRoomIn } from '../util/stream-room';
 
@@ -19,39 +19,92 @@ type AnyStream = ServerStreamImpl<unknown, unknown>;
  */
 const DEADLINE_SLACK_MS = 250;
 
-/** A call's context, and `finish` to call once the handler has settled. */
-function callContext(
-  method: string,
-  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
-): { ctx: CallContext; finish: () => void } {
-  const controller = new AbortController();
+type ServerCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+/** The client's deadline in ms since the epoch; grpc-js says Infinity (or nothing usable) for none. */
+function deadlineMs(call: ServerCall): number | undefined {
   const raw = call.getDeadline();
-  const deadline = raw instanceof Date ? raw : Number.isFinite(raw) && raw > 0 ? new Date(raw) : undefined;
-  const deadlinePassed = (): DeadlineExceededError => new DeadlineExceededError(`${method}: the request's deadline passed`);
-  let finished = false;
-  let timer: NodeJS.Timeout | undefined;
-  // grpc-js may report a cancel for a call we already answered; that one means nothing.
-  call.on('cancelled', () => {
-    if (finished) return;
-    const nearDeadline = deadline !== undefined && Date.now() >= deadline.getTime() - DEADLINE_SLACK_MS;
-    controller.abort(nearDeadline ? deadlinePassed() : new CancelledError(`${method}: cancelled by the client`));
-  });
-  if (deadline && deadline.getTime() <= Date.now()) {
-    // Already past (the call waited in a queue behind others): no handler should start on it.
-    controller.abort(deadlinePassed());
-  } else if (deadline) {
-    timer = setTimeout(() => controller.abort(deadlinePassed()), deadline.getTime() - Date.now());
-    timer.unref();
-  }
-  const finish = (): void => {
-    finished = true;
-    if (timer) clearTimeout(timer);
-  };
-  return { ctx: { method, signal: controller.signal, deadline }, finish };
+  const ms = raw instanceof Date ? raw.getTime() : raw;
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
-function toServiceError(err: unknown): Partial<grpc.ServiceError> {
-  const { code, details } = toGrpcStatus(err);
+/**
+ * A call's context. Its AbortSignal, and what feeds it (a `cancelled` listener, a deadline
+ * timer), are made when the handler first reads `signal`: Version and the cached reads never
+ * do. Measured on a grpc-js server answering Version, 20k calls from a client process: our
+ * layer cost ~25 us of server CPU per call with them made up front, ~6 with them lazy (grpc-js
+ * alone ~74). A cancel or deadline that came before the first read is seen then
+ * (`call.cancelled`, the clock), so the signal says the same as if it had been watching from
+ * the start.
+ */
+export class LazyCallContext implements CallContext {
+  private controller: AbortController | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private finished = false;
+  private readonly deadlineAt: number | undefined;
+
+  constructor(
+    readonly method: string,
+    private readonly call: ServerCall,
+  ) {
+    this.deadlineAt = deadlineMs(call);
+  }
+
+  get deadline(): Date | undefined {
+    return this.deadlineAt === undefined ? undefined : new Date(this.deadlineAt);
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= this.watch();
+    return this.controller.signal;
+  }
+
+  /** Why the call is over before its handler starts, if it is: then no handler should start. */
+  givenUp(): Error | undefined {
+    if (this.controller) return this.controller.signal.aborted ? (this.controller.signal.reason as Error) : undefined;
+    if (this.call.cancelled) return this.cancelReason();
+    // Already past (the call waited in a queue behind others).
+    if (this.deadlineAt !== undefined && this.deadlineAt <= Date.now()) return this.deadlinePassed();
+    return undefined;
+  }
+
+  /** The handler has settled: a cancel or deadline after this means nothing. */
+  finish(): void {
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private watch(): AbortController {
+    const controller = new AbortController();
+    // A signal first read once the call was answered (a handler's background work) never aborts.
+    if (this.finished) return controller;
+    const early = this.givenUp();
+    if (early) {
+      controller.abort(early);
+      return controller;
+    }
+    // grpc-js may report a cancel for a call we already answered; that one means nothing.
+    this.call.on('cancelled', () => {
+      if (!this.finished) controller.abort(this.cancelReason());
+    });
+    if (this.deadlineAt !== undefined) {
+      this.timer = setTimeout(() => controller.abort(this.deadlinePassed()), this.deadlineAt - Date.now());
+      this.timer.unref();
+    }
+    return controller;
+  }
+
+  private cancelReason(): Error {
+    const nearDeadline = this.deadlineAt !== undefined && Date.now() >= this.deadlineAt - DEADLINE_SLACK_MS;
+    return nearDeadline ? this.deadlinePassed() : new CancelledError(`${this.method}: cancelled by the client`);
+  }
+
+  private deadlinePassed(): DeadlineExceededError {
+    return new DeadlineExceededError(`${this.method}: the request's deadline passed`);
+  }
+}
+
+function toServiceError({ code, details }: GrpcStatus): Partial<grpc.ServiceError> {
   return { code, details, message: details };
 }
 
@@ -100,14 +153,17 @@ export function buildServiceHandlers(
 }
 
 /**
- * The request, once its fields are within their size bounds (see ../cri/bounds.ts) and its
- * caller is still waiting: a call given up before its handler starts does no work at all.
+ * The handler's promise, started once the request's fields are within their size bounds (see
+ * ../cri/bounds.ts) and its caller is still waiting: a call given up before its handler starts
+ * does no work at all. An unbuilt RPC fails with UNIMPLEMENTED.
  */
-function checkedRequest(request: unknown, signal: AbortSignal): Promise<unknown> {
+function started<T>(rpc: RpcName, request: unknown, ctx: LazyCallContext, fn: ((req: unknown) => Promise<T>) | undefined): Promise<T> {
   try {
-    signal.throwIfAborted();
+    if (!fn) throw notBuilt(rpc.fullName);
+    const givenUp = ctx.givenUp();
+    if (givenUp) throw givenUp;
     checkRequestBounds(request);
-    return Promise.resolve(request);
+    return fn(request);
   } catch (err) {
     return Promise.reject(err);
   }
@@ -124,49 +180,49 @@ interface RpcName {
 }
 
 function unaryHandler(rpc: RpcName, fn: AnyUnary | undefined, sinks: CallSinks): grpc.handleUnaryCall<unknown, unknown> {
-  const { fullName } = rpc;
   return (call, callback) => {
-    const started = process.hrtime.bigint();
+    const startedAt = process.hrtime.bigint();
     const done = sinks.inFlight.begin();
-    const { ctx, finish } = callContext(fullName, call);
-    const run = fn ? checkedRequest(call.request, ctx.signal).then((req) => fn(req, ctx)) : Promise.reject(notBuilt(fullName));
-    run.finally(finish).then(
+    const ctx = new LazyCallContext(rpc.fullName, call);
+    started(rpc, call.request, ctx, fn && ((req) => fn(req, ctx))).then(
       (res) => {
-        callEnded(sinks, rpc, started, undefined);
+        ctx.finish();
+        callEnded(sinks, rpc, startedAt, undefined);
         done();
         callback(null, res);
       },
       (err: unknown) => {
-        callEnded(sinks, rpc, started, err);
+        ctx.finish();
+        const status = callEnded(sinks, rpc, startedAt, err);
         done();
-        callback(toServiceError(err));
+        callback(toServiceError(status));
       },
     );
   };
 }
 
 function streamHandler(rpc: RpcName, fn: AnyStream | undefined, sinks: CallSinks): grpc.handleServerStreamingCall<unknown, unknown> {
-  const { fullName } = rpc;
   return (call) => {
-    const started = process.hrtime.bigint();
+    const startedAt = process.hrtime.bigint();
     const done = sinks.inFlight.begin();
-    const { ctx, finish } = callContext(fullName, call);
+    const ctx = new LazyCallContext(rpc.fullName, call);
     const send = Object.assign((res: unknown): boolean => !call.cancelled && call.write(res), {
       drained: (): Promise<void> => waitForDrain(call, ctx.signal),
     });
-    const run = fn ? checkedRequest(call.request, ctx.signal).then((req) => fn(req, send, ctx)) : Promise.reject(notBuilt(fullName));
-    run.finally(finish).then(
+    started(rpc, call.request, ctx, fn && ((req) => fn(req, send, ctx))).then(
       () => {
-        callEnded(sinks, rpc, started, undefined);
+        ctx.finish();
+        callEnded(sinks, rpc, startedAt, undefined);
         done();
         call.end();
       },
       (err: unknown) => {
-        callEnded(sinks, rpc, started, err);
+        ctx.finish();
+        const status = callEnded(sinks, rpc, startedAt, err);
         done();
         // grpc-js turns an 'error' on a server stream into the call's status, sent after the
         // messages already written; destroy() would drop the status and leave the client waiting.
-        call.emit('error', Object.assign(new Error(toGrpcStatus(err).details), toServiceError(err)));
+        call.emit('error', Object.assign(new Error(status.details), toServiceError(status)));
       },
     );
   };
@@ -178,15 +234,23 @@ function waitForDrain(call: grpc.ServerWritableStream<unknown, unknown>, signal:
   return new Promise<void>((resolve) => whenRoomIn(call, resolve, signal));
 }
 
-/** Logs the finished call and tells the recorder. */
-function callEnded({ log, recorder }: CallSinks, rpc: RpcName, started: bigint, err: unknown): void {
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+/**
+ * Logs the finished call (its fields built only when debug is on) and tells the recorder; for
+ * a failed call, returns its status.
+ */
+function callEnded({ log, recorder }: CallSinks, rpc: RpcName, startedAt: bigint, err: undefined): undefined;
+function callEnded({ log, recorder }: CallSinks, rpc: RpcName, startedAt: bigint, err: unknown): GrpcStatus;
+function callEnded({ log, recorder }: CallSinks, rpc: RpcName, startedAt: bigint, err: unknown): GrpcStatus | undefined {
+  const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
   if (err === undefined) {
     recorder.observe(rpc.name, grpc.status.OK, seconds);
-    log.debug({ rpc: rpc.fullName, durationMs: seconds * 1e3 }, 'rpc ok');
-  } else {
-    const { code, details } = toGrpcStatus(err);
-    recorder.observe(rpc.name, code, seconds);
-    log.debug({ rpc: rpc.fullName, durationMs: seconds * 1e3, code: grpc.status[code], error: details }, 'rpc failed');
+    if (log.isLevelEnabled('debug')) log.debug({ rpc: rpc.fullName, durationMs: seconds * 1e3 }, 'rpc ok');
+    return undefined;
   }
+  const status = toGrpcStatus(err);
+  recorder.observe(rpc.name, status.code, seconds);
+  if (log.isLevelEnabled('debug')) {
+    log.debug({ rpc: rpc.fullName, durationMs: seconds * 1e3, code: grpc.status[status.code], error: status.details }, 'rpc failed');
+  }
+  return status;
 }

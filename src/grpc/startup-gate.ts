@@ -29,10 +29,9 @@ export function holdUntilReady<T extends object>(impl: T, gate: StartupGate): T 
   for (const [name, fn] of Object.entries(impl)) {
     if (typeof fn !== 'function' || gate.open.has(name)) continue;
     const call = fn as Impl;
-    held[name] = async (...args: unknown[]): Promise<unknown> => {
-      if (!ready) await readyOrAborted(gate.ready, (args[args.length - 1] as CallContext).signal);
-      return call(...args);
-    };
+    // Once ready, the call itself and no promise of ours around it: this runs on every call.
+    held[name] = (...args: unknown[]): Promise<unknown> =>
+      ready ? call(...args) : readyOrAborted(gate.ready, (args[args.length - 1] as CallContext).signal).then(() => call(...args));
   }
   return held as T;
 }
