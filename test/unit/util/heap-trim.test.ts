@@ -2,6 +2,7 @@
 // what the last collection left plus the slack, never twice within the cooldown.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
+import pino from 'pino';
 import { CHECK_MS, HeapTrim } from '../../../src/util/heap-trim';
 import { silentLogger } from '../../../src/util/logger';
 
@@ -157,5 +158,19 @@ describe('HeapTrim', () => {
     await t.check();
     assert.equal(t.collections, 1);
     assert.ok(process.memoryUsage().heapUsed < before, `heap used ${before} -> ${process.memoryUsage().heapUsed}`);
+  });
+
+  it('logs what the heap holds after a collection: its compiled code and bytecode too', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const t = new HeapTrim({ log, residentBytes: () => 500 * MiB, collect: async () => undefined });
+    await t.check();
+    const line = lines.find((l) => l.msg === 'heap collected after a burst');
+    assert.ok(line, 'one line per collection');
+    for (const field of ['heapTotalMiB', 'heapUsedMiB', 'externalMiB', 'codeMiB', 'bytecodeMiB']) {
+      assert.equal(typeof line[field], 'number', field);
+      assert.ok((line[field] as number) >= 0, field);
+    }
+    assert.ok((line.codeMiB as number) > 0, 'this test runs compiled code');
   });
 });
