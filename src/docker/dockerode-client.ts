@@ -42,6 +42,7 @@ import type {
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from './client';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
 import { demuxInto } from './stream-frames';
+import { hijackRequest, openHijack } from './hijack';
 import { timerDelayMs } from '../util/timer-delay';
 
 interface DialOptions {
@@ -117,6 +118,16 @@ function isGoneAnswer(statusCode: number, daemonWords: string): boolean {
   return statusCode === 404 || GONE_ANSWERS.some((re) => re.test(daemonWords));
 }
 
+/** The request's path and its query as docker-modem writes it (objects as JSON). */
+function pathWithQuery(o: DialOptions): string {
+  if (!o.query) return o.path;
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(o.query)) {
+    if (value !== undefined) query.set(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
+  }
+  return `${o.path}?${query.toString()}`;
+}
+
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
 
 export class DockerodeClient implements DockerClient {
@@ -126,12 +137,12 @@ export class DockerodeClient implements DockerClient {
 
   /** `sockets`: the pool (by default one sized from this process's descriptor limit). */
   constructor(
-    endpoint: Endpoint,
+    private readonly endpointAddress: Endpoint,
     private readonly requestTimeoutMs: number,
     readonly sockets: DockerSocketPool = new DockerSocketPool(dockerSocketCaps(readOpenFilesLimit().soft)),
   ) {
-    this.endpoint = endpoint.url;
-    const modem = (use: SocketUse): Modem => new DockerModem(modemOptions(endpoint, sockets.agentFor(use))) as unknown as Modem;
+    this.endpoint = endpointAddress.url;
+    const modem = (use: SocketUse): Modem => new DockerModem(modemOptions(endpointAddress, sockets.agentFor(use))) as unknown as Modem;
     this.modems = { call: modem('call'), session: modem('session') };
   }
 
@@ -211,6 +222,8 @@ export class DockerodeClient implements DockerClient {
   }
 
   private dialOnce<T>(use: SocketUse, o: DialOptions, signal: AbortSignal | undefined): Promise<T> {
+    // Exec and attach on a connection of our own, whose reads are lent (./hijack.ts).
+    if (o.hijack === true) return openHijack(this.endpointAddress, hijackRequest(pathWithQuery(o), o.body), o.statusCodes, signal) as Promise<T>;
     const hasQuery = o.query !== undefined;
     const options: Record<string, unknown> = {};
     if (o.query) options._query = o.query;

@@ -15,6 +15,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { inspect } from 'node:util';
 import { Slots } from '../util/slots';
+import { HijackedConnection } from './hijack';
 
 export interface DockerSocketCaps {
   /** Connections open at once for calls bounded by the request deadline. */
@@ -140,6 +141,7 @@ export class DockerSocketPool {
 /** The socket a stream the modem answered runs on. */
 function connectionOf(stream: object): net.Socket | undefined {
   if (stream instanceof net.Socket) return stream;
+  if (stream instanceof HijackedConnection) return stream.socket;
   if (stream instanceof http.IncomingMessage) return stream.socket;
   // docker-modem's HttpDuplex: a hijack with stdin that Docker answered without upgrading.
   const response = (stream as { _output?: unknown })._output;

@@ -71,7 +71,12 @@ export class FrameSplitter {
       const part = chunk.subarray(off, off + FRAME_HEADER_BYTES - this.head.length);
       this.head = this.head.length === 0 ? part : Buffer.concat([this.head, part]);
       off += part.length;
-      if (this.head.length < FRAME_HEADER_BYTES) return;
+      // A header cut by the chunk's end is kept as a copy: the chunk may be a lent read, whose
+      // buffer is read into again once it is given back (../docker/hijack.ts).
+      if (this.head.length < FRAME_HEADER_BYTES) {
+        if (this.head.buffer === chunk.buffer) this.head = Buffer.from(this.head);
+        return;
+      }
       const head = this.head;
       this.head = NO_BYTES;
       const header = parseFrameHeader(head);

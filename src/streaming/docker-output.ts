@@ -16,9 +16,30 @@
 // command either: Docker then drains a detached exec's output itself, at full speed.
 // (containerd's CRI closes the command's pipe on a failed write, so the command meets EPIPE;
 // Docker gives no such handle.)
-import { Writable } from 'node:stream';
+//
+// Docker's connection from ../docker/hijack.ts lends its reads (readFrom): a read's buffer is
+// given back for reuse once its pieces are on their way to the kernel (each channel it went to
+// says so, SentBarrier), and not reusable when a channel still holds them.
+import { type Readable, Writable } from 'node:stream';
+import { HijackedConnection } from '../docker/hijack';
 import { FrameSplitter, type FramePieceListener } from '../docker/stream-frames';
 import { whenRoomIn } from '../util/stream-room';
+
+/**
+ * A channel that can tell when what was written to it has left the process: `then(true)` once
+ * the kernel has taken every byte written so far, `then(false)` when it cannot say (it holds
+ * some, waiting for window or room).
+ */
+export interface SentBarrier {
+  afterSent(then: (sent: boolean) => void): void;
+}
+
+function barrierOf(target: Writable): SentBarrier | undefined {
+  const candidate = target as Writable & Partial<SentBarrier>;
+  return typeof candidate.afterSent === 'function' ? (candidate as Writable & SentBarrier) : undefined;
+}
+
+type GiveBack = (reusable: boolean) => void;
 
 /** Output dropped for channels the client reset, all of them together, before Docker's connection is left unread. */
 export const MAX_DROPPED_BYTES = 1024 * 1024;
@@ -36,6 +57,15 @@ export class DockerOutput extends Writable {
   // Made once, not a closure a chunk or a piece.
   private readonly onPiece: FramePieceListener = (stream, data) => this.put(stream === 'stderr' ? this.stderr : this.stdout, data);
   private readonly onRoom = (): void => this.resume();
+  /** Lent reads written and not completed, in order (readFrom): each given back on completion. */
+  private readonly lent: GiveBack[] = [];
+  /** Which channels took pieces of the chunk under way. */
+  private wroteOut = false;
+  private wroteErr = false;
+  private readonly onLent = (data: Buffer, giveBack: GiveBack): void => {
+    this.lent.push(giveBack);
+    this.write(data);
+  };
 
   constructor(
     private readonly stdout: Writable,
@@ -46,6 +76,19 @@ export class DockerOutput extends Writable {
     // and resumed for every chunk.
     super({ highWaterMark: 128 * 1024 });
     this.frames = new FrameSplitter(raw);
+  }
+
+  /**
+   * Copies `connection`'s output to the channels until it ends: its reads lent when it is Docker's
+   * hijacked connection, else piped.
+   */
+  readFrom(connection: Readable): void {
+    if (!(connection instanceof HijackedConnection)) {
+      connection.pipe(this);
+      return;
+    }
+    connection.once('end', () => this.end());
+    connection.lendReads(this.onLent);
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
@@ -60,6 +103,8 @@ export class DockerOutput extends Writable {
    */
   private put(target: Writable, data: Buffer): void {
     if (this.stuck) return;
+    if (target === this.stdout) this.wroteOut = true;
+    else this.wroteErr = true;
     if (this.blocked) {
       this.waiting.push([target, data]);
       return;
@@ -94,6 +139,33 @@ export class DockerOutput extends Writable {
     if (this.blocked || this.stuck || this.waiting.length > 0) return;
     const done = this.done;
     this.done = undefined;
+    if (done) this.giveBack();
     done?.();
+  }
+
+  /** The chunk just completed: a lent read goes back, reusable once every channel it went to has sent it. */
+  private giveBack(): void {
+    const giveBack = this.lent.shift();
+    const targets = [this.wroteOut ? this.stdout : undefined, this.wroteErr ? this.stderr : undefined];
+    this.wroteOut = this.wroteErr = false;
+    if (!giveBack) return;
+    let waiting = 1;
+    let reusable = true;
+    const settle = (sent: boolean): void => {
+      reusable &&= sent;
+      if (--waiting === 0) giveBack(reusable);
+    };
+    for (const target of targets) {
+      if (!target) continue;
+      const barrier = barrierOf(target);
+      // (A channel reset or ended since may have left pieces in its connection's queue.)
+      if (!barrier || target.destroyed || target.writableEnded) {
+        reusable = false;
+        continue;
+      }
+      waiting++;
+      barrier.afterSent(settle);
+    }
+    settle(true);
   }
 }

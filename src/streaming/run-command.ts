@@ -68,7 +68,7 @@ function relay(
   log: Logger,
 ): Promise<void> {
   const output = new DockerOutput(channels.stdout ?? discard(), channels.stderr ?? discard(), tty);
-  connection.pipe(output);
+  output.readFrom(connection);
   if (channels.stdin) {
     // Closing our write side closes the process's stdin; its output keeps coming.
     pipeInBatches(channels.stdin, connection);

@@ -9,6 +9,7 @@ import type { RawData, WebSocket } from 'ws';
 import { endWritable, ResizeFeed, type StdioChannels } from './channels';
 import { Backpressure } from './backpressure';
 import { TurnCork } from './batched-pipe';
+import { afterSocketSent } from './socket-sent';
 import { IdleTimer, STREAM_BUFFER_BYTES } from './limits';
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
@@ -76,6 +77,7 @@ export class WsLink {
   private readonly idle: IdleTimer;
   private readonly flow: Backpressure;
   private readonly batch: TurnCork;
+  private readonly socket: Duplex;
 
   constructor(
     private readonly ws: WebSocket,
@@ -84,6 +86,7 @@ export class WsLink {
     base64Channels?: number,
   ) {
     this.protocol = conn.protocol;
+    this.socket = conn.socket;
     this.batch = new TurnCork(conn.socket);
     this.base64 = isBase64WebSocket(this.protocol);
     this.idle = new IdleTimer(conn.idleTimeoutMs, () => ws.close(1000, 'streaming connection idle timeout'));
@@ -134,7 +137,7 @@ export class WsLink {
 
   /** A writable whose chunks go out on `channel`, at the pace the client reads them. */
   output(channel: number): Writable {
-    return new Writable({
+    const output = new Writable({
       write: (chunk: Buffer, _enc, done) => {
         if (!this.open) return done();
         this.idle.touch();
@@ -143,6 +146,8 @@ export class WsLink {
         this.flow.whenSent(done);
       },
     });
+    // For lent reads of Docker's (../docker-output.ts): ws writes a message to the socket at once.
+    return Object.assign(output, { afterSent: (then: (sent: boolean) => void) => (output.writableLength > 0 ? then(false) : afterSocketSent(this.socket, then)) });
   }
 
   /**

@@ -23,6 +23,7 @@ import { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { Backpressure } from '../backpressure';
 import { TurnCork } from '../batched-pipe';
+import { afterSocketSent } from '../socket-sent';
 import { IdleTimer, MAX_UNSENT_BYTES, STREAM_BUFFER_BYTES } from '../limits';
 import {
   ControlType,
@@ -169,6 +170,15 @@ export class SpdyStream extends Duplex {
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
     this.session.sendData(this, chunk, false, done);
+  }
+
+  /**
+   * `then(true)` once the kernel took everything written to this stream so far (a lent read of
+   * Docker's may then be read into again: ../docker-output.ts); false while some waits here.
+   */
+  afterSent(then: (sent: boolean) => void): void {
+    if (this.writableLength > 0 || this.outgoing) return then(false);
+    this.session.afterSent(then);
   }
 
   override _final(done: (err?: Error | null) => void): void {
@@ -358,6 +368,11 @@ export class SpdyServerSession extends EventEmitter {
       }
       return;
     }
+  }
+
+  /** `then(true)` once the socket has handed everything written so far to the kernel. */
+  afterSent(then: (sent: boolean) => void): void {
+    afterSocketSent(this.socket, then);
   }
 
   /** Calls `done` now if the socket has room, else once it drains (or fails). */

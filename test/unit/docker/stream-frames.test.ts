@@ -71,6 +71,18 @@ describe('Docker stream frames', () => {
     assert.deepEqual(pieces, ['stderr:late:true']);
   });
 
+  it('keeps a header cut by a chunk\'s end whole when that chunk\'s buffer is read into again (a lent read)', () => {
+    const wire = frame(2, 'late');
+    const frames = new FrameSplitter();
+    const pieces: string[] = [];
+    const read = Buffer.from(wire.subarray(0, 5));
+    frames.push(read, (_s, d) => pieces.push(d.toString()));
+    // The connection reads its next bytes into the same buffer (src/docker/hijack.ts).
+    read.fill(0x41);
+    frames.push(wire.subarray(5), (s, d, ends) => pieces.push(`${s}:${d.toString()}:${ends}`));
+    assert.deepEqual(pieces, ['stderr:late:true']);
+  });
+
   it('gives no piece for empty frames and goes on after them', () => {
     const wire = Buffer.concat([frame(1, ''), frame(2, ''), frame(2, 'e'), frame(1, ''), frame(1, 'o')]);
     assert.deepEqual(split([wire]), [

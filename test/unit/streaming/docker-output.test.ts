@@ -2,9 +2,14 @@
 // bound, so a command with little left to say still ends; past it nothing more is read from
 // Docker's connection (before, all of it was read at full speed and dropped).
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { DockerOutput, MAX_DROPPED_BYTES } from '../../../src/streaming/docker-output';
+import { hijackRequest, LENT_READ_BUFFERS, openHijack } from '../../../src/docker/hijack';
+import { DockerOutput, MAX_DROPPED_BYTES, type SentBarrier } from '../../../src/streaming/docker-output';
 import { waitFor } from '../../support/poll';
 
 function frame(stream: number, data: Buffer): Buffer {
@@ -45,5 +50,63 @@ describe('Docker output to a channel the client reset', () => {
     assert.ok(held >= (pieces - droppable - 3) * piece.length, `only ${held} bytes wait in the source: it was read on`);
     assert.equal(demux.writableFinished, false);
     demux.destroy();
+  });
+});
+
+describe('Docker output read lent from its connection', () => {
+  /** A channel that says when its writes have gone out (as SPDY streams and WebSocket outputs do). */
+  function sentChannel(sink: (d: Buffer) => void, sent: boolean): Writable & SentBarrier {
+    return Object.assign(new Writable({ write: (chunk: Buffer, _enc, done) => (sink(Buffer.from(chunk)), done()) }), {
+      afterSent: (then: (sent: boolean) => void) => setImmediate(() => then(sent)),
+    });
+  }
+
+  async function run(sent: boolean): Promise<{ buffers: number; reads: number; stdout: string; stderr: string }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lent-'));
+    const server = net.createServer((socket) =>
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 101 UPGRADED\r\n\r\n');
+        for (let i = 0; i < 200; i++) socket.write(Buffer.concat([frame(1, Buffer.alloc(40_000, 0x6f)), frame(2, Buffer.from(`e${i};`))]));
+        socket.end();
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(path.join(dir, 'docker.sock'), resolve));
+    try {
+      const connection = await openHijack({ kind: 'unix', path: path.join(dir, 'docker.sock'), url: 'unix://x' }, hijackRequest('/x', {}), { 101: true }, undefined);
+      const buffers = new Set<ArrayBufferLike>();
+      let reads = 0;
+      const lendReads = connection.lendReads.bind(connection);
+      connection.lendReads = (reader) =>
+        lendReads((data, giveBack) => {
+          reads++;
+          buffers.add(data.buffer);
+          reader(data, giveBack);
+        });
+      let stdout = '';
+      let stderr = '';
+      const output = new DockerOutput(sentChannel((d) => (stdout += d.toString()), sent), sentChannel((d) => (stderr += d.toString()), sent), false);
+      output.readFrom(connection);
+      await new Promise((resolve) => output.once('finish', resolve));
+      connection.destroy();
+      return { buffers: buffers.size, reads, stdout, stderr };
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('reads into a few buffers again once the channels sent them, every byte in order', async () => {
+    const r = await run(true);
+    assert.equal(r.stdout, 'o'.repeat(200 * 40_000));
+    assert.equal(r.stderr, Array.from({ length: 200 }, (_, i) => `e${i};`).join(''));
+    console.log(`${r.reads} reads from ${r.buffers} buffers`);
+    // Before, the output was piped: each read of the connection a new buffer.
+    assert.ok(r.buffers <= LENT_READ_BUFFERS + 2 && r.reads > 20, `${r.reads} reads from ${r.buffers} buffers`);
+  });
+
+  it('does not read into a buffer again while a channel may hold part of it', async () => {
+    const r = await run(false);
+    assert.equal(r.stdout.length, 200 * 40_000);
+    assert.equal(r.buffers, r.reads);
   });
 });
