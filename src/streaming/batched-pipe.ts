@@ -13,6 +13,13 @@ import type { Readable, Writable } from 'node:stream';
 import { PIPE_BUFFER_BYTES } from './limits';
 import { whenRoomIn } from '../util/stream-room';
 
+/**
+ * Until when a TurnCork holds writes: 'tick', the end of the current callback (process.nextTick);
+ * 'poll', the end of the event loop's poll phase (setImmediate), so that what several reads of
+ * one poll turn brought (libuv reads a socket up to 32 times a turn) leaves in one write.
+ */
+export type CorkSpan = 'tick' | 'poll';
+
 /** Corks a writable at most once a turn of the event loop, and uncorks it as the turn ends. */
 export class TurnCork {
   private corked = false;
@@ -21,14 +28,18 @@ export class TurnCork {
     this.target.uncork();
   };
 
-  constructor(private readonly target: Writable) {}
+  constructor(
+    private readonly target: Writable,
+    private readonly span: CorkSpan = 'tick',
+  ) {}
 
   /** What is written to the target from now until the end of this turn goes out in one write. */
   cork(): void {
     if (this.corked) return;
     this.corked = true;
     this.target.cork();
-    process.nextTick(this.uncork);
+    if (this.span === 'tick') process.nextTick(this.uncork);
+    else setImmediate(this.uncork);
   }
 }
 
@@ -37,7 +48,7 @@ export class TurnCork {
  * (then `source` is no longer read). Errors are left to their owners' handlers, as pipe does.
  */
 export function pipeInBatches(source: Readable, target: Writable, maxUnwritten = PIPE_BUFFER_BYTES): void {
-  const batch = new TurnCork(target);
+  const batch = new TurnCork(target, 'poll');
   let waiting = false;
   const resume = (): void => {
     waiting = false;
