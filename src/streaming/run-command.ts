@@ -8,6 +8,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import type { StdioChannels } from './channels';
 import { pipeInBatches } from './batched-pipe';
+import { STDIN_BUFFER_BYTES } from './limits';
 import { DockerOutput } from './docker-output';
 import { ResizeCoalescer } from './resize-coalescer';
 import type { Outcome, TerminalSize } from './protocol';
@@ -71,7 +72,7 @@ function relay(
   connection.pipe(output);
   if (channels.stdin) {
     // Closing our write side closes the process's stdin; its output keeps coming.
-    pipeInBatches(channels.stdin, connection);
+    pipeInBatches(channels.stdin, connection, STDIN_BUFFER_BYTES);
   }
   // Only a terminal is resized (attach: the container's own TTY setting, whatever the request said).
   const resizes = tty ? new ResizeCoalescer(resize, log) : undefined;
