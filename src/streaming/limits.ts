@@ -54,15 +54,6 @@ export const STREAM_BUFFER_BYTES = 64 * 1024;
 export const PIPE_BUFFER_BYTES = 64 * 1024;
 
 /**
- * PIPE_BUFFER_BYTES for exec and attach stdin toward Docker (sessionsPerPod sessions a pod at
- * most, not port-forward's many connections): room for the several ~64 KiB reads of the client's
- * connection one poll turn brings, so they leave in one write (batched-pipe.ts) instead of the
- * client's stream pausing at the second. Measured, stdin throughput / `docker exec -i`, medians of
- * 3 runs each: SPDY 0.47 -> 0.55, WebSocket 0.43 -> 0.48 (at 64 KiB with the same batching: 0.46, 0.38).
- */
-export const STDIN_BUFFER_BYTES = 256 * 1024;
-
-/**
  * A write of output completes at once while the connection holds less than this unsent (so the
  * next chunk is read while this one goes out), and once it drains otherwise.
  */

@@ -8,7 +8,6 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
 import type { StdioChannels } from './channels';
 import { pipeInBatches } from './batched-pipe';
-import { STDIN_BUFFER_BYTES } from './limits';
 import { DockerOutput } from './docker-output';
 import { ResizeCoalescer } from './resize-coalescer';
 import type { Outcome, TerminalSize } from './protocol';
@@ -72,7 +71,7 @@ function relay(
   connection.pipe(output);
   if (channels.stdin) {
     // Closing our write side closes the process's stdin; its output keeps coming.
-    pipeInBatches(channels.stdin, connection, STDIN_BUFFER_BYTES);
+    pipeInBatches(channels.stdin, connection);
   }
   // Only a terminal is resized (attach: the container's own TTY setting, whatever the request said).
   const resizes = tty ? new ResizeCoalescer(resize, log) : undefined;

@@ -1,12 +1,12 @@
 // Stdin toward Docker in batches (issue 30 point 3): the frames one read of the client's
 // connection brings leave in one write to Docker's connection, and while Docker's connection is
-// busy the shim holds up to STDIN_BUFFER_BYTES for it, and no more. (stream.pipe wrote each frame
+// busy the shim holds up to PIPE_BUFFER_BYTES for it, and no more. (stream.pipe wrote each frame
 // on its own and stopped at 16 KiB.)
 import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { ExecInspect } from '../../../src/docker/types';
-import { STDIN_BUFFER_BYTES } from '../../../src/streaming/limits';
+import { PIPE_BUFFER_BYTES } from '../../../src/streaming/limits';
 import { encodeData } from '../../../src/streaming/spdy/framing';
 import { StreamingServer } from '../../../src/streaming/streaming-server';
 import { FakeDocker } from '../../support/fake-docker';
@@ -112,7 +112,7 @@ describe('stdin into Docker in batches', () => {
   });
 
   for (const transport of ['SPDY', 'WebSocket'] as const) {
-    it(`${transport}: while Docker's connection is busy, up to STDIN_BUFFER_BYTES wait for it, and no more; fewer write calls than chunks`, async () => {
+    it(`${transport}: while Docker's connection is busy, up to PIPE_BUFFER_BYTES wait for it, and no more; fewer write calls than chunks`, async () => {
       docker.holdFirstWrite = true;
       // 1 MiB of 32 KiB chunks, as kubectl writes stdin: far past the bound.
       const chunks = numbered(32, 32 * KiB);
@@ -132,7 +132,7 @@ describe('stdin into Docker in batches', () => {
       }
       const connection = await waitFor('the exec to start', () => docker.connections.at(-1));
       for (const chunk of chunks) send(chunk);
-      await waitFor(`${STDIN_BUFFER_BYTES} bytes waiting behind the held write`, () => connection.writableLength >= STDIN_BUFFER_BYTES, {
+      await waitFor(`${PIPE_BUFFER_BYTES} bytes waiting behind the held write`, () => connection.writableLength >= PIPE_BUFFER_BYTES, {
         timeoutMs: 5_000,
         explain: () => `${connection.writableLength} bytes wait`,
       });
@@ -142,7 +142,7 @@ describe('stdin into Docker in batches', () => {
       console.log(
         `${transport}: ${gathered} bytes gathered behind the held write (most ${connection.maxUnwritten}); ${connection.calls.length} write calls for 32 chunks: ${connection.calls.join(', ')}`,
       );
-      assert.ok(connection.maxUnwritten <= STDIN_BUFFER_BYTES + 32 * KiB, `at most the bound and one chunk wait: ${connection.maxUnwritten}`);
+      assert.ok(connection.maxUnwritten <= PIPE_BUFFER_BYTES + 32 * KiB, `at most the bound and one chunk wait: ${connection.maxUnwritten}`);
       // pipe() made a call a chunk (32 at least); batches of a read each make far fewer.
       assert.ok(connection.calls.length < chunks.length, `${connection.calls.length} write calls for ${chunks.length} chunks`);
       assert.deepEqual(Buffer.concat(connection.received), Buffer.concat(chunks), 'every byte, in order');
