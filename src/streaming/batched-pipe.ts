@@ -13,13 +13,6 @@ import type { Readable, Writable } from 'node:stream';
 import { PIPE_BUFFER_BYTES } from './limits';
 import { whenRoomIn } from '../util/stream-room';
 
-/**
- * Until when a TurnCork holds writes: 'tick', the end of the current callback (process.nextTick);
- * 'poll', the end of the event loop's poll phase (setImmediate), so that what several reads of
- * one poll turn brought (libuv reads a socket up to 32 times a turn) leaves in one write.
- */
-export type CorkSpan = 'tick' | 'poll';
-
 /** Corks a writable at most once a turn of the event loop, and uncorks it as the turn ends. */
 export class TurnCork {
   private corked = false;
@@ -28,18 +21,14 @@ export class TurnCork {
     this.target.uncork();
   };
 
-  constructor(
-    private readonly target: Writable,
-    private readonly span: CorkSpan = 'tick',
-  ) {}
+  constructor(private readonly target: Writable) {}
 
   /** What is written to the target from now until the end of this turn goes out in one write. */
   cork(): void {
     if (this.corked) return;
     this.corked = true;
     this.target.cork();
-    if (this.span === 'tick') process.nextTick(this.uncork);
-    else setImmediate(this.uncork);
+    process.nextTick(this.uncork);
   }
 }
 
@@ -48,7 +37,7 @@ export class TurnCork {
  * (then `source` is no longer read). Errors are left to their owners' handlers, as pipe does.
  */
 export function pipeInBatches(source: Readable, target: Writable, maxUnwritten = PIPE_BUFFER_BYTES): void {
-  const batch = new TurnCork(target, 'poll');
+  const batch = new TurnCork(target);
   let waiting = false;
   const resume = (): void => {
     waiting = false;
