@@ -19,6 +19,8 @@ export class RawSpdyClient {
   private readonly waiters: Array<() => void> = [];
   /** Stream ID → window granted by WINDOW_UPDATE (0 for the session). */
   readonly windowUpdates = new Map<number, number>();
+  /** WINDOW_UPDATE frames received, all streams and the session. */
+  windowUpdateFrames = 0;
   goAwayStatus: number | undefined;
   closed = false;
   /** Bytes of data frames received, all streams. */
@@ -122,6 +124,7 @@ export class RawSpdyClient {
           break;
         case ControlType.WindowUpdate: {
           const id = f.payload.readUInt32BE(0) & 0x7fffffff;
+          this.windowUpdateFrames++;
           this.windowUpdates.set(id, (this.windowUpdates.get(id) ?? 0) + (f.payload.readUInt32BE(4) & 0x7fffffff));
           break;
         }

@@ -232,6 +232,8 @@ export class SpdyServerSession extends EventEmitter {
   private initialSendWindow = DEFAULT_INITIAL_WINDOW;
   private sessionSendWindow = DEFAULT_INITIAL_WINDOW;
   private readonly waitingForWindow = new Set<SpdyStream>();
+  /** Streams whose reader took half a window or more since the last grant: granted as the poll phase ends. */
+  private readonly toGrant = new Set<SpdyStream>();
   private readonly idle: IdleTimer;
   private readonly batch: TurnCork;
 
@@ -313,18 +315,33 @@ export class SpdyServerSession extends EventEmitter {
   /** A stream's reader took data: grant the window back and read the connection again if it can be. */
   consumed(stream: SpdyStream): void {
     if (this.closed) return;
-    const taken = stream.received - stream.unread;
-    const delta = taken - stream.granted;
     // In steps of half the window: the client always has the other half to send with.
-    if (delta >= MIN_WINDOW_GRANT) {
-      stream.granted = taken;
-      // The stream's and the session's grant in one write to the socket.
-      this.batch.cork();
-      if (!stream.remoteEnded && !stream.reset) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(stream.id, delta)));
-      this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, delta)));
+    if (stream.received - stream.unread - stream.granted >= MIN_WINDOW_GRANT && !this.toGrant.has(stream)) {
+      this.toGrant.add(stream);
+      if (this.toGrant.size === 1) setImmediate(this.grantWindows);
     }
     if (stream.unread <= STREAM_BUFFER_BYTES && this.full.delete(stream)) this.updateReading();
   }
+
+  /**
+   * Grants back, as the poll phase ends, what readers took during it: one WINDOW_UPDATE a stream
+   * and one for the session, in one write, however many reads of the connection the turn made
+   * (a pair a read cost a write to the client and a wake-up of it each).
+   */
+  private readonly grantWindows = (): void => {
+    if (this.closed) return this.toGrant.clear();
+    this.batch.cork();
+    let session = 0;
+    for (const stream of this.toGrant) {
+      const taken = stream.received - stream.unread;
+      const delta = taken - stream.granted;
+      stream.granted = taken;
+      session += delta;
+      if (!stream.remoteEnded && !stream.reset) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(stream.id, delta)));
+    }
+    this.toGrant.clear();
+    if (session > 0) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, session)));
+  };
 
   private forget(stream: SpdyStream): void {
     if (this.streams.get(stream.id) === stream) this.streams.delete(stream.id);

@@ -11,6 +11,7 @@ import { STREAM_BUFFER_BYTES } from '../../../../src/streaming/limits';
 import {
   ControlType,
   encodeControl,
+  encodeData,
   GOAWAY_PROTOCOL_ERROR,
   MAX_CONTROL_FRAME_PAYLOAD,
   RST_CANCEL,
@@ -78,6 +79,28 @@ describe('SPDY session bounds', () => {
     streams[0]!.on('data', (d: Buffer) => (taken += d.length));
     await client.until('the window back', () => client.windowUpdates.get(id) === 64 * KiB && client.windowUpdates.get(0) === 64 * KiB);
     assert.equal(taken, 64 * KiB);
+  });
+
+  it('grants back what the reads of one poll turn brought in one WINDOW_UPDATE pair, not a pair a read', async () => {
+    const { client, streams, serverSocket } = await connect();
+    const id = await client.open({ streamType: 'stdin' });
+    let taken = 0;
+    streams[0]!.on('data', (d: Buffer) => (taken += d.length));
+    // Four reads of 32 KiB frames in one poll phase, each read's callback in its own tick, as
+    // libuv hands them on (up to 32 reads a turn).
+    await new Promise<void>((resolve) => {
+      let i = 0;
+      const read = (): void => {
+        if (i++ === 4) return resolve();
+        serverSocket.emit('data', encodeData(id, 0, Buffer.alloc(32 * KiB)));
+        process.nextTick(read);
+      };
+      read();
+    });
+    await client.until('the window back', () => client.windowUpdates.get(id) === 128 * KiB && client.windowUpdates.get(0) === 128 * KiB);
+    console.log(`4 reads of 32 KiB in one turn: ${client.windowUpdateFrames} WINDOW_UPDATE frames`);
+    assert.equal(taken, 128 * KiB);
+    assert.equal(client.windowUpdateFrames, 2, 'one for the stream, one for the session');
   });
 
   it('does not read a client that ignores windows past a stream bound of unread data, and reads on as the reader takes it', async () => {
