@@ -36,7 +36,7 @@ export class TurnCork {
  * Copies `source` into `target` until `source` ends (then ends `target`) or `target` closes
  * (then `source` is no longer read). Errors are left to their owners' handlers, as pipe does.
  */
-export function pipeInBatches(source: Readable, target: Writable, maxUnwritten = PIPE_BUFFER_BYTES): void {
+export function pipeInBatches(source: Readable, target: Writable): void {
   const batch = new TurnCork(target);
   let waiting = false;
   const resume = (): void => {
@@ -48,7 +48,7 @@ export function pipeInBatches(source: Readable, target: Writable, maxUnwritten =
     batch.cork();
     target.write(chunk);
     // (At or past the target's own high-water mark, so that its 'drain' comes.)
-    if (target.writableLength >= Math.max(maxUnwritten, target.writableHighWaterMark) && !waiting) {
+    if (target.writableLength >= Math.max(PIPE_BUFFER_BYTES, target.writableHighWaterMark) && !waiting) {
       waiting = true;
       source.pause();
       whenRoomIn(target, resume);
