@@ -79,12 +79,12 @@ export class CachingDockerClient implements DockerClient {
 
   async startContainer(id: string, opts?: CallOptions): Promise<void> {
     // Docker announces only a start that changed something: one of a container not running.
-    await this.announcedBy('start', id, (held) => !held.State.Running, () => this.docker.startContainer(id, opts));
+    await this.announcedBy('start', id, (held) => !held.State.Running, () => this.docker.startContainer(id, opts), opts);
   }
 
   async stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
     // A stop of a running container ends in its `die` (the cache follows no `stop` event).
-    await this.announcedBy('die', id, (held) => held.State.Running, () => this.docker.stopContainer(id, timeoutSeconds, opts));
+    await this.announcedBy('die', id, (held) => held.State.Running, () => this.docker.stopContainer(id, timeoutSeconds, opts), opts);
   }
 
   async killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {
@@ -208,9 +208,12 @@ export class CachingDockerClient implements DockerClient {
   /**
    * A mutating call Docker announces with an `action` event before it answers, when `announces`
    * says so of the container as held: the cache takes the refresh that event sets off for the
-   * call's own (see DockerStateCache.expectEvent); otherwise as `afterwards`.
+   * call's own (see DockerStateCache.expectEvent); otherwise as `afterwards`. The container is
+   * judged as held once the shim's own changes are applied: a stop's refresh still under way
+   * would have it running, and an event Docker will not send waited for.
    */
-  private async announcedBy(action: string, idOrName: string, announces: (held: ContainerInspect) => boolean, call: () => Promise<void>): Promise<void> {
+  private async announcedBy(action: string, idOrName: string, announces: (held: ContainerInspect) => boolean, call: () => Promise<void>, opts?: CallOptions): Promise<void> {
+    await this.cache.caughtUp(opts?.signal);
     const id = this.heldIdOf(idOrName);
     const held = id === undefined ? undefined : this.cache.containers.get(id);
     if (id === undefined || held === undefined || !announces(held)) return this.afterwards(idOrName, call());

@@ -8,7 +8,8 @@ import type { ContainerInspect, ImageSummary } from '../docker/types';
 import type { DockerStateCache } from '../docker-cache/state-cache';
 import { DockerNotFoundError } from '../errors';
 import { type ImageQuery, matchesImageQuery } from './image-query';
-import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectQuery, type ShimObject } from './shim-objects';
+import { isFullId } from '../conventions/ids';
+import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectKind, type ObjectQuery, type ShimIdentity, type ShimObject } from './shim-objects';
 
 /** What the store reads of the state cache. */
 export type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images' | 'caughtUp'>;
@@ -19,6 +20,13 @@ export interface ObjectFinder {
   list(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]>;
   /** The images the query matches: Docker's top-level images (as `docker images` shows them), with digests. */
   list(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]>;
+  /**
+   * What never changes of the shim's object of `kind` with this full ID, from what the state
+   * cache holds now: without waiting for the shim's own changes still being applied (the refresh
+   * after a stop, say), which only its state could be behind on. Undefined when the cache does
+   * not hold it (unsynced, an ID prefix, an object made a moment ago): `list` knows.
+   */
+  identify(kind: ObjectKind, id: string): ShimIdentity | undefined;
 }
 
 /** The one image list the store asks for: top-level images, with digests (the state cache keeps its answer). */
@@ -53,6 +61,14 @@ export class ShimObjectStore implements ObjectFinder {
     // As Docker's own client does: a caller that gave up gets its reason, not an answer.
     opts?.signal?.throwIfAborted();
     return query.kind === 'image' ? this.listImages(query, opts) : this.listObjects(query, opts);
+  }
+
+  identify(kind: ObjectKind, id: string): ShimIdentity | undefined {
+    const held = this.held;
+    if (!held?.synced || !isFullId(id)) return undefined;
+    const c = held.containers.get(id);
+    const o = c && this.objectOf(c, undefined);
+    return o?.kind === kind ? o : undefined;
   }
 
   private async listImages(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]> {

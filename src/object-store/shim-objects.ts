@@ -58,6 +58,12 @@ export interface ShimObject {
   readonly inspect: ContainerInspect | undefined;
 }
 
+/**
+ * What never changes of an object once Docker made it, so may be read without the shim's own
+ * pending changes applied (ObjectFinder.identify): never its state, nor the inspect it came from.
+ */
+export type ShimIdentity = Pick<ShimObject, 'kind' | 'id' | 'name' | 'sandboxId' | 'labels' | 'annotations' | 'dockerLabels' | 'networkMode'>;
+
 /** Docker's state name as CRI's container state (list and status agree on it). */
 export function containerStateOf(status: string): ContainerState__Output {
   switch (status) {

@@ -3,7 +3,7 @@
 // a Docker container the shim did not make, is NOT_FOUND; an ambiguous prefix is INVALID_ARGUMENT.
 import type { CallOptions } from '../docker/client';
 import type { ShimContext } from './context';
-import type { ObjectKind, ShimObject } from '../object-store/shim-objects';
+import type { ObjectKind, ShimIdentity, ShimObject } from '../object-store/shim-objects';
 import type { ContainerInspect } from '../docker/types';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { validateId } from '../conventions/ids';
@@ -20,6 +20,17 @@ export async function resolveShimObject({ objects }: Resolver, kind: ObjectKind,
     throw new InvalidArgumentError(`${field}: ${quote(id)} matches ${matches.length} ${kind}s; give more of the ID`);
   }
   return matches[0]!;
+}
+
+/**
+ * As resolveShimObject, for calls that use only what never changes of the object (its ID, name,
+ * labels, network mode): one the state cache holds under the full ID is answered at once, not
+ * after the shim's own changes still being applied (a stop's refresh, about a millisecond), which
+ * only its state could be behind on. What such a call then asks Docker to do is Docker's truth.
+ */
+export async function identifyShimObject(shim: Resolver, kind: ObjectKind, field: string, id: string, opts?: CallOptions): Promise<ShimIdentity> {
+  validateId(field, id);
+  return shim.objects.identify(kind, id) ?? resolveShimObject(shim, kind, field, id, opts);
 }
 
 /** The shim's container a request's container_id names (as resolveShimObject), inspected. */

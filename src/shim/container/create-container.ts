@@ -5,7 +5,7 @@ import type { CallContext, CreateContainerRequest__Output, CreateContainerRespon
 import type { DockerClient } from '../../docker/client';
 import { CancelledError, DockerNotFoundError, DockerTimeoutError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { identifyShimObject } from '../resolve';
 import { buildCreatePlan } from '../../translate/to-docker/container-create-spec';
 import { nodeHostView } from '../../translate/to-docker/node-host-view';
 import { quote } from '../../util/quote';
@@ -16,7 +16,7 @@ export async function createContainer(
   ctx: CallContext,
 ): Promise<CreateContainerResponse> {
   const opts = { signal: ctx.signal };
-  const sandbox = await resolveShimObject(shim, 'sandbox', 'pod_sandbox_id', req.podSandboxId, opts);
+  const sandbox = await identifyShimObject(shim, 'sandbox', 'pod_sandbox_id', req.podSandboxId, opts);
   const { spec } = buildCreatePlan({
     sandboxId: sandbox.id,
     config: req.config,

@@ -4,14 +4,14 @@ import type { CallContext, RemoveContainerRequest__Output, RemoveContainerRespon
 import { DockerNotFoundError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { resolveShimObject } from '../resolve';
+import { identifyShimObject } from '../resolve';
 import { removeContainerAndFollower } from '../sandbox/pod-containers';
 
 export async function removeContainer(shim: ShimContext, req: RemoveContainerRequest__Output, ctx: CallContext): Promise<RemoveContainerResponse> {
   if (!mayNameShimObject('container_id', req.containerId)) return {};
   const opts = { signal: ctx.signal };
   try {
-    const { id: Id } = await resolveShimObject(shim, 'container', 'container_id', req.containerId, opts);
+    const { id: Id } = await identifyShimObject(shim, 'container', 'container_id', req.containerId, opts);
     await removeContainerAndFollower(shim, Id, opts);
   } catch (err) {
     if (err instanceof NotFoundError || err instanceof DockerNotFoundError) return {};

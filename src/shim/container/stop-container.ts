@@ -7,14 +7,14 @@ import { DockerNotFoundError, NotFoundError } from '../../errors';
 import { requestedWaitSeconds } from '../../util/timer-delay';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { resolveShimObject } from '../resolve';
+import { identifyShimObject } from '../resolve';
 
 export async function stopContainer(shim: ShimContext, req: StopContainerRequest__Output, ctx: CallContext): Promise<StopContainerResponse> {
   const timeout = requestedWaitSeconds('timeout', req.timeout);
   if (!mayNameShimObject('container_id', req.containerId)) return {};
   const opts = { signal: ctx.signal };
   try {
-    const { id: Id } = await resolveShimObject(shim, 'container', 'container_id', req.containerId, opts);
+    const { id: Id } = await identifyShimObject(shim, 'container', 'container_id', req.containerId, opts);
     await shim.docker.stopContainer(Id, timeout, opts);
   } catch (err) {
     if (err instanceof NotFoundError || err instanceof DockerNotFoundError) return {};

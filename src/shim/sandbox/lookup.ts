@@ -2,12 +2,12 @@
 // checkpoint, or the checkpoint alone when the container is gone.
 import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import type { CallOptions } from '../../docker/client';
-import type { ShimObject } from '../../object-store/shim-objects';
+import type { ShimIdentity } from '../../object-store/shim-objects';
 import { InvalidArgumentError, NotFoundError } from '../../errors';
 import type { PodNetworkTarget } from '../../network/network-plugin';
 import type { ShimContext } from '../context';
 import { validateId } from '../../conventions/ids';
-import { resolveShimObject } from '../resolve';
+import { identifyShimObject } from '../resolve';
 import { podRefOf, usesHostNetwork } from '../../translate/to-cri/sandbox-convert';
 import type { PodNetworkFacts } from '../../network/network-manager';
 import { quote } from '../../util/quote';
@@ -15,8 +15,8 @@ import { quote } from '../../util/quote';
 export interface FoundSandbox {
   /** The full ID. */
   id: string;
-  /** The pause container; undefined when only the checkpoint remains. */
-  container: ShimObject | undefined;
+  /** The pause container (what never changes of it: its state is the caller's to ask); undefined when only the checkpoint remains. */
+  container: ShimIdentity | undefined;
   checkpoint: SandboxCheckpoint | undefined;
 }
 
@@ -26,7 +26,7 @@ export async function findSandbox(shim: ShimContext, field: string, id: string, 
   const { checkpoints } = shim;
   const ambiguous = (count: number) => new InvalidArgumentError(`${field}: ${quote(id)} matches ${count} sandboxes; give more of the ID`);
   try {
-    const container = await resolveShimObject(shim, 'sandbox', field, id, opts);
+    const container = await identifyShimObject(shim, 'sandbox', field, id, opts);
     // A prefix that also starts the ID of a pod whose pause container is gone names two pods,
     // as ListPodSandbox would show them.
     const gone = (await checkpoints.ids()).filter((c) => c !== container.id && c.startsWith(id));

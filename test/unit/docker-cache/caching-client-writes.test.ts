@@ -170,6 +170,34 @@ describe('caching client: mutating calls', () => {
     assert.deepEqual(await listing, [], 'the list after the remove waits for the forget');
   });
 
+  it('a second stop while the first one’s refresh is under way judges the container refreshed: no wait for an event Docker will not send', async () => {
+    const docker = new FakeDocker();
+    docker.containers.set(ID_A, containerDoc(ID_A, true));
+    const client = await started(docker);
+    const slowInspect = holdInspects(docker);
+    await client.stopContainer(ID_A, 10);
+    docker.emit('die', ID_A, { ...CONTAINER, name: NAME });
+    await waitFor('the event’s inspect asked for', () => inspects(docker) === 1, { timeoutMs: 2_000 });
+    // Held, the container still reads running; once the refresh is applied it does not.
+    const again = client.stopContainer(ID_A, 10);
+    slowInspect.release();
+    await again;
+    await waitFor('the second stop’s own inspect, at once', () => inspects(docker) === 2, { timeoutMs: OWN_EVENT_WAIT_MS / 2 });
+  });
+
+  it('names what never changes of an object at once while the shim’s own changes are applied; its state still waits', async () => {
+    await stoppedWhileInspectsHeld();
+    const known = objects.identify('container', ID_A);
+    assert.equal(known?.id, ID_A);
+    assert.equal(known?.name, NAME);
+    assert.equal(objects.identify('sandbox', ID_A), undefined, 'not a sandbox');
+    assert.equal(objects.identify('container', ID_A.slice(0, 12)), undefined, 'a prefix is the list’s to resolve');
+    assert.equal(objects.identify('container', 'b'.repeat(64)), undefined, 'not held');
+    const listing = watch(listed());
+    await turns();
+    assert.equal(listing.settled, false, 'a list waits for the stop’s refresh');
+  });
+
   it('a read waits at most CATCH_UP_WAIT_MS for a change Docker is slow to inspect, then answers from what is held', async () => {
     await stoppedWhileInspectsHeld();
     const asked = Date.now();
