@@ -87,8 +87,16 @@ export class FollowerRecordStore {
     }
   }
 
-  remove(containerId: string): void {
-    fs.rmSync(this.file(containerId), { force: true });
+  /**
+   * Removes the container's record (none is fine). In the thread pool: RemoveContainer asks for
+   * it beside Docker's removal, whose request must not wait behind a sync unlink.
+   */
+  async remove(containerId: string): Promise<void> {
+    try {
+      await fs.promises.unlink(this.file(containerId));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
 
   /** IDs of every container with saved state (file names that are not IDs are ignored). */

@@ -395,7 +395,7 @@ export class LogFollower {
         await this.file?.close();
         this.file = undefined;
       });
-      if (this.gone) store.remove(this.containerId);
+      if (this.gone) await store.remove(this.containerId);
       else if (complete) this.save(true);
       // Stopped (shim shutdown): the exact position, so the next run reads nothing twice.
       else if (this.committed.jsonLog) this.save(false);

@@ -137,7 +137,7 @@ export class ContainerLogManager {
     const follower = this.followers.get(containerId);
     this.followers.delete(containerId);
     await follower?.stop();
-    this.store.remove(containerId);
+    await this.store.remove(containerId);
   }
 
   /** Stops every follower, keeping their state for the next start. */

@@ -3,6 +3,7 @@
 // (and kubelet's first answers) while they start. A follower over the state cache reads its
 // container's documents from it, and finishes when the cache applies the end of its run.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -173,5 +174,38 @@ describe('Slots', () => {
     (await ahead)();
     (await inLine)();
     assert.deepEqual(order, ['ahead', 'in line']);
+  });
+});
+
+describe('a follower record’s removal', () => {
+  it('leaves the main thread to the caller: the file goes in the thread pool, and a missing one is no error', async () => {
+    const root = tempDir('follower-records');
+    const store = new FollowerRecordStore(root);
+    const id = 'c'.repeat(64);
+    // Every thread of the pool waits in an open of a FIFO no one writes to, until released.
+    const fifos = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, (_, i) => path.join(root, `fifo${i}`));
+    let blocked: Promise<fs.promises.FileHandle[]> | undefined;
+    const release = async (): Promise<void> => {
+      if (!blocked) return;
+      for (const f of fifos) fs.closeSync(fs.openSync(f, 'w'));
+      for (const handle of await blocked) await handle.close();
+      blocked = undefined;
+    };
+    try {
+      store.save(id, { logPath: path.join(root, 'c.log'), tty: false, complete: true });
+      assert.notEqual(store.load(id), undefined);
+      for (const f of fifos) execFileSync('mkfifo', [f]);
+      blocked = Promise.all(fifos.map((f) => fs.promises.open(f, 'r')));
+      const removing = store.remove(id);
+      // RemoveContainer asks for this beside Docker's removal, whose request goes out meanwhile.
+      assert.notEqual(store.load(id), undefined, 'not removed on the caller’s thread');
+      await release();
+      await removing;
+      assert.equal(store.load(id), undefined);
+      await store.remove(id);
+    } finally {
+      await release();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
