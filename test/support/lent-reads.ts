@@ -104,6 +104,14 @@ export function upgradeConnection(url: string, method: 'GET' | 'POST', headers: 
   });
 }
 
+/** Copies into `into.payload` what `chunk` holds of it from `off` on; answers the bytes taken. */
+function gather(into: { payload: Buffer; have: number }, chunk: Buffer, off: number): number {
+  const take = Math.min(into.payload.length - into.have, chunk.length - off);
+  chunk.copy(into.payload, into.have, off, off + take);
+  into.have += take;
+  return take;
+}
+
 // ---- SPDY/3.1 ----------------------------------------------------------------------------
 
 export interface SpdyFrameHandler {
@@ -141,10 +149,7 @@ export class LentSpdyReader {
       }
       if (this.control) {
         const c = this.control;
-        const take = Math.min(c.payload.length - c.have, chunk.length - off);
-        chunk.copy(c.payload, c.have, off, off + take);
-        c.have += take;
-        off += take;
+        off += gather(c, chunk, off);
         if (c.have === c.payload.length) {
           this.control = undefined;
           this.handler.control(c.type, c.flags, c.payload);
@@ -221,10 +226,7 @@ export class LentWsReader {
     while (off < chunk.length) {
       if (this.control) {
         const c = this.control;
-        const take = Math.min(c.payload.length - c.have, chunk.length - off);
-        chunk.copy(c.payload, c.have, off, off + take);
-        c.have += take;
-        off += take;
+        off += gather(c, chunk, off);
         if (c.have === c.payload.length) {
           this.control = undefined;
           this.handler.control(c.opcode, c.payload);
