@@ -14,7 +14,6 @@ import * as path from 'node:path';
 import type { CriClient } from '../test/support/client';
 import { newTestRun, removePaths } from '../test/support/cleanup';
 import { ensureTestImages } from '../test/support/images';
-import { rawUpgrade } from '../test/support/streaming-clients';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/support/stream-sinks';
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
@@ -143,7 +142,7 @@ async function execUrl(client: CriClient, containerId: string, exec: Exec): Prom
 
 /** An exec through the shim over SPDY: bytes of stdout, text of stderr, after writing `stdin` bytes. */
 async function spdyExec(client: CriClient, containerId: string, exec: Exec, stdin?: number): Promise<{ stdout: number; stderr: string }> {
-  const spdy = new SpdySinkClient(await rawUpgrade(await execUrl(client, containerId, exec), 'v4.channel.k8s.io'));
+  const spdy = await SpdySinkClient.connect(await execUrl(client, containerId, exec), 'v4.channel.k8s.io');
   try {
     const error = await spdy.open({ streamType: 'error' }, { fin: true, keep: true });
     const input = stdin !== undefined ? await spdy.open({ streamType: 'stdin' }) : undefined;
@@ -162,7 +161,7 @@ async function spdyExec(client: CriClient, containerId: string, exec: Exec, stdi
 /** The same over WebSocket (v5.channel.k8s.io, binary). */
 async function wsExec(client: CriClient, containerId: string, exec: Exec, stdin?: number): Promise<{ stdout: number; stderr: string }> {
   const link = await wsSink(await execUrl(client, containerId, exec), 'v5.channel.k8s.io', {}, [2, 3], { zeroMask: true });
-  if (stdin !== undefined) await wsSend(link.ws, 0, chunksOf(ZEROS, stdin));
+  if (stdin !== undefined) await wsSend(link, 0, chunksOf(ZEROS, stdin));
   await link.closed;
   const status = link.kept(3);
   if (status !== '' && !status.includes('"Success"')) throw new Error(`exec failed: ${status}`);
@@ -172,7 +171,7 @@ async function wsExec(client: CriClient, containerId: string, exec: Exec, stdin?
 /** One port-forward connection to SERVE_PORT through the shim over SPDY: the bytes it served. */
 async function spdyPortForward(client: CriClient, podSandboxId: string): Promise<number> {
   const { url } = await client.runtime.PortForward({ podSandboxId, port: [SERVE_PORT] });
-  const spdy = new SpdySinkClient(await rawUpgrade(url, 'portforward.k8s.io'));
+  const spdy = await SpdySinkClient.connect(url, 'portforward.k8s.io');
   try {
     const headers = { port: String(SERVE_PORT), requestID: '0' };
     const error = await spdy.open({ streamType: 'error', ...headers }, { fin: true, keep: true });

@@ -10,7 +10,6 @@ import { useShim } from '../support/fixture';
 import { waitFor } from '../support/poll';
 import { sh } from '../support/pods';
 import { chunksOf, SpdySinkClient, wsSend, wsSink, type Sink } from '../support/stream-sinks';
-import { rawUpgrade } from '../support/streaming-clients';
 
 const MiB = 1024 * 1024;
 const SIZE = 64 * MiB;
@@ -57,7 +56,7 @@ describe('64 MiB through exec stdout and stdin and a port forward, SPDY and WebS
 
   /** An exec over SPDY as kubectl opens it: stdout to `sink` (kept when none), stdin from `input` when given. */
   async function spdyExec(cmd: string[], sink: Sink | undefined, stdin?: Buffer): Promise<{ stdout: string; stderr: string; status: string }> {
-    const spdy = new SpdySinkClient(await rawUpgrade(await execUrl(cmd, stdin !== undefined), 'v4.channel.k8s.io'));
+    const spdy = await SpdySinkClient.connect(await execUrl(cmd, stdin !== undefined), 'v4.channel.k8s.io');
     try {
       const error = await spdy.open({ streamType: 'error' }, { fin: true, keep: true });
       const stdinId = stdin ? await spdy.open({ streamType: 'stdin' }) : undefined;
@@ -74,7 +73,7 @@ describe('64 MiB through exec stdout and stdin and a port forward, SPDY and WebS
   /** The same over WebSocket (v5.channel.k8s.io). */
   async function wsExec(cmd: string[], sink: Sink | undefined, stdin?: Buffer): Promise<{ stdout: string; stderr: string; status: string }> {
     const link = await wsSink(await execUrl(cmd, stdin !== undefined), 'v5.channel.k8s.io', sink ? { 1: sink } : {}, sink ? [2, 3] : [1, 2, 3]);
-    if (stdin) await wsSend(link.ws, 0, chunksOf(stdin, stdin.length));
+    if (stdin) await wsSend(link, 0, chunksOf(stdin, stdin.length));
     await link.closed;
     return { stdout: link.kept(1), stderr: link.kept(2), status: link.kept(3) };
   }
@@ -102,7 +101,7 @@ describe('64 MiB through exec stdout and stdin and a port forward, SPDY and WebS
 
   it('port forward over SPDY: 64 MiB arrive whole', async () => {
     const { url } = await f.client.runtime.PortForward({ podSandboxId: f.pod.id, port: [PORT] });
-    const spdy = new SpdySinkClient(await rawUpgrade(url, 'portforward.k8s.io'));
+    const spdy = await SpdySinkClient.connect(url, 'portforward.k8s.io');
     try {
       const got = hashing();
       const headers = { port: String(PORT), requestID: '0' };

@@ -1,12 +1,14 @@
 // Streaming clients for large transfers (the bench's streams part, the checksum tests): what
 // arrives is handed to a sink as it comes (counted, hashed) instead of being kept, so a GiB
 // costs the client no memory and no copies. SPDY as Go's spdystream speaks it (kubectl,
-// crictl), WebSocket with the channel protocols.
+// crictl), WebSocket with the channel protocols. Both read as Go's clients do, into one reused
+// buffer (test/support/lent-reads.ts), so a sink gets views valid during its call only.
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import WebSocket from 'ws';
-import { ControlType, encodeControl, encodeData, FLAG_FIN, FrameReader, HeaderCodec } from '../../src/streaming/spdy/framing';
+import { ControlType, encodeControl, encodeData, FLAG_FIN, HeaderCodec } from '../../src/streaming/spdy/framing';
+import { LentSpdyReader, LentWsReader, upgradeConnection, WS_OPCODE, wsAccept, wsClientFrameHead, wsKey, wsMasked, type UpgradedConnection } from './lent-reads';
 
-/** Where a stream's or channel's data goes as it arrives. */
+/** Where a stream's or channel's data goes as it arrives: a view lent for the call only (copy what is kept). */
 export type Sink = (data: Buffer) => void;
 
 /** What kubectl's and crictl's stdin copy writes at a time (Go's io.Copy buffer). */
@@ -19,7 +21,7 @@ export const CLIENT_CHUNK = 32 * 1024;
  */
 export class SpdySinkClient {
   private readonly codec = new HeaderCodec();
-  private readonly reader = new FrameReader();
+  private readonly socket: Socket;
   private nextId = 1;
   private readonly received = new Map<number, number>();
   private readonly sinks = new Map<number, Sink>();
@@ -28,12 +30,26 @@ export class SpdySinkClient {
   private readonly ended = new Map<number, Promise<void>>();
   readonly closed: Promise<void>;
 
-  constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+  /** A client on `url`, upgraded to SPDY/3.1 offering `protocol` (X-Stream-Protocol-Version). */
+  static async connect(url: string, protocol: string): Promise<SpdySinkClient> {
+    return new SpdySinkClient(await upgradeConnection(url, 'POST', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocol }));
+  }
+
+  constructor(connection: UpgradedConnection) {
+    const socket = (this.socket = connection.socket);
+    const reader = new LentSpdyReader({ data: (id, piece, fin) => this.onData(id, piece, fin), control: (type, _flags, payload) => this.onControl(type, payload) });
     socket.on('error', () => undefined);
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     void this.closed.then(() => {
       for (const end of this.ends.values()) end();
+    });
+    connection.read((data) => {
+      try {
+        reader.push(data);
+      } catch {
+        // A frame a session cannot take: as spdystream, the connection ends.
+        socket.destroy();
+      }
     });
   }
 
@@ -79,78 +95,109 @@ export class SpdySinkClient {
     this.socket.destroy();
   }
 
-  private onData(chunk: Buffer): void {
-    for (const e of this.reader.push(chunk)) {
-      if (e.kind === 'data') {
-        this.received.set(e.streamId, (this.received.get(e.streamId) ?? 0) + e.data.length);
-        if (e.data.length > 0) {
-          this.sinks.get(e.streamId)?.(e.data);
-          this.text.get(e.streamId)?.push(Buffer.from(e.data));
-        }
-        if (e.fin) this.ends.get(e.streamId)?.();
-      } else if (e.type === ControlType.RstStream) this.ends.get(e.payload.readUInt32BE(0) & 0x7fffffff)?.();
-      else if (e.type === ControlType.Ping && (e.payload.readUInt32BE(0) & 1) === 0) this.socket.write(encodeControl(ControlType.Ping, 0, e.payload));
+  private onData(id: number, piece: Buffer, fin: boolean): void {
+    this.received.set(id, (this.received.get(id) ?? 0) + piece.length);
+    if (piece.length > 0) {
+      this.sinks.get(id)?.(piece);
+      this.text.get(id)?.push(Buffer.from(piece));
     }
+    if (fin) this.ends.get(id)?.();
+  }
+
+  private onControl(type: number, payload: Buffer): void {
+    if (type === ControlType.RstStream && payload.length >= 4) this.ends.get(payload.readUInt32BE(0) & 0x7fffffff)?.();
+    else if (type === ControlType.Ping && payload.length >= 4 && (payload.readUInt32BE(0) & 1) === 0) this.socket.write(encodeControl(ControlType.Ping, 0, payload));
   }
 }
 
 export interface WsSink {
-  ws: WebSocket;
   /** Bytes received per channel (the channel byte not counted). */
   received: Map<number, number>;
   /** What a kept channel received, as text. */
   kept(channel: number): string;
   /** Resolves when the connection closed. */
   closed: Promise<void>;
+  /** Sends one binary message: `channel`'s byte, then `data`; resolves when the socket has room again. */
+  send(channel: number, data: Buffer): Promise<void>;
+  /** Ends the connection at once (no closing handshake). */
+  terminate(): void;
 }
 
 /**
  * A WebSocket client of the binary channel protocols: each message's payload goes to its
- * channel's sink, and is kept for the channels in `keep`.
+ * channel's sink, and is kept for the channels in `keep`. Pings are answered, and the server's
+ * close is answered and the connection ended, as gorilla/websocket (kubectl's) does.
  */
 export async function wsSink(url: string, protocol: string, sinks: Readonly<Record<number, Sink>>, keep: readonly number[], opts: { zeroMask?: boolean } = {}): Promise<WsSink> {
   // `zeroMask` (the bench): the client's own masking costs nothing on the CPU the shim shares
-  // with it (ws skips it), while the server unmasks as for any mask. Tests keep random masks,
-  // so that a server unmasking wrongly is seen.
-  const options = opts.zeroMask ? { generateMask: (mask: Buffer) => void mask.fill(0) } : {};
-  const ws = new WebSocket(url.replace(/^http/, 'ws'), [protocol], options);
+  // with it (as `ws` skips an all-zero mask), while the server unmasks as for any mask. Tests
+  // keep random masks, so that a server unmasking wrongly is seen.
+  const newMask = (): Buffer => (opts.zeroMask ? ZERO_MASK : randomBytes(4));
+  const key = wsKey();
+  const connection = await upgradeConnection(url, 'GET', { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Protocol': protocol });
+  const { socket, head } = connection;
+  if (head.headers.get('sec-websocket-accept') !== wsAccept(key) || head.headers.get('sec-websocket-protocol') !== protocol) {
+    socket.destroy();
+    throw new Error(`not a WebSocket answer for ${protocol}: ${JSON.stringify(Object.fromEntries(head.headers))}`);
+  }
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const write = (opcode: number, parts: readonly Buffer[]): boolean => {
+    const mask = newMask();
+    const length = parts.reduce((sum, p) => sum + p.length, 0);
+    const frameHead = wsClientFrameHead(opcode, length, mask);
+    if (mask !== ZERO_MASK) return socket.write(Buffer.concat([frameHead, wsMasked(parts, mask)]));
+    // Masking with zeros leaves the payload as it is: written without a copy, in one writev.
+    socket.cork();
+    socket.write(Buffer.concat([frameHead, parts[0]!]));
+    for (let i = 1; i < parts.length; i++) socket.write(parts[i]!);
+    socket.uncork();
+    return socket.writableLength < socket.writableHighWaterMark;
+  };
   const received = new Map<number, number>();
   const text = new Map<number, Buffer[]>(keep.map((c) => [c, []]));
-  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-  ws.on('message', (raw: Buffer) => {
-    const channel = raw[0]!;
-    const payload = raw.subarray(1);
-    received.set(channel, (received.get(channel) ?? 0) + payload.length);
-    if (payload.length > 0) sinks[channel]?.(payload);
-    text.get(channel)?.push(Buffer.from(payload));
+  const reader = new LentWsReader({
+    data(channel, piece) {
+      received.set(channel, (received.get(channel) ?? 0) + piece.length);
+      sinks[channel]?.(piece);
+      text.get(channel)?.push(Buffer.from(piece));
+    },
+    control(opcode, payload) {
+      if (opcode === WS_OPCODE.ping) write(WS_OPCODE.pong, [payload]);
+      else if (opcode === WS_OPCODE.close && !socket.writableEnded) {
+        write(WS_OPCODE.close, [payload.subarray(0, 2)]);
+        socket.end();
+      }
+    },
   });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
+  connection.read((data) => {
+    try {
+      reader.push(data);
+    } catch {
+      socket.destroy();
+    }
   });
-  return { ws, received, kept: (channel) => Buffer.concat(text.get(channel) ?? []).toString(), closed };
+  return {
+    received,
+    kept: (channel) => Buffer.concat(text.get(channel) ?? []).toString(),
+    closed,
+    async send(channel, data) {
+      if (!write(WS_OPCODE.binary, [Buffer.from([channel]), data])) await new Promise((r) => socket.once('drain', r));
+    },
+    terminate: () => socket.destroy(),
+  };
 }
 
+const ZERO_MASK = Buffer.alloc(4);
+
 /**
- * Sends `chunks` on `channel`, a message each as client-go's executor writes stdin, with at most
- * 256 KiB unsent; then (v5) closes the channel.
+ * Sends `chunks` on `channel`, a message each as client-go's executor writes stdin, at the pace
+ * the socket drains; then (v5) closes the channel.
  */
-export async function wsSend(ws: WebSocket, channel: number, chunks: Iterable<Buffer>): Promise<void> {
-  let unsent = 0;
-  let room: (() => void) | undefined;
-  for (const chunk of chunks) {
-    const message = Buffer.allocUnsafe(chunk.length + 1);
-    message[0] = channel;
-    chunk.copy(message, 1);
-    unsent += chunk.length;
-    ws.send(message, () => {
-      unsent -= chunk.length;
-      if (unsent < 4 * CLIENT_CHUNK) room?.();
-    });
-    if (unsent >= 8 * CLIENT_CHUNK) await new Promise<void>((resolve) => (room = resolve));
-  }
+export async function wsSend(link: WsSink, channel: number, chunks: Iterable<Buffer>): Promise<void> {
+  for (const chunk of chunks) await link.send(channel, chunk);
   // v5: channel 255 closes one of the client's channels.
-  ws.send(Buffer.from([255, channel]));
+  await link.send(255, Buffer.from([channel]));
 }
 
 /** `bytes` as CLIENT_CHUNK pieces of `source` (repeated from its start when shorter). */
