@@ -60,18 +60,22 @@ export interface CgroupFigures {
   ioPressure?: Pressure;
 }
 
-const V1_USAGE = ['cpuacct.usage', 'memory.usage_in_bytes', 'memory.limit_in_bytes', 'memory.stat', 'pids.current', 'memory.memsw.usage_in_bytes', 'memory.memsw.limit_in_bytes'] as const;
-const V2_USAGE = [
-  'cpu.stat', 'memory.current', 'memory.max', 'memory.stat', 'pids.current', 'memory.swap.current', 'memory.swap.max',
+const V1_CONTAINER = ['cpuacct.usage', 'memory.usage_in_bytes', 'memory.limit_in_bytes', 'memory.stat', 'memory.memsw.usage_in_bytes', 'memory.memsw.limit_in_bytes'] as const;
+const V2_CONTAINER = [
+  'cpu.stat', 'memory.current', 'memory.max', 'memory.stat', 'memory.swap.current', 'memory.swap.max',
   PRESSURE_FILES.cpu, PRESSURE_FILES.memory, PRESSURE_FILES.io,
 ] as const;
+const V1_USAGE = [...V1_CONTAINER, 'pids.current'] as const;
+const V2_USAGE = [...V2_CONTAINER, 'pids.current'] as const;
 
 /**
- * The files the figures are made from; a missing one leaves its figures out. `usage`: CPU time,
- * memory and swap with their limits, the process count and PSI (what the stats report, polled
- * by kubelet every few seconds, so no more files than that); `all`: every figure.
+ * The files the figures are made from; a missing one leaves its figures out. `container`: CPU
+ * time, memory and swap with their limits and PSI, what a ContainerStats message holds (kubelet
+ * polls it for every container every few seconds, so no more files than that); `usage`: those
+ * and the process count, which a pod's stats add; `all`: every figure.
  */
 export const FIGURE_FILES = {
+  container: { 1: V1_CONTAINER, 2: V2_CONTAINER },
   usage: { 1: V1_USAGE, 2: V2_USAGE },
   all: {
     1: [

@@ -32,6 +32,9 @@ const PRESENCE_FILES = {
   2: ['cpu.stat', 'memory.current'],
 } as const;
 
+/** The presence file that holds the cgroup's CPU time. */
+const CPU_FILE = { 1: PRESENCE_FILES[1][0], 2: PRESENCE_FILES[2][0] } as const;
+
 /** What the reader needs to know of a container to find its cgroup. */
 export interface CgroupOwner {
   id: string;
@@ -147,13 +150,16 @@ export class CgroupReader {
   }
 
   /**
-   * The CPU time the container's processes have used so far (ns), from its cgroup's presence
-   * file, kept open for it; undefined when it does not run or its cgroup is gone.
+   * The CPU time the container's processes have used so far (ns), from its cgroup's CPU file
+   * alone (the storage passes ask it of every running container), kept open for it; undefined
+   * when it does not run or its cgroup is gone.
    */
   cpuUsage(c: CgroupOwner): bigint | undefined {
     const dirs = this.dirsOf(c);
-    const files = dirs && this.read(dirs, [], c.id);
-    return files && cpuUsageNs(files, dirs.version);
+    if (!dirs) return undefined;
+    const name = CPU_FILE[dirs.version];
+    const text = this.files.optional(dirOfFile(dirs, name), name, this.holder(c.id));
+    return text === undefined ? undefined : cpuUsageNs({ [name]: text }, dirs.version);
   }
 
   /** The PIDs in the cgroup (its cgroup.procs, kept open for `owner`). */

@@ -14,7 +14,7 @@ import { sandboxFromObject } from '../translate/to-cri/sandbox-convert';
 import type { DockerStorage } from '../storage/docker-storage';
 import { podCgroupDirs, type CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
-import { readCgroupFigures, type CgroupFigures } from '../cgroups/figures';
+import { FIGURE_FILES, readCgroupFigures, type CgroupFigures } from '../cgroups/figures';
 import { containerStatsOf, networkUsage, oncePerObject, type ContainerFigures } from './stats-convert';
 import { CpuRateTracker } from './cpu-rate';
 import { parseNetDev } from '../cgroups/net-dev';
@@ -31,6 +31,9 @@ interface Target {
 
 /** Forget containers not asked about for this long (they are most likely removed). */
 const FORGET_AFTER_MS = 10 * 60_000;
+
+/** Which of a cgroup's files a sample reads (../cgroups/figures.ts). */
+type FigureFiles = Exclude<keyof typeof FIGURE_FILES, 'all'>;
 
 export interface MemberSample {
   id: string;
@@ -92,10 +95,10 @@ export class StatsCollector {
     return target;
   }
 
-  private sampleOf(id: string, target: Target, which: 'cgroup' | 'podCgroup' = 'cgroup'): CgroupFigures | undefined {
+  private sampleOf(id: string, target: Target, which: 'cgroup' | 'podCgroup' = 'cgroup', files: FigureFiles = 'usage'): CgroupFigures | undefined {
     const dirs = target[which];
     if (!dirs) return undefined;
-    const sample = readCgroupFigures(this.cgroups, dirs, which === 'cgroup' ? id : `${id}/pod`, 'usage');
+    const sample = readCgroupFigures(this.cgroups, dirs, which === 'cgroup' ? id : `${id}/pod`, files);
     // Stopped between the list and the read; a restarted one gets a fresh cgroup lookup.
     if (!sample) this.forget(id);
     return sample;
@@ -111,16 +114,21 @@ export class StatsCollector {
 
   /** Stats of one container; undefined when it was removed meanwhile. */
   async containerStats(c: ShimObject, signal: AbortSignal): Promise<ContainerStats | undefined> {
-    return (await this.containerFigures(c, signal))?.stats;
+    // No process count: a ContainerStats message has none.
+    return (await this.containerFigures(c, signal, 'container'))?.stats;
   }
 
-  /** The stats and the raw sample (pods add the samples up). */
-  async containerFigures(c: ShimObject, signal: AbortSignal): Promise<{ stats: ContainerStats; sample: CgroupFigures | undefined } | undefined> {
+  /** The stats and the raw sample (pods add the samples up, the process count with them). */
+  async containerFigures(
+    c: ShimObject,
+    signal: AbortSignal,
+    files: FigureFiles = 'usage',
+  ): Promise<{ stats: ContainerStats; sample: CgroupFigures | undefined } | undefined> {
     const target = await this.target(c, signal);
     // The files are read only for a caller still waiting (the inspect above may have taken a while).
     signal.throwIfAborted();
     if (!target) return undefined;
-    const sample = this.sampleOf(c.id, target);
+    const sample = this.sampleOf(c.id, target, 'cgroup', files);
     const layer = this.layerOf(c.id, target);
     const timestamp = nowNanos();
     const nanoCores = sample?.cpuUsageNs === undefined ? undefined : this.rates.rate(c.id, sample.cpuUsageNs, process.hrtime.bigint());

@@ -138,12 +138,14 @@ describe('CgroupReader', () => {
     assert.equal(h.reader.mounts().length, 1);
     assert.ok(new CgroupReader({ driver: 'cgroupfs', log: silentLogger(), procRoot: path.join(h.root, 'none') }).mounts().length === 0);
   });
-  it('gives a running container\'s CPU time from its presence file, and nothing for one not running or gone', () => {
+  it('gives a running container\'s CPU time from its CPU file alone, and nothing for one not running or gone', () => {
     const h = host();
     const dir = h.scope('system.slice', ID);
     write(path.join(h.proc, '77', 'cgroup'), `0::/system.slice/docker-${ID}.scope\n`);
     const c = { id: ID, pid: 77, cgroupParent: '' };
     assert.equal(h.reader.cpuUsage(c), 10_000n, 'usage_usec in nanoseconds');
+    // The storage passes ask this of every running container: memory.current is not read.
+    assert.equal(h.reader.heldFiles, 1, 'cpu.stat alone is read (and held)');
     write(path.join(dir, 'cpu.stat'), 'usage_usec 12\nuser_usec 7\n');
     assert.equal(h.reader.cpuUsage(c), 12_000n, 'read afresh through the held file');
     assert.equal(h.reader.cpuUsage({ ...c, pid: 0 }), undefined);

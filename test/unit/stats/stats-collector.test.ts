@@ -102,6 +102,18 @@ describe('StatsCollector with a fixture /proc and cgroup v2 tree', () => {
     assert.equal(stats!.memory!.workingSetBytes!.value, 4096);
   });
 
+  it('a container\'s stats read no process count (the message has none); a pod\'s member figures do', async () => {
+    const { collector, cgroupReader } = setUp('v2-files', undefined);
+    const signal = new AbortController().signal;
+    // The fixture's scope has cpu.stat, memory.current, memory.stat and pids.current.
+    await collector.containerStats(running, signal);
+    assert.equal(cgroupReader.heldFiles, 3, 'cpu.stat, memory.current and memory.stat: pids.current is not read');
+    const member = await collector.containerFigures(running, signal);
+    assert.equal(member!.sample!.processCount, 1n, 'a pod sums its members\' process counts');
+    assert.equal(cgroupReader.heldFiles, 4);
+    cgroupReader.close();
+  });
+
   it('a container that is not running reports zero usage and still its layer', async () => {
     const { collector } = setUp('v2-exited', undefined);
     const exited = objectFromSummary({ ...summary, State: 'exited' })!;
