@@ -11,7 +11,6 @@ import { before, describe, it } from 'node:test';
 import { useShim } from '../support/fixture';
 import { GC_PROBE_FILE_ENV, GC_PROBE_FLAGS, readGcCounts } from '../support/gc-probe';
 import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../support/stream-sinks';
-import { rawUpgrade } from '../support/streaming-clients';
 import { tempDir } from '../support/temp';
 
 const MiB = 1024 * 1024;
@@ -44,7 +43,7 @@ describe('exec stdin: a transfer costs the shim no mark-compact every few MiB', 
   }
 
   async function spdyStdin(): Promise<void> {
-    const spdy = new SpdySinkClient(await rawUpgrade(await execUrl(), 'v4.channel.k8s.io'));
+    const spdy = await SpdySinkClient.connect(await execUrl(), 'v4.channel.k8s.io');
     try {
       const error = await spdy.open({ streamType: 'error' }, { fin: true, keep: true });
       const input = await spdy.open({ streamType: 'stdin' });
@@ -60,7 +59,7 @@ describe('exec stdin: a transfer costs the shim no mark-compact every few MiB', 
 
   async function wsStdin(): Promise<void> {
     const link = await wsSink(await execUrl(), 'v5.channel.k8s.io', {}, [2, 3], { zeroMask: true });
-    await wsSend(link.ws, 0, chunksOf(ZEROS, STREAMED));
+    await wsSend(link, 0, chunksOf(ZEROS, STREAMED));
     await link.closed;
     assertReadAll(link.kept(2));
   }
