@@ -28,6 +28,7 @@ import { CgroupReader } from './cgroups/reader';
 import { CgroupOomWatch } from './cgroups/oom-watch';
 import { ListAnswers } from './shim/list-answers';
 import { HeapTrim } from './util/heap-trim';
+import { StreamHeapGrowth } from './util/heap-growth';
 import { KeyedLock } from './util/keyed-lock';
 import { KernelOomLog, kmsgSource } from './kernel/oom-log';
 import { readOpenFilesLimit } from './kernel/open-files-limit';
@@ -282,10 +283,16 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
       heapTrim.activity();
     },
   };
+  const heapGrowth = new StreamHeapGrowth();
   const streamingRecorder: StreamingRecorder = {
     ...(metrics?.streaming ?? NO_STREAMING_RECORDER),
+    sessionOpened: (kind) => {
+      metrics?.streaming.sessionOpened(kind);
+      heapGrowth.opened();
+    },
     sessionClosed: (kind) => {
       metrics?.streaming.sessionClosed(kind);
+      heapGrowth.closed();
       heapTrim.activity();
     },
   };

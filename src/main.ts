@@ -37,15 +37,8 @@
 // again; a small young generation also made the stats and metrics calls spend most of their
 // CPU in the garbage collector (bench/README.md has the figures).
 //
-// One V8 flag is set once the shim is loaded (v8.setFlagsFromString: its built-in modules and
-// the bundle have taken their code caches by then), HEAP_GROWING_PERCENT. Every read of a client's
-// connection is a fresh 64 KiB ArrayBuffer, and V8 counts the external memory allocated since
-// the last mark-compact against the old generation's limit, which it sets at the live size plus
-// 8 MiB and the young generation: at ~15 MiB live, incremental marking started after every
-// ~8-16 MiB streamed, long before the young collection (due after 32 MiB of young buffers)
-// freed the buffers, dead by then. Measured (bench/streams.ts --only=stdin): ~45 mark-compacts
-// per GiB of exec stdin, 40 % of the shim's CPU in them (perf). With the limit at 4x the live
-// size a young collection comes first: ~2 per GiB, shim CPU per GiB 1.9 -> 0.9 s.
+// While a byte stream is open the shim sets one V8 flag at run time (util/heap-growth.ts),
+// when Node's built-in modules and the bundle have taken their code caches.
 //
 // After a crash kubelet keeps calling, so start-up time counts. The build bundles cli.ts and
 // everything it loads into one file (scripts/bundle.mjs), which spares Node resolving and
@@ -60,16 +53,12 @@
 // loads (docker/early-answers.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as v8 from 'node:v8';
 import { askDockerEarly } from './docker/early-answers';
 import { compileBundle, compileBundleSource } from './launcher';
 import { BUNDLE_FILE, CODE_CACHE_FILE } from './util/single-executable';
 import { assetBytes, PORT_RELAY_ENV, SEA_ASSETS, singleExecutable } from './util/single-executable';
 
 type Cli = typeof import('./cli');
-
-/** After a mark-compact V8 lets the old generation grow to (1 + this / 100) x what it kept. */
-const HEAP_GROWING_PERCENT = 300;
 
 function loadCli(): Cli {
   const sea = singleExecutable();
@@ -89,5 +78,4 @@ if (process.env[PORT_RELAY_ENV] === '1' && singleExecutable()) {
   const argv = process.argv.slice(2);
   const early = askDockerEarly(argv, process.env);
   loadCli().runCli(argv, early);
-  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
