@@ -2,7 +2,7 @@
 // client's connection is a fresh 64 KiB buffer; with V8's old generation limit at its default
 // growth, the external memory they add started a mark-compact (the whole heap marked) every
 // ~8-16 MiB streamed, ~45 per GiB, long before a young collection freed the buffers: 40 % of
-// the shim's CPU on stdin. src/main.ts sets the growth (HEAP_GROWING_PERCENT) so a young
+// the shim's CPU on stdin. src/util/heap-growth.ts sets the growth while a stream is open so a young
 // collection comes first. The shim runs with a probe counting its collections (gc-probe.ts).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
