@@ -77,6 +77,8 @@ export class DockerStateCache {
   readonly containers: ContainerStore;
   readonly images: ImageStore;
   private isSynced = false;
+  /** Events read from Docker, to be applied after the current poll turn (see `consume`). */
+  private unapplied: DockerEvent[] = [];
   private stopped = false;
   private stream: AbortController | undefined;
   private loop: Promise<void> | undefined;
@@ -403,8 +405,23 @@ export class DockerStateCache {
     return consumed;
   }
 
+  /**
+   * Events are applied once the poll turn that read them is over, in the order they came. Docker
+   * sends the event of a change just before its answer to the call that made it, so both are
+   * often read in one turn: applied at once, the event's refresh (an inspect request, the
+   * cache's bookkeeping) would run before the answer's turn and hold up the gRPC answer waiting
+   * on it; applied after the turn, it follows the answer out.
+   */
   private async consume(events: AsyncIterable<DockerEvent>): Promise<void> {
-    for await (const ev of events) this.apply(ev);
+    for await (const ev of events) {
+      if (this.unapplied.push(ev) === 1) setImmediate(() => this.applyUnapplied());
+    }
+  }
+
+  private applyUnapplied(): void {
+    const events = this.unapplied;
+    this.unapplied = [];
+    for (const ev of events) this.apply(ev);
   }
 
   private apply(ev: DockerEvent): void {

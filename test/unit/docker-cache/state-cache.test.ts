@@ -110,6 +110,20 @@ describe('state cache with a fake Docker', () => {
     await waitFor('B to be gone', async () => (await containerIds(s)).length === 0);
   });
 
+  it('applies the events of a poll turn once that turn is over, in the order they came', async () => {
+    const docker = fakeDocker(doc(ID_A, CONTAINER), doc(ID_B, CONTAINER));
+    await started(docker);
+    docker.calls.length = 0;
+    docker.emit('die', ID_A, CONTAINER);
+    docker.emit('die', ID_B, CONTAINER);
+    // Every microtask of the turn that read them (the stream's yields) has run: the answer of
+    // a call read in that turn would go out now, before any refresh of the cache's.
+    for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => process.nextTick(resolve));
+    assert.deepEqual(docker.callLines(), [], 'nothing applied within the turn');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.deepEqual(docker.callLines(), [`inspectContainer ${ID_A}`, `inspectContainer ${ID_B}`], 'both applied after it, in order');
+  });
+
   it('remembers an oom event for the container’s run', async () => {
     const docker = fakeDocker(doc(ID_A, CONTAINER));
     const s = await started(docker);
