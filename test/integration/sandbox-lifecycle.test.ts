@@ -13,12 +13,21 @@ import { useShim } from '../support/fixture';
 import { podConfig, startBeside } from '../support/pods';
 
 const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
+/** The labels CreateContainer gives a container of pod `id`. */
+const memberLabels = (id: string): Record<string, string> => ({ 'io.kubernetes.docker.type': 'container', [SANDBOX_ID_LABEL]: id });
 
 describe('pod sandbox lifecycle', () => {
   const f = useShim();
   const { run } = f;
 
   const checkpointFile = (id: string): string => path.join(f.shim.rootDir, 'sandbox', `${id}.json`);
+  /** Made behind its back, the container is the shim's once its lists show it running (Docker's events reached it). */
+  const knownToShim = async (containerId: string): Promise<void> => {
+    await waitFor('the shim to list the container running', async () => {
+      const { containers } = await f.client.runtime.ListContainers({ filter: { id: containerId } });
+      return containers.some((c) => c.state === 'CONTAINER_RUNNING');
+    });
+  };
 
   it('runs a sandbox and reports it READY with what was given', async () => {
     const config = podConfig(run, { annotations: { 'example.com/note': 'hello', empty: '' }, hostname: 'lifecycle-host' });
@@ -98,7 +107,8 @@ describe('pod sandbox lifecycle', () => {
   it('stops the pod’s containers with it, and removes them with it', async () => {
     const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config: podConfig(run) });
     // A container of the pod, made behind the shim's back the way CreateContainer labels them.
-    const member = await startBeside(run, id, 'trap "exit 0" TERM; while true; do sleep 1; done', { [SANDBOX_ID_LABEL]: id });
+    const member = await startBeside(run, id, 'trap "exit 0" TERM; while true; do sleep 1; done', memberLabels(id));
+    await knownToShim(member);
     await f.client.runtime.StopPodSandbox({ podSandboxId: id });
     const memberState = await dockerApi().getContainer(member).inspect();
     assert.equal(memberState.State.Running, false, 'pod container stopped');
@@ -115,7 +125,8 @@ describe('pod sandbox lifecycle', () => {
 
   it('removes a running sandbox and its running containers', async () => {
     const { podSandboxId: id } = await f.client.runtime.RunPodSandbox({ config: podConfig(run) });
-    const member = await startBeside(run, id, 'while true; do sleep 1; done', { [SANDBOX_ID_LABEL]: id });
+    const member = await startBeside(run, id, 'while true; do sleep 1; done', memberLabels(id));
+    await knownToShim(member);
     await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
     await assert.rejects(dockerApi().getContainer(member).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
     await assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);

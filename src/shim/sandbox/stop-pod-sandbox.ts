@@ -1,5 +1,5 @@
 // StopPodSandbox: kill what still runs of the pod's containers, tear down the pod's network,
-// then kill its pause container.
+// then stop its pause container.
 // Idempotent: a sandbox already stopped, or already removed, is success.
 // The containers go first, as containerd stops them first: a plugin that hangs (the teardown
 // waits up to the plugin timeout, 60 s per plugin) must not keep the pod's workload running. The
@@ -8,7 +8,7 @@
 // its namespace pinned, so it can tear down after; cri-dockerd too tears down before it stops the
 // pause container).
 // A teardown that fails (a CNI plugin uninstalled, IPAM down) does not keep the pod running: the
-// pause container is killed all the same, the pod reads NOTREADY, and the call fails with the
+// pause container is stopped all the same, the pod reads NOTREADY, and the call fails with the
 // teardown's error so that kubelet calls again; that call's teardown, with the pause process
 // gone, passes the plugins the results cached at ADD (what a DEL needs), as Remove does.
 import type { CallContext, StopPodSandboxRequest__Output, StopPodSandboxResponse } from '../../cri/types';
@@ -16,7 +16,7 @@ import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
 import { errorMessage } from '../../errors';
 import { findSandbox, networkFacts, networkTarget } from './lookup';
-import { killContainerIfPresent, killPodContainers } from './pod-containers';
+import { killPodContainers, stopPauseContainer } from './pod-containers';
 
 export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxRequest__Output, ctx: CallContext): Promise<StopPodSandboxResponse> {
   if (!mayNameShimObject('pod_sandbox_id', req.podSandboxId)) return {};
@@ -24,7 +24,7 @@ export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxReque
   const found = await findSandbox(shim, 'pod_sandbox_id', req.podSandboxId, opts);
   if (!found) return {};
   await shim.sandboxLocks.run(found.id, async () => {
-    await killPodContainers(shim.docker, found.id, opts);
+    await killPodContainers(shim, found.id, opts);
     // While the pause process still holds the namespace, so the plugins can remove the pod's
     // interfaces themselves.
     const teardown = await shim.network.tearDownPod(networkTarget(found), networkFacts(found)).then(
@@ -32,7 +32,7 @@ export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxReque
       (err: unknown) => ({ err }),
     );
     if (teardown) shim.log.warn({ sandboxId: found.id, error: errorMessage(teardown.err) }, 'pod network teardown failed; stopping the pod anyway, the next StopPodSandbox tries again');
-    if (found.container) await killContainerIfPresent(shim.docker, found.id, opts);
+    if (found.container) await stopPauseContainer(shim.docker, found.id, opts);
     if (teardown) throw teardown.err;
   });
   return {};

@@ -8,10 +8,14 @@ import assert from 'node:assert/strict';
 import { status as Code } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { PodSandboxFilter__Output, PodSandboxState__Output } from '../../../../src/cri/types';
+import { DockerStateCache } from '../../../../src/docker-cache/state-cache';
 import { DockerNotFoundError, DockerServerError, UnavailableError } from '../../../../src/errors';
+import { ShimObjectStore } from '../../../../src/object-store/object-store';
+import { silentLogger } from '../../../../src/util/logger';
 import { listPodSandbox } from '../../../../src/shim/sandbox/list-pod-sandbox';
 import { podSandboxStatus } from '../../../../src/shim/sandbox/pod-sandbox-status';
 import { removePodSandbox } from '../../../../src/shim/sandbox/remove-pod-sandbox';
+import { PAUSE_STOP_GRACE_SECONDS } from '../../../../src/shim/sandbox/pod-containers';
 import { stopPodSandbox } from '../../../../src/shim/sandbox/stop-pod-sandbox';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { waitFor } from '../../../support/poll';
@@ -143,10 +147,10 @@ describe('sandbox handlers over the fake Docker', () => {
   describe('StopPodSandbox', () => {
     const stop = (podSandboxId: string) => stopPodSandbox(f.shim, { podSandboxId }, callContext('StopPodSandbox'));
 
-    it('kills what runs of the pod, tears down the network, then kills its pause container', async () => {
+    it('kills what runs of the pod, tears down the network, then stops its pause container with its grace', async () => {
       await stop('aa');
       assert.deepEqual(f.network.calls, [{ step: 'tearDown', sandboxId: POD_A }]);
-      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, 0]]);
+      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, PAUSE_STOP_GRACE_SECONDS]]);
       assert.equal(f.docker.containers.get(POD_A)?.State.Running, false);
       assert.ok(await f.shim.checkpoints.read(POD_A), 'the checkpoint stays until RemovePodSandbox');
     });
@@ -195,14 +199,14 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0]], 'the pause container (its network namespace) stays while the plugins work');
       finish();
       await stopping;
-      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, 0]]);
+      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, PAUSE_STOP_GRACE_SECONDS]]);
     });
 
     it('kills the pod when its network teardown fails, then passes the failure on', async () => {
       const cniDown = new UnavailableError('CNI plugin not initialized');
       f.network.failNextTearDown = cniDown;
       assert.equal(await failure(stop('aa')), cniDown);
-      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, 0]]);
+      assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, PAUSE_STOP_GRACE_SECONDS]]);
     });
   });
 
@@ -267,6 +271,23 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.equal(await failure(remove('aa')), cniDown);
       assert.deepEqual(f.docker.argsOf('removeContainer'), []);
       assert.ok(await f.shim.checkpoints.read(POD_A));
+    });
+  });
+  describe('with the state cache synced', () => {
+    it('Stop and RemovePodSandbox find the pod\'s containers in the cache: no Docker list', async () => {
+      const cache = new DockerStateCache(f.docker, silentLogger());
+      try {
+        await cache.start();
+        const shim = { ...f.shim, objects: new ShimObjectStore(f.docker, cache) };
+        f.docker.calls.length = 0;
+        await stopPodSandbox(shim, { podSandboxId: POD_A }, callContext('StopPodSandbox'));
+        assert.deepEqual(f.docker.argsOf('stopContainer'), [[A_APP, 0], [POD_A, PAUSE_STOP_GRACE_SECONDS]]);
+        await removePodSandbox(shim, { podSandboxId: POD_A }, callContext('RemovePodSandbox'));
+        assert.deepEqual(f.docker.argsOf('removeContainer').sort(), [[A_APP, REMOVE_QUERY], [POD_A, REMOVE_QUERY]].sort());
+        assert.deepEqual(f.docker.argsOf('listContainers'), [], 'the pod\'s containers came from the cache');
+      } finally {
+        await cache.stop();
+      }
     });
   });
 });
