@@ -3,6 +3,7 @@
 // machine lands on both).
 import type Dockerode from 'dockerode';
 import type { CriClient } from '../test/support/client';
+import { untilQuiet } from './procfs';
 import {
   type BenchRun,
   containerConfig,
@@ -72,6 +73,20 @@ function stepper(record: RecordCall): <T>(call: LifecycleCall, fn: () => Promise
     if (call === 'StartContainer') await record(POD_START, podStartMs);
     return value;
   };
+}
+
+/** How long the lifecycle part waits at most for a fresh shim's start-up walk to end. */
+const START_UP_WALK_DEADLINE_MS = 180_000;
+
+/**
+ * Waits for a fresh shim to be quiet (untilQuiet): the lifecycle calls are measured as kubelet
+ * meets them in steady state, not while the shim's one-off walk of Docker's image store holds
+ * its main thread in between.
+ */
+export async function waitForStartUpWalk(pid: number, log: (message: string) => void): Promise<void> {
+  const { waitedMs, quiet } = await untilQuiet(pid, START_UP_WALK_DEADLINE_MS);
+  const seconds = Math.round(waitedMs / 1000);
+  log(quiet ? `the shim was quiet after ${seconds} s` : `the shim was still busy after ${seconds} s; measuring anyway`);
 }
 
 export async function shimRound(client: CriClient, bench: BenchRun, name: string, record: RecordCall): Promise<void> {

@@ -43,6 +43,29 @@ export function cpuMs(pid: number): number {
   return (cpuTicksFromStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')) * 1000) / clockTicksPerSecond();
 }
 
+/** Quiet: this many seconds in a row, each with at most QUIET_CPU_MS_PER_SECOND of the process's CPU (one clock tick). */
+const QUIET_SECONDS = 3;
+const QUIET_CPU_MS_PER_SECOND = 10;
+
+/**
+ * Waits until the process has been quiet (QUIET_SECONDS) or `deadlineMs` passed; the time
+ * waited, and whether it got quiet. A fresh shim walks Docker's image store first
+ * (src/storage: its main thread busy with directory reads for 20-30 s at 120,000 files), a
+ * one-off of start-up that a figure of steady-state calls must not count.
+ */
+export async function untilQuiet(pid: number, deadlineMs: number): Promise<{ waitedMs: number; quiet: boolean }> {
+  const start = Date.now();
+  let quietSeconds = 0;
+  let last = cpuMs(pid);
+  while (quietSeconds < QUIET_SECONDS && Date.now() - start < deadlineMs) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const now = cpuMs(pid);
+    quietSeconds = now - last <= QUIET_CPU_MS_PER_SECOND ? quietSeconds + 1 : 0;
+    last = now;
+  }
+  return { waitedMs: Date.now() - start, quiet: quietSeconds >= QUIET_SECONDS };
+}
+
 export function memoryBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   return memoryFieldFromStatus(fs.readFileSync(`/proc/${pid}/status`, 'utf8'), field);
 }

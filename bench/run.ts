@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
-import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle } from './lifecycle';
+import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, waitForStartUpWalk } from './lifecycle';
 import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { diskUsage } from '../src/util/disk-usage';
@@ -112,6 +112,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const imageStore = { dir: storeDir, files: (await diskUsage([storeDir])).inodes };
   log(`Docker's storage ${storeDir} holds ${imageStore.files} files`);
 
+  await waitForStartUpWalk(shimPid, log);
   log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up)`);
   const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup);
   const lifecycle = LIFECYCLE_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].shim, life[call].raw));
