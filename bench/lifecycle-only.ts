@@ -7,7 +7,7 @@
 import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
-import { LIFECYCLE_CALLS, POD_START, rawRound, runLifecycle, shimRound, waitForStartUpWalk, type LifecycleCall } from './lifecycle';
+import { LIFECYCLE_CALLS, POD_START, rawRound, runLifecycle, shimRound, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk, type LifecycleCall } from './lifecycle';
 import { countBothSides, type RequestCounter } from './request-counter';
 import { SHIM_LOG_LEVEL } from './run';
 import { ratio, summarize } from './stats';
@@ -107,7 +107,7 @@ async function main(argv: readonly string[]): Promise<void> {
   await withCleanUp(bench, [], () => shim, log, async () => {
     await ensureTestImages();
     shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`] });
-    await waitForStartUpWalk(shim.child.pid!, log);
+    await waitForStartUpWalk(shim.child.pid!, START_UP_WALK_DEADLINE_MS, log);
     log(`${rounds} rounds per side (+${warmup} warm-up)`);
     const samples = await runLifecycle(shim.client, dockerApi(), bench, rounds, warmup);
     await shim.stop();

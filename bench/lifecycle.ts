@@ -76,15 +76,16 @@ function stepper(record: RecordCall): <T>(call: LifecycleCall, fn: () => Promise
 }
 
 /** How long the lifecycle part waits at most for a fresh shim's start-up walk to end. */
-const START_UP_WALK_DEADLINE_MS = 180_000;
+export const START_UP_WALK_DEADLINE_MS = 180_000;
 
 /**
- * Waits for a fresh shim to be quiet (untilQuiet): the lifecycle calls are measured as kubelet
- * meets them in steady state, not while the shim's one-off walk of Docker's image store holds
- * its main thread in between.
+ * Waits, at most `deadlineMs` (0: not at all), for a fresh shim to be quiet (untilQuiet): the
+ * lifecycle calls are measured as kubelet meets them in steady state, not while the shim's
+ * one-off walk of Docker's image store holds its main thread in between.
  */
-export async function waitForStartUpWalk(pid: number, log: (message: string) => void): Promise<void> {
-  const { waitedMs, quiet } = await untilQuiet(pid, START_UP_WALK_DEADLINE_MS);
+export async function waitForStartUpWalk(pid: number, deadlineMs: number, log: (message: string) => void): Promise<void> {
+  if (deadlineMs === 0) return;
+  const { waitedMs, quiet } = await untilQuiet(pid, deadlineMs);
   const seconds = Math.round(waitedMs / 1000);
   log(quiet ? `the shim was quiet after ${seconds} s` : `the shim was still busy after ${seconds} s; measuring anyway`);
 }

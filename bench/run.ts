@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
-import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, waitForStartUpWalk } from './lifecycle';
+import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk } from './lifecycle';
 import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { diskUsage } from '../src/util/disk-usage';
@@ -44,6 +44,8 @@ interface BenchPlan {
   mode: 'full' | 'quick';
   lifecycleRounds: number;
   lifecycleWarmup: number;
+  /** How long the lifecycle part waits at most for the fresh shim to be quiet (0: it does not wait). */
+  quietDeadlineMs: number;
   levels: number[];
   readIterations: number;
   readWarmup: number;
@@ -89,8 +91,8 @@ export function planFrom(argv: readonly string[]): BenchPlan {
   const baseline = baselineArg === undefined ? undefined : path.resolve(baselineArg);
   if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`--baseline: ${baseline} does not exist`);
   return quick
-    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, streams: streamsPlan(true), baseline, outDir, idle: QUICK_IDLE }
-    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, streams: streamsPlan(false), baseline, outDir, idle: FULL_IDLE };
+    ? { mode: 'quick', lifecycleRounds: 3, lifecycleWarmup: 1, quietDeadlineMs: 0, levels: [0, 10], readIterations: 5, readWarmup: 1, pollSeconds: 3, countTicks: 2, concurrency: 4, idleSettleMs: 1000, startupRuns: 3, startupWarmup: 1, cpuCalls: 5, kubeletLoopLevel: 10, kubeletLoopSeconds: 3, streams: streamsPlan(true), baseline, outDir, idle: QUICK_IDLE }
+    : { mode: 'full', lifecycleRounds: 20, lifecycleWarmup: 2, quietDeadlineMs: START_UP_WALK_DEADLINE_MS, levels: [0, 50, 100, 200], readIterations: 40, readWarmup: 3, pollSeconds: 30, countTicks: 5, concurrency: 4, idleSettleMs: 5000, startupRuns: 10, startupWarmup: 1, cpuCalls: 50, kubeletLoopLevel: 100, kubeletLoopSeconds: 60, streams: streamsPlan(false), baseline, outDir, idle: FULL_IDLE };
 }
 
 function log(message: string): void {
@@ -112,7 +114,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const imageStore = { dir: storeDir, files: (await diskUsage([storeDir])).inodes };
   log(`Docker's storage ${storeDir} holds ${imageStore.files} files`);
 
-  await waitForStartUpWalk(shimPid, log);
+  await waitForStartUpWalk(shimPid, plan.quietDeadlineMs, log);
   log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up)`);
   const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup);
   const lifecycle = LIFECYCLE_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].shim, life[call].raw));
