@@ -14,7 +14,7 @@ import { ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { CPU_PER_CALL_RPCS, cpuPerCall, kubeletSecond, measureKubeletLoop, POLLED_RPCS } from './kubelet-loop';
-import { cpuMs, dockerdPid } from './procfs';
+import { dockerdPid, untilQuiet } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
 import { runAsProgram } from './entry';
@@ -30,23 +30,6 @@ function option(argv: readonly string[], name: string, fallback: number): number
 
 /** How long to wait for the shim's start-up walks to end before measuring anyway. */
 const QUIET_DEADLINE_MS = 120_000;
-/** Quiet: this many consecutive seconds each under QUIET_CPU_MS of the shim's CPU. */
-const QUIET_SECONDS = 3;
-const QUIET_CPU_MS = 10;
-
-/** Waits (up to `deadlineMs`) until the process used at most one clock tick per second for QUIET_SECONDS seconds; the time waited. */
-async function untilQuiet(pid: number, deadlineMs: number): Promise<number> {
-  const start = Date.now();
-  let quiet = 0;
-  let last = cpuMs(pid);
-  while (quiet < QUIET_SECONDS && Date.now() - start < deadlineMs) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const now = cpuMs(pid);
-    quiet = now - last <= QUIET_CPU_MS ? quiet + 1 : 0;
-    last = now;
-  }
-  return Date.now() - start;
-}
 
 function log(message: string): void {
   process.stderr.write(`[profile ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -79,7 +62,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     for (const rpc of POLLED_RPCS) await cpuPerCall(shim.client, pods, pid, [rpc], 3, 0);
     // A fresh root directory has no saved image-layer figures: the shim walks Docker's image
     // store first (minutes, paced), which is not kubelet's loop; the full bench measures long after.
-    const quietAfterMs = await untilQuiet(pid, QUIET_DEADLINE_MS);
+    const { waitedMs: quietAfterMs } = await untilQuiet(pid, QUIET_DEADLINE_MS);
     log(`the shim was quiet after ${Math.round(quietAfterMs / 1000)} s`);
     // The full bench measures a shim that has served for minutes: its code is compiled and optimised.
     const warmup = option(argv, 'warmup-seconds', 20);

@@ -19,7 +19,7 @@ import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
 import { renderTargets } from './report';
 import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
-import { clockTicksPerSecond, cpuMs, dockerdPid } from './procfs';
+import { clockTicksPerSecond, cpuMs, dockerdPid, untilQuiet } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
 
@@ -234,23 +234,15 @@ export async function measureStreams(client: CriClient, bench: BenchRun, shimPid
   }
 }
 
-/** The shim counts as quiet below this share of a core (its own CPU per GiB is what is measured here). */
-const QUIET_SHARE = 0.02;
-
 /**
- * Waits until the shim spends under QUIET_SHARE of a core over a second, at most `deadlineMs`:
- * a fresh shim measures the image layers' disk usage first (src/storage, up to
- * a quarter of a core for as long as the layers take), which the CPU per GiB would count.
+ * Waits (at most `deadlineMs`) for a fresh shim to be quiet: it measures the image layers' disk
+ * usage first (src/storage, up to a quarter of a core for as long as the layers take), which the
+ * CPU per GiB would count.
  */
 async function shimQuiet(shimPid: number, deadlineMs: number, log: (m: string) => void): Promise<void> {
-  const start = Date.now();
-  for (;;) {
-    const before = cpuMs(shimPid);
-    await new Promise((r) => setTimeout(r, 1000));
-    const share = (cpuMs(shimPid) - before) / 1000;
-    if (share < QUIET_SHARE) return log(`the shim is quiet after ${((Date.now() - start) / 1000).toFixed(0)} s`);
-    if (Date.now() - start > deadlineMs) return log(`the shim still uses ${(share * 100).toFixed(0)} % of a core after ${deadlineMs / 1000} s: its CPU per GiB counts that too`);
-  }
+  const { waitedMs, quiet } = await untilQuiet(shimPid, deadlineMs);
+  const seconds = (waitedMs / 1000).toFixed(0);
+  log(quiet ? `the shim is quiet after ${seconds} s` : `the shim is still busy after ${seconds} s: its CPU per GiB counts that too`);
 }
 
 async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamRow[]> {
