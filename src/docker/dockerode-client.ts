@@ -205,10 +205,12 @@ export class DockerodeClient implements DockerClient {
     }
     let data: T;
     try {
-      data = await this.dialOnce<T>(use, o, signal).catch((err: ModemError) => {
-        if (!isResetRead(err, o) || signal?.aborted) throw err;
-        return this.dialOnce<T>(use, o, signal);
-      });
+      try {
+        data = await this.dialOnce<T>(use, o, signal);
+      } catch (err) {
+        if (!isResetRead(err as ModemError, o) || signal?.aborted) throw err;
+        data = await this.dialOnce<T>(use, o, signal);
+      }
     } catch (err) {
       release();
       deadline.end();
