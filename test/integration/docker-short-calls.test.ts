@@ -4,36 +4,32 @@
 // with the daemon's words).
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import DockerModem from 'docker-modem';
 import { parseEndpoint } from '../../src/config/endpoint';
 import { DockerodeClient } from '../../src/docker/dockerode-client';
 import { DockerSocketPool } from '../../src/docker/socket-pool';
 import { DockerConflictError, DockerNotFoundError, DockerNotModifiedError } from '../../src/errors';
 import { newTestRun, removeTestContainers, testLabels, TEST_LABEL } from '../support/cleanup';
 import { TEST_BUSYBOX_IMAGE } from '../support/images';
+import { countModemDials, type ModemDials } from '../support/modem-dials';
 
 const DOCKER_SOCKET = '/var/run/docker.sock';
 
 describe('the short calls against Docker, without docker-modem', () => {
   const run = newTestRun();
   const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000, new DockerSocketPool({ calls: 4, sessions: 4 }));
-  const modemDial = DockerModem.prototype.dial;
-  let dials = 0;
+  let dials: ModemDials;
 
   before(() => {
-    DockerModem.prototype.dial = function (this: DockerModem, ...args: Parameters<DockerModem['dial']>) {
-      dials++;
-      return modemDial.apply(this, args);
-    } as DockerModem['dial'];
+    dials = countModemDials();
   });
   after(async () => {
-    DockerModem.prototype.dial = modemDial;
+    dials.stop();
     docker.close();
     await removeTestContainers({ run });
   });
 
   it('runs a container’s life through them, Docker’s answers read and its refusals typed, and dials the modem for none', async () => {
-    dials = 0;
+    dials.reset();
     await docker.ping();
     assert.match((await docker.version()).ApiVersion, /^1\.\d+$/);
     assert.ok((await docker.info()).CgroupDriver);
@@ -60,6 +56,6 @@ describe('the short calls against Docker, without docker-modem', () => {
     await docker.removeContainer(id, { force: true, removeVolumes: true });
     await assert.rejects(docker.inspectContainer(id), (err: unknown) => err instanceof DockerNotFoundError && err.message === `No such container: ${id}`);
     await assert.rejects(docker.removeImage(`sha256:${'0'.repeat(64)}`, { force: false, noprune: false }), DockerNotFoundError);
-    assert.equal(dials, 0, 'docker-modem dialled none of them');
+    assert.equal(dials.count, 0, 'docker-modem dialled none of them');
   });
 });

@@ -6,9 +6,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import DockerModem from 'docker-modem';
 import { DockerodeClient } from '../../../src/docker/dockerode-client';
 import { CancelledError, DockerConflictError, DockerNotFoundError, DockerServerError, DockerTimeoutError } from '../../../src/errors';
+import { countModemDials, type ModemDials } from '../../support/modem-dials';
 import { waitFor } from '../../support/poll';
 import { tempDir } from '../../support/temp';
 
@@ -90,18 +90,14 @@ describe('the short calls, on node:http without docker-modem', () => {
   });
   server.on('connection', () => connections++);
   const docker = new DockerodeClient({ kind: 'unix', path: socket, url: `unix://${socket}` }, 300);
-  const modemDial = DockerModem.prototype.dial;
-  let dials = 0;
+  let dials: ModemDials;
 
   before(async () => {
     await new Promise<void>((resolve) => server.listen(socket, resolve));
-    DockerModem.prototype.dial = function (this: DockerModem, ...args: Parameters<DockerModem['dial']>) {
-      dials++;
-      return modemDial.apply(this, args);
-    } as DockerModem['dial'];
+    dials = countModemDials();
   });
   after(async () => {
-    DockerModem.prototype.dial = modemDial;
+    dials.stop();
     docker.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -110,7 +106,7 @@ describe('the short calls, on node:http without docker-modem', () => {
 
   it('sends every short call as docker-modem did, none through its dial, and reads the answers', async () => {
     seen.length = 0;
-    dials = 0;
+    dials.reset();
     const answers: unknown[] = [
       await docker.ping(),
       await docker.version(),
@@ -132,7 +128,7 @@ describe('the short calls, on node:http without docker-modem', () => {
       await docker.removeImage('busybox:latest', { force: false, noprune: false }),
       await docker.systemDataUsage(),
     ];
-    assert.equal(dials, 0, 'docker-modem dialled none of them');
+    assert.equal(dials.count, 0, 'docker-modem dialled none of them');
     assert.deepEqual(seen, [
       'GET /_ping',
       'GET /version',
