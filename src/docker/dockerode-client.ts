@@ -71,6 +71,7 @@ interface DialOptions {
   what: string;
 }
 
+/** What a request fails with: docker-modem's errors, and ./hijack.ts's and ./json-request.ts's made in their shape (or node:http's, with a code). */
 interface ModemError extends Error {
   statusCode?: number;
   reason?: string;
