@@ -1,7 +1,8 @@
-// The DockerClient over dockerode's modem: every short request gets the same deadline
-// (--runtime-request-timeout), the caller's cancellation is honoured, and every failure
-// becomes one of the typed errors in ../errors. Every connection comes from one bounded pool
-// (./socket-pool.ts).
+// The DockerClient: every short request gets the same deadline (--runtime-request-timeout),
+// the caller's cancellation is honoured, and every failure becomes one of the typed errors in
+// ../errors. Every connection comes from one bounded pool (./socket-pool.ts). Short calls go
+// on node:http (./json-request.ts), exec and attach on a connection of their own
+// (./hijack.ts), and the streams (logs, events, pulls, imports) through dockerode's modem.
 import type { Duplex, Readable } from 'node:stream';
 // docker-modem is dockerode's own transport; requiring dockerode itself would also load its
 // BuildKit session code (grpc-js, proto-loader, protobufjs) and tar helpers at start-up, which
@@ -43,28 +44,34 @@ import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImport
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
 import { demuxInto } from './stream-frames';
 import { hijackRequest, openHijack } from './hijack';
+import { pathWithQuery, requestTarget, sendJsonRequest, type RequestTarget } from './json-request';
+import { RequestDeadline } from './request-deadline';
 import { timerDelayMs } from '../util/timer-delay';
 
 interface DialOptions {
   path: string;
-  method: 'GET' | 'POST' | 'DELETE' | 'HEAD';
+  method: 'GET' | 'POST' | 'DELETE';
   query?: object;
   body?: unknown;
   statusCodes: Record<number, true | string>;
-  /** Streams are not bound by the request timeout: only by the caller's signal. */
+  /** Streams are not bound by the request timeout: only by the caller's signal. Only they go through the modem. */
   stream?: boolean;
+  /** A short call's answer is not read (ping's "OK", the empty 204s): it resolves undefined. */
+  answer?: 'none';
   /** Added to the request timeout, for calls that wait on purpose (stop's grace period). */
   extraTimeoutMs?: number;
   hijack?: boolean;
   openStdin?: boolean;
   /** Waits for a connection ahead of the other calls (the liveness ping). */
   ahead?: boolean;
+  /** A stream's registry credential. */
   auth?: RegistryAuth;
-  /** A request body sent as is (application/tar), instead of `body`'s JSON. */
+  /** A stream's request body sent as is (application/tar), instead of `body`'s JSON. */
   file?: Buffer;
   what: string;
 }
 
+/** What a request fails with: docker-modem's errors, and ./hijack.ts's and ./json-request.ts's made in their shape (or node:http's, with a code). */
 interface ModemError extends Error {
   statusCode?: number;
   reason?: string;
@@ -118,22 +125,13 @@ function isGoneAnswer(statusCode: number, daemonWords: string): boolean {
   return statusCode === 404 || GONE_ANSWERS.some((re) => re.test(daemonWords));
 }
 
-/** The request's path and its query as docker-modem writes it (objects as JSON). */
-function pathWithQuery(o: DialOptions): string {
-  if (!o.query) return o.path;
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(o.query)) {
-    if (value !== undefined) query.set(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
-  }
-  return `${o.path}?${query.toString()}`;
-}
-
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
 
 export class DockerodeClient implements DockerClient {
   readonly endpoint: string;
-  /** A modem per part of the pool: docker-modem takes one agent. */
-  private readonly modems: Record<SocketUse, Modem>;
+  /** The streams' transport, on the sessions' part of the pool. */
+  private readonly modem: Modem;
+  private readonly target: RequestTarget;
 
   /** `sockets`: the pool (by default one sized from this process's descriptor limit). */
   constructor(
@@ -142,8 +140,8 @@ export class DockerodeClient implements DockerClient {
     readonly sockets: DockerSocketPool = new DockerSocketPool(dockerSocketCaps(readOpenFilesLimit().soft)),
   ) {
     this.endpoint = endpointAddress.url;
-    const modem = (use: SocketUse): Modem => new DockerModem(modemOptions(endpointAddress, sockets.agentFor(use))) as unknown as Modem;
-    this.modems = { call: modem('call'), session: modem('session') };
+    this.modem = new DockerModem(modemOptions(endpointAddress, sockets.agentFor('session'))) as unknown as Modem;
+    this.target = requestTarget(endpointAddress);
   }
 
   /** Closes the pool's kept connections (shutdown). */
@@ -151,15 +149,15 @@ export class DockerodeClient implements DockerClient {
     this.sockets.close();
   }
 
-  /** Classifies anything the modem throws into our typed errors. */
-  private classify(err: unknown, what: string, timeout: AbortSignal | undefined, caller: AbortSignal | undefined): Error {
+  /** Classifies anything a request throws into our typed errors; `timedOut`: its deadline passed. */
+  private classify(err: unknown, what: string, timedOut: boolean, caller: AbortSignal | undefined): Error {
     if (err instanceof ShimError) return err;
     if (caller?.aborted) {
       const reason: unknown = caller.reason;
       if (reason instanceof ShimError) return reason;
       return new CancelledError(`${what}: cancelled`, { cause: err });
     }
-    if (timeout?.aborted) {
+    if (timedOut) {
       return new DockerTimeoutError(
         `Docker did not answer ${what} within ${this.requestTimeoutMs / 1000}s (--runtime-request-timeout)`,
         { cause: err },
@@ -194,28 +192,32 @@ export class DockerodeClient implements DockerClient {
 
   private async dial<T>(o: DialOptions, opts: CallOptions | undefined): Promise<T> {
     const caller = opts?.signal;
-    if (caller?.aborted) throw this.classify(caller.reason, o.what, undefined, caller);
+    if (caller?.aborted) throw this.classify(caller.reason, o.what, false, caller);
     // The deadline runs while the call waits for a connection too.
-    const timeout = o.stream ? undefined : AbortSignal.timeout(timerDelayMs(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0)));
-    const signals = [caller, timeout].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const deadline = new RequestDeadline(o.stream ? undefined : timerDelayMs(this.requestTimeoutMs + (o.extraTimeoutMs ?? 0)), caller);
+    const signal = deadline.signal;
     const use = socketUseOf(o);
     let release: () => void;
     try {
       release = await this.sockets.take(use, signal, o.ahead === true);
     } catch (err) {
-      throw this.classify(err, o.what, timeout, caller);
+      deadline.end();
+      throw this.classify(err, o.what, deadline.timedOut, caller);
     }
     let data: T;
     try {
-      data = await this.dialOnce<T>(use, o, signal).catch((err: ModemError) => {
-        if (!isResetRead(err, o) || signal?.aborted) throw err;
-        return this.dialOnce<T>(use, o, signal);
-      });
+      try {
+        data = await this.dialOnce<T>(use, o, signal);
+      } catch (err) {
+        if (!isResetRead(err as ModemError, o) || signal?.aborted) throw err;
+        data = await this.dialOnce<T>(use, o, signal);
+      }
     } catch (err) {
       release();
-      throw this.classify(err, o.what, timeout, caller);
+      deadline.end();
+      throw this.classify(err, o.what, deadline.timedOut, caller);
     }
+    deadline.end();
     if (o.stream === true) this.sockets.releaseWhenClosed(data as object, release);
     else release();
     return data;
@@ -223,20 +225,23 @@ export class DockerodeClient implements DockerClient {
 
   private dialOnce<T>(use: SocketUse, o: DialOptions, signal: AbortSignal | undefined): Promise<T> {
     // Exec and attach on a connection of our own, whose reads are lent (./hijack.ts).
-    if (o.hijack === true) return openHijack(this.endpointAddress, hijackRequest(pathWithQuery(o), o.body), o.statusCodes, signal) as Promise<T>;
+    if (o.hijack === true) return openHijack(this.endpointAddress, hijackRequest(pathWithQuery(o.path, o.query), o.body), o.statusCodes, signal) as Promise<T>;
+    if (o.stream !== true) {
+      const request = { method: o.method, path: pathWithQuery(o.path, o.query), body: o.body, statusCodes: o.statusCodes, answer: o.answer ?? 'json' } as const;
+      return sendJsonRequest(this.target, this.sockets.agentFor(use), request, signal) as Promise<T>;
+    }
     const hasQuery = o.query !== undefined;
     const options: Record<string, unknown> = {};
     if (o.query) options._query = o.query;
     if (o.body !== undefined) options._body = o.body;
     return new Promise<T>((resolve, reject) => {
-      this.modems[use].dial(
+      this.modem.dial(
         {
           path: hasQuery ? `${o.path}?` : o.path,
           method: o.method,
           options,
           statusCodes: o.statusCodes,
-          isStream: o.stream === true,
-          hijack: o.hijack === true,
+          isStream: true,
           openStdin: o.openStdin === true,
           abortSignal: signal,
           authconfig: o.auth,
@@ -248,7 +253,7 @@ export class DockerodeClient implements DockerClient {
   }
 
   async ping(opts?: CallOptions): Promise<void> {
-    await this.dial<unknown>({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, ahead: true, what: 'ping' }, opts);
+    await this.dial<unknown>({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' }, answer: 'none', ahead: true, what: 'ping' }, opts);
   }
 
   version(opts?: CallOptions): Promise<DockerVersion> {
@@ -309,6 +314,7 @@ export class DockerodeClient implements DockerClient {
         path: `/containers/${encodeURIComponent(id)}/start`,
         method: 'POST',
         statusCodes: { 204: true, 304: 'container already started', 404: 'no such container', 500: 'server error' },
+        answer: 'none',
         what: `start container ${id}`,
       },
       opts,
@@ -325,6 +331,7 @@ export class DockerodeClient implements DockerClient {
           query: { t: grace },
           statusCodes: { 204: true, 304: 'container already stopped', 404: 'no such container', 500: 'server error' },
           extraTimeoutMs: grace * 1000,
+          answer: 'none',
           what: `stop container ${id}`,
         },
         opts,
@@ -342,6 +349,7 @@ export class DockerodeClient implements DockerClient {
         method: 'POST',
         query: { signal },
         statusCodes: { 204: true, 404: 'no such container', 409: 'container is not running', 500: 'server error' },
+        answer: 'none',
         what: `kill container ${id}`,
       },
       opts,
@@ -355,6 +363,7 @@ export class DockerodeClient implements DockerClient {
         method: 'DELETE',
         query: { force: query.force, v: query.removeVolumes },
         statusCodes: { 204: true, 400: 'bad parameter', 404: 'no such container', 409: 'conflict', 500: 'server error' },
+        answer: 'none',
         what: `remove container ${id}`,
       },
       opts,
@@ -368,6 +377,7 @@ export class DockerodeClient implements DockerClient {
         method: 'POST',
         body: spec,
         statusCodes: { 200: true, 400: 'bad parameter', 404: 'no such container', 500: 'server error' },
+        answer: 'none',
         what: `update container ${id}`,
       },
       opts,
@@ -444,6 +454,7 @@ export class DockerodeClient implements DockerClient {
         method: 'POST',
         query: { h: size.height, w: size.width },
         statusCodes: { 200: true, 201: true, 404: 'no such exec instance', 500: 'server error' },
+        answer: 'none',
         what: `resize exec ${execId}`,
       },
       opts,
@@ -473,6 +484,7 @@ export class DockerodeClient implements DockerClient {
         method: 'POST',
         query: { h: size.height, w: size.width },
         statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+        answer: 'none',
         what: `resize container ${id}`,
       },
       opts,
@@ -528,7 +540,7 @@ export class DockerodeClient implements DockerClient {
       }
       onProgress(msg);
     }).catch((err: unknown) => {
-      throw this.classify(err, `pull ${ref}`, undefined, opts?.signal);
+      throw this.classify(err, `pull ${ref}`, false, opts?.signal);
     });
   }
 
@@ -563,7 +575,7 @@ export class DockerodeClient implements DockerClient {
     await readJsonLines<PullProgress>(stream, opts?.signal, (msg) => {
       if (msg.error || msg.errorDetail) throw new DockerServerError(`${what}: ${msg.errorDetail?.message ?? msg.error}`, 500);
     }).catch((err: unknown) => {
-      throw this.classify(err, what, undefined, opts?.signal);
+      throw this.classify(err, what, false, opts?.signal);
     });
   }
 
@@ -595,7 +607,7 @@ export class DockerodeClient implements DockerClient {
       for (;;) {
         while (queue.length > 0) yield queue.shift()!;
         if (finished) {
-          if (finished.err !== undefined && !opts?.signal?.aborted) throw this.classify(finished.err, 'events', undefined, undefined);
+          if (finished.err !== undefined && !opts?.signal?.aborted) throw this.classify(finished.err, 'events', false, undefined);
           return;
         }
         await new Promise<void>((resolve) => (wake = resolve));

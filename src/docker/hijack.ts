@@ -79,7 +79,8 @@ export interface HijackAnswerError extends Error {
   json: { message?: string } | null;
 }
 
-function answerError(head: HijackHead, body: Buffer, statusText: string | undefined): HijackAnswerError {
+/** An error answer as docker-modem made it: its status, its words and its body's JSON message. Pure. */
+export function answerError(head: Pick<HijackHead, 'statusCode'>, body: Buffer, statusText: string | undefined): HijackAnswerError {
   const text = body.toString('utf8');
   let json: { message?: string } | null = null;
   try {

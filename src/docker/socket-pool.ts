@@ -62,10 +62,11 @@ export interface SocketPoolUsage {
 }
 
 /**
- * An agent that prints as its name and caps. docker-modem formats each request's options with
- * util.inspect (showHidden, no depth limit) for its debug log, whether that log is on or not, and
- * the options hold the agent: inspected whole (its sockets, their parsers, the queued requests) it
- * made every call cost milliseconds more, and a queue of n waiting calls n times that.
+ * An agent that prints as its name and caps. docker-modem (the streams' transport) formats each
+ * request's options with util.inspect (showHidden, no depth limit) for its debug log, whether that
+ * log is on or not, and the options hold the agent: inspected whole (its sockets, their parsers,
+ * the queued requests) it made every call cost milliseconds more, and a queue of n waiting calls
+ * n times that.
  */
 class DockerAgent extends http.Agent {
   constructor(
