@@ -1,11 +1,12 @@
 // Part 3b: the node's CPU (the shim's and dockerd's) under what kubelet asks of its runtime, at
 // kubelet's own rates (issue 18): KUBELET_POLLERS below, read from kubelet's code and listed
-// with their sources in bench/README.md. Measured on utime+stime from /proc, never wall time:
-// the machine is shared, and CPU time is what the node pays. Loop slots and idle slots take
-// turns, so the idle rate is read under the same load.
+// with their sources in bench/README.md. Measured on the threads' CPU time from /proc (to the
+// nanosecond, ./procfs.ts preciseCpuMs), never wall time: the machine is shared, and CPU time
+// is what the node pays. Loop slots and idle slots take turns, so the idle rate is read under
+// the same load.
 import type { CriClient } from '../test/support/client';
 import type { PopulatedPod } from './reads';
-import { cpuMs } from './procfs';
+import { preciseCpuMs } from './procfs';
 import { pollInTurns, type SideTotals } from './polling';
 
 /** A call kubelet makes, with the request it sends. */
@@ -158,6 +159,7 @@ export async function measureKubeletLoop(client: CriClient, pods: readonly Popul
       { name: 'idle', tick: async () => undefined },
     ],
     [pids.shim, pids.dockerd],
+    preciseCpuMs,
   )) as [SideTotals, SideTotals];
   const of = (i: number): ProcessLoopCpu => {
     const idleMedian = medianOf(idle.slotCpuMs[i]!);
@@ -185,17 +187,57 @@ export interface CpuPerCall {
 
 /**
  * The shim's CPU per call of each polled RPC: `calls` calls back to back, CPU read around
- * them (the clock tick is 10 ms, so the calls must add up to many ticks), after `warmup` calls.
+ * them, after `warmup` calls.
  */
 export async function cpuPerCall(client: CriClient, pods: readonly PopulatedPod[], shimPid: number, rpcs: readonly PolledRpc[], calls: number, warmup: number): Promise<CpuPerCall[]> {
   const out: CpuPerCall[] = [];
   for (const rpc of rpcs) {
     if ((rpc === 'PodSandboxStatus' || rpc === 'ContainerStatus') && pods.length === 0) continue;
     for (let i = 0; i < warmup; i++) await callPolled(client, pods, rpc, i);
-    const before = cpuMs(shimPid);
+    const before = preciseCpuMs(shimPid);
     for (let i = 0; i < calls; i++) await callPolled(client, pods, rpc, i);
-    const used = cpuMs(shimPid) - before;
+    const used = preciseCpuMs(shimPid) - before;
     out.push({ rpc, calls, cpuMsPerCall: Math.round((used / calls) * 1000) / 1000 });
   }
   return out;
+}
+
+/**
+ * The shim's CPU per call at kubelet's spacing: `calls` calls of each RPC, one per `gapMs`, each
+ * followed by an idle slot as long, every slot's CPU read around it; per call, the mean call
+ * slot less the median idle slot. kubelet calls at most once a second, and such a call costs
+ * more than one of `cpuPerCall`'s back to back (caches and branch predictors gone cold while
+ * the process slept): this is the figure the loop pays.
+ */
+export async function cpuPerSparseCall(
+  client: CriClient,
+  pods: readonly PopulatedPod[],
+  shimPid: number,
+  rpcs: readonly PolledRpc[],
+  calls: number,
+  gapMs = 1000,
+): Promise<CpuPerCall[]> {
+  const out: CpuPerCall[] = [];
+  for (const rpc of rpcs) {
+    if ((rpc === 'PodSandboxStatus' || rpc === 'ContainerStatus') && pods.length === 0) continue;
+    const callSlots: number[] = [];
+    const idleSlots: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      callSlots.push(await cpuOfSlot(shimPid, gapMs, () => callPolled(client, pods, rpc, i)));
+      idleSlots.push(await cpuOfSlot(shimPid, gapMs, async () => undefined));
+    }
+    const mean = callSlots.reduce((a, b) => a + b, 0) / Math.max(1, calls);
+    out.push({ rpc, calls, cpuMsPerCall: Math.round((mean - medianOf(idleSlots)) * 1000) / 1000 });
+  }
+  return out;
+}
+
+/** The shim's CPU over a slot of `ms` that starts with `work`. */
+async function cpuOfSlot(pid: number, ms: number, work: () => Promise<unknown>): Promise<number> {
+  const end = Date.now() + ms;
+  const before = preciseCpuMs(pid);
+  await work();
+  const wait = end - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  return preciseCpuMs(pid) - before;
 }

@@ -57,9 +57,10 @@ export interface SideTotals {
  * matters on a shared machine: other work on dockerd (other test runs) then falls on every
  * side alike instead of on whichever loop happened to run during it, and subtracting the idle
  * side leaves what each loop itself cost. A tick that overruns its second makes its slot
- * longer; the wall time is recorded so the idle rate can be scaled to it.
+ * longer; the wall time is recorded so the idle rate can be scaled to it. `readCpuMs`: how a
+ * process's CPU time is read (by default /proc/<pid>/stat's, in clock ticks).
  */
-export async function pollInTurns(seconds: number, sides: readonly Side[], pids: readonly number[]): Promise<SideTotals[]> {
+export async function pollInTurns(seconds: number, sides: readonly Side[], pids: readonly number[], readCpuMs: (pid: number) => number = cpuMs): Promise<SideTotals[]> {
   const totals: SideTotals[] = sides.map(() => ({ cpuMs: pids.map(() => 0), slotCpuMs: pids.map(() => []), wallMs: 0, tickMs: [] }));
   for (let round = 0; round < seconds; round++) {
     for (let k = 0; k < sides.length; k++) {
@@ -67,10 +68,10 @@ export async function pollInTurns(seconds: number, sides: readonly Side[], pids:
       const side = sides[index]!;
       const total = totals[index]!;
       const slotStart = Date.now();
-      const before = pids.map(cpuMs);
+      const before = pids.map(readCpuMs);
       total.tickMs.push((await timed(side.tick)).ms);
       await pace(slotStart + 1000);
-      const after = pids.map(cpuMs);
+      const after = pids.map(readCpuMs);
       after.forEach((a, i) => {
         total.cpuMs[i]! += a - before[i]!;
         total.slotCpuMs[i]!.push(a - before[i]!);

@@ -2,8 +2,10 @@
 // shim, then starts a second one on the same state directory under `node --cpu-prof`, runs the
 // kubelet-like loop (./kubelet-loop.ts) taking turns with idle slots, measures CPU per call of
 // each polled RPC, stops it and summarises the profile by module and function.
-//   node dist/bench/profile.js [--pods=50] [--seconds=30] [--warmup-seconds=20] [--calls=100] [--only=RPC,...] [--out=DIR]
-// --semi-space=MiB: run the shim with --max-semi-space-size=MiB (by default it runs with none).
+//   node dist/bench/profile.js [--pods=50] [--seconds=30] [--warmup-seconds=60] [--calls=100] [--sparse-calls=0] [--only=RPC,...] [--out=DIR]
+// --semi-space=MiB: run the shim with --max-semi-space-size=MiB (by default it runs with none,
+// as main.js runs it: through its #! line, with its malloc settings).
+// --sparse-calls=N: also N calls of each RPC one second apart, as kubelet spaces them (./kubelet-loop.ts cpuPerSparseCall).
 // --no-profile: without --cpu-prof (the profiler's own cost left out of the figures).
 // --only: the CPU-per-call part for these RPCs alone (with --seconds=0, a profile of just them).
 // Writes <out>/profile-<date>.txt (the summary and the CPU figures) and the raw .cpuprofile.
@@ -13,7 +15,7 @@ import { newTestRun, removePaths, removeTestContainers } from '../test/support/c
 import { ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
-import { CPU_PER_CALL_RPCS, cpuPerCall, kubeletSecond, measureKubeletLoop, POLLED_RPCS } from './kubelet-loop';
+import { CPU_PER_CALL_RPCS, cpuPerCall, cpuPerSparseCall, kubeletSecond, measureKubeletLoop, POLLED_RPCS } from './kubelet-loop';
 import { dockerdPid, untilQuiet } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
@@ -56,7 +58,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Node flags as main.js runs with (none), unless --semi-space=MiB tries a young generation size.
     const semiSpace = option(argv, 'semi-space', 0);
     const nodeFlags = [...(semiSpace > 0 ? [`--max-semi-space-size=${semiSpace}`] : []), ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
-    shim = await startShim({ args: ['--log-level=info'], rootDir, nodeFlags });
+    // No flags: main.js itself, so its #! line's malloc settings apply as when deployed.
+    shim = await startShim({ args: ['--log-level=info'], rootDir, ...(nodeFlags.length > 0 ? { nodeFlags } : {}) });
     const pid = shim.child.pid!;
     // The first calls fill what is filled once (cgroup paths, image lookups).
     for (const rpc of POLLED_RPCS) await cpuPerCall(shim.client, pods, pid, [rpc], 3, 0);
@@ -64,8 +67,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     // store first (minutes, paced), which is not kubelet's loop; the full bench measures long after.
     const { waitedMs: quietAfterMs } = await untilQuiet(pid, QUIET_DEADLINE_MS);
     log(`the shim was quiet after ${Math.round(quietAfterMs / 1000)} s`);
-    // The full bench measures a shim that has served for minutes: its code is compiled and optimised.
-    const warmup = option(argv, 'warmup-seconds', 20);
+    // The full bench measures a shim that has served for minutes: its code is compiled and
+    // optimised. Under the loop alone V8 still optimises for the first minute (measured at 50
+    // pods: 150-190 ms of the shim's CPU per 10 s of loop in its second and third 10 s, 35-50
+    // ms after the first minute, with TurboFan compiling a function or more per second meanwhile).
+    const warmup = option(argv, 'warmup-seconds', 60);
     log(`warm-up: ${warmup} s of the loop, not measured`);
     for (let s = 0; s < warmup; s++) await Promise.all([kubeletSecond(shim.client, s), new Promise((resolve) => setTimeout(resolve, 1000))]);
     log(`kubelet loop: ${seconds} loop slots and ${seconds} idle slots`);
@@ -74,6 +80,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
     const rpcs = CPU_PER_CALL_RPCS;
     const perCall = await cpuPerCall(shim.client, pods, pid, only ? rpcs.filter((r) => only.includes(r)) : rpcs, calls, 5);
+    const sparseCalls = option(argv, 'sparse-calls', 0);
+    if (sparseCalls > 0) log(`CPU per call one second apart: ${sparseCalls} calls each`);
+    const sparse = sparseCalls > 0 ? await cpuPerSparseCall(shim.client, pods, pid, only ? rpcs.filter((r) => only.includes(r)) : rpcs, sparseCalls) : [];
     await shim.stop();
     shim = undefined;
     const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
@@ -83,6 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       `shim CPU at ${loop.pods} pods over ${seconds} s: kubelet loop ${loop.shim.loopCpuMs} ms, idle ${loop.shim.idleCpuMs} ms, loop net of idle ${loop.shim.netCpuMs} ms; dockerd net ${loop.dockerd.netCpuMs} ms`,
       'CPU per call (ms):',
       ...perCall.map((c) => `  ${c.rpc.padEnd(20)} ${c.cpuMsPerCall}`),
+      ...(sparse.length > 0 ? ['CPU per call one second apart (ms):', ...sparse.map((c) => `  ${c.rpc.padEnd(20)} ${c.cpuMsPerCall}`)] : []),
       '',
       ...(profile ? ['profile of the whole run of the profiled shim (start-up, loop, idle, per-call calls):', renderProfileSummary(summarizeProfile(profile, 25))] : []),
     ].join('\n');

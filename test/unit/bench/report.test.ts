@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { medianNetOfIdle, netOfIdle } from '../../../bench/polling';
-import { cpuTicksFromStat, memoryFieldFromStatus } from '../../../bench/procfs';
+import { cpuTicksFromStat, memoryFieldFromStatus, preciseCpuMs, runNsFromSchedstat } from '../../../bench/procfs';
 import { endpointOf, requestsIn } from '../../../bench/request-counter';
 import { type BenchResult, checkTargets, renderTable, renderTargets } from '../../../bench/report';
 import { percentile, ratio, summarize } from '../../../bench/stats';
@@ -39,6 +39,24 @@ describe('bench /proc parsers', () => {
     const odd = '77 (a) b (c) R 1 1 1 0 -1 0 0 0 0 0 10 20 0 0 20 0 1 0 5';
     assert.equal(cpuTicksFromStat(odd), 30);
     assert.throws(() => cpuTicksFromStat('garbage'), /no command name/);
+  });
+
+  it("reads a thread's time on CPU to the nanosecond from its schedstat", () => {
+    assert.equal(runNsFromSchedstat('882915 708435 27\n'), 882915);
+    assert.equal(runNsFromSchedstat('12345678901234 0 1'), 12345678901234);
+    assert.throws(() => runNsFromSchedstat('garbage'), /not a schedstat line/);
+  });
+
+  it("sums a process's threads finer than a clock tick", () => {
+    const before = preciseCpuMs(process.pid);
+    // 2 ms of CPU by getrusage's count: less than one 10 ms tick, which /proc/<pid>/stat would mostly show as 0.
+    const start = process.cpuUsage();
+    for (;;) {
+      const { user, system } = process.cpuUsage(start);
+      if (user + system >= 2000) break;
+    }
+    const used = preciseCpuMs(process.pid) - before;
+    assert.ok(used >= 1.9 && used < 50, `measured ${used} ms for 2 ms of work`);
   });
 
   it('reads VmRSS and VmHWM in bytes', () => {
