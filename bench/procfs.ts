@@ -92,6 +92,23 @@ export function preciseCpuMs(pid: number): number {
   return ns / 1e6;
 }
 
+/**
+ * The machine's busy CPU time, all CPUs together, in clock ticks, from the text of /proc/stat:
+ * the first line's user, nice, system, irq and softirq (idle, iowait and steal are not ours to
+ * spend; guest time is counted within user already).
+ */
+export function busyTicksFromProcStat(stat: string): number {
+  const line = /^cpu\s+([\d\s]+)$/m.exec(stat);
+  const t = line?.[1]!.trim().split(/\s+/).map(Number);
+  if (!t || t.length < 7 || t.some((n) => !Number.isFinite(n))) throw new Error('not /proc/stat: no cpu line with 7 times');
+  return t[0]! + t[1]! + t[2]! + t[5]! + t[6]!;
+}
+
+/** The machine's busy CPU time so far, all CPUs together, in milliseconds. */
+export function machineBusyMs(): number {
+  return (busyTicksFromProcStat(fs.readFileSync('/proc/stat', 'utf8')) * 1000) / clockTicksPerSecond();
+}
+
 export function memoryBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   return memoryFieldFromStatus(fs.readFileSync(`/proc/${pid}/status`, 'utf8'), field);
 }

@@ -26,6 +26,11 @@ export interface StreamSideResult {
   /** The shim's utime+stime per GiB copied (shim side), dockerd's (both sides), seconds. */
   shimCpuSecondsPerGiB?: number;
   dockerdCpuSecondsPerGiB: number;
+  /**
+   * CPUs the whole machine kept busy during the transfers (median): near the machine's count, the
+   * transfer was bound by the CPU every process in the pipeline shares, not by one stage.
+   */
+  machineBusyCores?: number;
 }
 
 export interface StreamRow {
@@ -62,7 +67,12 @@ export function checkStreamTargets(r: StreamsResult): Array<{ target: string; va
 export function renderStreamRows(r: StreamsResult): string[] {
   return r.rows.map(
     (row) =>
-      `| streams | ${row.case} ${row.bytes / MiB} MiB over ${row.transport} (MiB/s; shim CPU s/GiB; dockerd CPU s/GiB shim/raw) | ${RAW_SIDE[row.case]} | ${row.shim.mibPerSecond}; ${row.shim.shimCpuSecondsPerGiB}; ${row.shim.dockerdCpuSecondsPerGiB}/${row.raw.dockerdCpuSecondsPerGiB} | | ${row.raw.mibPerSecond} | | ${row.ratio.toFixed(2)} |`,
+      `| streams | ${row.case} ${row.bytes / MiB} MiB over ${row.transport} (MiB/s; shim CPU s/GiB; dockerd CPU s/GiB shim/raw${busy(row) ? '; machine busy cores shim/raw' : ''}) | ${RAW_SIDE[row.case]} | ${row.shim.mibPerSecond}; ${row.shim.shimCpuSecondsPerGiB}; ${row.shim.dockerdCpuSecondsPerGiB}/${row.raw.dockerdCpuSecondsPerGiB}${busy(row)} | | ${row.raw.mibPerSecond} | | ${row.ratio.toFixed(2)} |`,
   );
 }
 
+
+/** '; shim/raw' busy cores, when both sides measured them (results before them have none). */
+function busy(row: StreamRow): string {
+  return row.shim.machineBusyCores === undefined || row.raw.machineBusyCores === undefined ? '' : `; ${row.shim.machineBusyCores}/${row.raw.machineBusyCores}`;
+}

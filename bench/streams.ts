@@ -19,7 +19,7 @@ import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
 import { renderTargets } from './report';
 import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
-import { clockTicksPerSecond, cpuMs, dockerdPid, untilQuiet } from './procfs';
+import { clockTicksPerSecond, cpuMs, dockerdPid, machineBusyMs, untilQuiet } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
 
@@ -59,6 +59,8 @@ interface Sample {
   dockerdCpuMs: number;
   /** The client's CPU: this process's own and its reaped children's (the docker CLI). */
   clientCpuMs: number;
+  /** Every CPU of the machine together: the whole pipeline's (containerd's shim and dd too), and whatever else ran. */
+  machineCpuMs: number;
 }
 
 /** This process's CPU and that of its children it reaped (utime, stime, cutime, cstime), in milliseconds. */
@@ -70,13 +72,13 @@ function clientCpuMs(): number {
 
 /** Runs `transfer` (which answers the bytes it moved) and reads the CPU the shim and dockerd spent on it. */
 async function sampled(shimPid: number, dockerd: number, expected: number, transfer: () => Promise<number>): Promise<Sample> {
-  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs()];
+  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs(), machineBusyMs()];
   const t0 = process.hrtime.bigint();
   const moved = await transfer();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs()];
+  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs(), machineBusyMs()];
   if (moved !== expected) throw new Error(`moved ${moved} bytes, expected ${expected}`);
-  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]!, clientCpuMs: cpu1[2]! - cpu0[2]! };
+  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]!, clientCpuMs: cpu1[2]! - cpu0[2]!, machineCpuMs: cpu1[3]! - cpu0[3]! };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -91,8 +93,12 @@ function sideOf(samples: readonly Sample[], bytes: number): StreamSideResult & {
     mibPerSecond: round(median(samples.map((s) => bytes / MiB / s.seconds)), 1),
     shimCpuSecondsPerGiB: round(median(samples.map((s) => s.shimCpuMs / 1000 / gib)), 2),
     dockerdCpuSecondsPerGiB: round(median(samples.map((s) => s.dockerdCpuMs / 1000 / gib)), 2),
+    machineBusyCores: round(median(samples.map(busyCores)), 2),
   };
 }
+
+/** CPUs the machine kept busy during a transfer. */
+const busyCores = (s: Sample): number => s.machineCpuMs / 1000 / s.seconds;
 
 // ---- the commands in the container -------------------------------------------------------
 
@@ -259,7 +265,7 @@ async function measureCases(client: CriClient, target: Target, shimPid: number, 
         const side = SIDES[(i + r) % SIDES.length]!;
         const sample = await sampled(shimPid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
         samples.get(side)!.push(sample);
-        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms`);
+        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms; machine ${sample.machineCpuMs} ms, ${busyCores(sample).toFixed(2)} cores busy`);
       }
     }
     const raw = sideOf(samples.get('raw')!, bytes);

@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { medianNetOfIdle, netOfIdle } from '../../../bench/polling';
-import { cpuTicksFromStat, memoryFieldFromStatus, preciseCpuMs, runNsFromSchedstat } from '../../../bench/procfs';
+import { busyTicksFromProcStat, cpuTicksFromStat, memoryFieldFromStatus, preciseCpuMs, runNsFromSchedstat } from '../../../bench/procfs';
 import { endpointOf, requestsIn } from '../../../bench/request-counter';
 import { type BenchResult, checkTargets, renderTable, renderTargets } from '../../../bench/report';
 import { percentile, ratio, summarize } from '../../../bench/stats';
@@ -57,6 +57,13 @@ describe('bench /proc parsers', () => {
     }
     const used = preciseCpuMs(process.pid) - before;
     assert.ok(used >= 1.9 && used < 50, `measured ${used} ms for 2 ms of work`);
+  });
+
+  it("counts the machine's busy time from /proc/stat: user, nice, system, irq, softirq; not idle, iowait, steal", () => {
+    // user nice system idle iowait irq softirq steal guest guest_nice
+    const stat = 'cpu  100 2 30 5000 40 5 7 11 0 0\ncpu0 50 1 15 2500 20 2 3 5 0 0\nintr 1 2\n';
+    assert.equal(busyTicksFromProcStat(stat), 100 + 2 + 30 + 5 + 7);
+    assert.throws(() => busyTicksFromProcStat('intr 1 2\n'), /no cpu line/);
   });
 
   it('reads VmRSS and VmHWM in bytes', () => {

@@ -28,3 +28,13 @@ test('one table row per case and transport, with the raw side named', () => {
   const [line] = renderStreamRows({ rows: [row('port forward', 2, 1)] });
   assert.match(line!, /^\| streams \| port forward 512 MiB over SPDY .*nc 127\.0\.0\.1.* \| 200; 1; 1\/1 \| \| 100 \| \| 2\.00 \|$/);
 });
+
+test("the machine's busy cores shim/raw in the row when both sides measured them, none in older results", () => {
+  const measured = row('exec stdin', 0.75, 1);
+  measured.shim.machineBusyCores = 1.67;
+  measured.raw.machineBusyCores = 1.53;
+  const [line] = renderStreamRows({ rows: [measured] });
+  assert.match(line!, /; machine busy cores shim\/raw\) .* \| 75; 1; 1\/1; 1\.67\/1\.53 \|/);
+  const [old] = renderStreamRows({ rows: [row('exec stdin', 0.75, 1)] });
+  assert.doesNotMatch(old!, /busy/);
+});
