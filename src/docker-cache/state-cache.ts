@@ -409,8 +409,8 @@ export class DockerStateCache {
    * Events are applied once the poll turn that read them is over, in the order they came. Docker
    * sends the event of a change just before its answer to the call that made it, so both are
    * often read in one turn: applied at once, the event's refresh (an inspect request, the
-   * cache's bookkeeping) would run before the answer's turn and hold up the gRPC answer waiting
-   * on it; applied after the turn, it follows the answer out.
+   * cache's bookkeeping) would run before that call's gRPC answer is written; applied after the
+   * turn, it follows the answer's message out (grpc-js writes the trailers a turn later still).
    */
   private async consume(events: AsyncIterable<DockerEvent>): Promise<void> {
     for await (const ev of events) {
