@@ -29,7 +29,7 @@ export async function resolveShimObject({ objects }: Resolver, kind: ObjectKind,
  * only its state could be behind on. What such a call then asks Docker to do is Docker's truth.
  */
 export async function identifyShimObject(shim: Resolver, kind: ObjectKind, field: string, id: string, opts?: CallOptions): Promise<ShimIdentity> {
-  validateId(field, id);
+  // identify answers full IDs only; anything else is validated by resolveShimObject.
   return shim.objects.identify(kind, id) ?? resolveShimObject(shim, kind, field, id, opts);
 }
 
