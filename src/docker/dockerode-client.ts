@@ -61,7 +61,6 @@ interface DialOptions {
   /** Added to the request timeout, for calls that wait on purpose (stop's grace period). */
   extraTimeoutMs?: number;
   hijack?: boolean;
-  openStdin?: boolean;
   /** Waits for a connection ahead of the other calls (the liveness ping). */
   ahead?: boolean;
   /** A stream's registry credential. */
@@ -242,7 +241,6 @@ export class DockerodeClient implements DockerClient {
           options,
           statusCodes: o.statusCodes,
           isStream: true,
-          openStdin: o.openStdin === true,
           abortSignal: signal,
           authconfig: o.auth,
           file: o.file,
@@ -428,7 +426,6 @@ export class DockerodeClient implements DockerClient {
         statusCodes: { 101: true, 200: true, 404: 'no such exec instance', 409: 'container is paused or stopped', 500: 'server error' },
         stream: true,
         hijack: true,
-        openStdin: query.stdin,
         what: `start exec ${execId}`,
       },
       opts,
@@ -470,7 +467,6 @@ export class DockerodeClient implements DockerClient {
         statusCodes: { 101: true, 200: true, 400: 'bad parameter', 404: 'no such container', 409: 'container is paused', 500: 'server error' },
         stream: true,
         hijack: true,
-        openStdin: query.stdin,
         what: `attach to container ${id}`,
       },
       opts,
