@@ -203,41 +203,29 @@ export async function cpuPerCall(client: CriClient, pods: readonly PopulatedPod[
 }
 
 /**
- * The shim's CPU per call at kubelet's spacing: `calls` calls of each RPC, one per `gapMs`, each
- * followed by an idle slot as long, every slot's CPU read around it; per call, the mean call
- * slot less the median idle slot. kubelet calls at most once a second, and such a call costs
- * more than one of `cpuPerCall`'s back to back (caches and branch predictors gone cold while
- * the process slept): this is the figure the loop pays.
+ * The shim's CPU per call at kubelet's spacing: `calls` calls of each RPC in one-second slots
+ * taking turns with as many idle slots (pollInTurns), every slot's CPU read around it; per call,
+ * the mean call slot less the median idle slot. kubelet calls at most once a second, and such a
+ * call costs more than one of `cpuPerCall`'s back to back (caches and branch predictors gone
+ * cold while the process slept): this is the figure the loop pays.
  */
-export async function cpuPerSparseCall(
-  client: CriClient,
-  pods: readonly PopulatedPod[],
-  shimPid: number,
-  rpcs: readonly PolledRpc[],
-  calls: number,
-  gapMs = 1000,
-): Promise<CpuPerCall[]> {
+export async function cpuPerSparseCall(client: CriClient, pods: readonly PopulatedPod[], shimPid: number, rpcs: readonly PolledRpc[], calls: number): Promise<CpuPerCall[]> {
   const out: CpuPerCall[] = [];
   for (const rpc of rpcs) {
     if ((rpc === 'PodSandboxStatus' || rpc === 'ContainerStatus') && pods.length === 0) continue;
-    const callSlots: number[] = [];
-    const idleSlots: number[] = [];
-    for (let i = 0; i < calls; i++) {
-      callSlots.push(await cpuOfSlot(shimPid, gapMs, () => callPolled(client, pods, rpc, i)));
-      idleSlots.push(await cpuOfSlot(shimPid, gapMs, async () => undefined));
-    }
-    const mean = callSlots.reduce((a, b) => a + b, 0) / Math.max(1, calls);
-    out.push({ rpc, calls, cpuMsPerCall: Math.round((mean - medianOf(idleSlots)) * 1000) / 1000 });
+    let round = 0;
+    const [called, idle] = (await pollInTurns(
+      calls,
+      [
+        { name: rpc, tick: async () => void (await callPolled(client, pods, rpc, round++)) },
+        { name: 'idle', tick: async () => undefined },
+      ],
+      [shimPid],
+      preciseCpuMs,
+    )) as [SideTotals, SideTotals];
+    const callSlots = called.slotCpuMs[0]!;
+    const mean = callSlots.reduce((a, b) => a + b, 0) / Math.max(1, callSlots.length);
+    out.push({ rpc, calls, cpuMsPerCall: Math.round((mean - medianOf(idle.slotCpuMs[0]!)) * 1000) / 1000 });
   }
   return out;
-}
-
-/** The shim's CPU over a slot of `ms` that starts with `work`. */
-async function cpuOfSlot(pid: number, ms: number, work: () => Promise<unknown>): Promise<number> {
-  const end = Date.now() + ms;
-  const before = preciseCpuMs(pid);
-  await work();
-  const wait = end - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  return preciseCpuMs(pid) - before;
 }
