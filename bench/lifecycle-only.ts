@@ -2,11 +2,14 @@
 // `--rounds` rounds per side (bench/lifecycle.ts), the p50s and shim/raw ratios; then, unless
 // --no-count, three more rounds per side through a second shim behind the request counter, which
 // print the Docker requests each call made (and those its events set off), the fewest seen.
+// Each round also goes through the grpc-js floor (grpc-floor.ts): its p50 and floor/raw ratio.
 // Removes everything it made.
 //   node dist/bench/lifecycle-only.js [--rounds=10] [--warmup=2] [--no-count]
+import * as fs from 'node:fs';
 import { newTestRun } from '../test/support/cleanup';
-import { dockerApi, ensureTestImages } from '../test/support/images';
+import { dockerApi, ensureTestImages, testDockerSocket } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { startGrpcFloor } from './grpc-floor';
 import { LIFECYCLE_CALLS, POD_START, rawRound, runLifecycle, shimRound, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk, type LifecycleCall } from './lifecycle';
 import { countBothSides, type RequestCounter } from './request-counter';
 import { SHIM_LOG_LEVEL } from './run';
@@ -109,13 +112,20 @@ async function main(argv: readonly string[]): Promise<void> {
     shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`] });
     await waitForStartUpWalk(shim.child.pid!, START_UP_WALK_DEADLINE_MS, log);
     log(`${rounds} rounds per side (+${warmup} warm-up)`);
-    const samples = await runLifecycle(shim.client, dockerApi(), bench, rounds, warmup);
+    const floorDir = tempDir('grpc-floor');
+    const floor = await startGrpcFloor(floorDir, testDockerSocket());
+    const samples = await runLifecycle(shim.client, dockerApi(), bench, rounds, warmup, floor).finally(async () => {
+      await floor.stop();
+      fs.rmSync(floorDir, { recursive: true, force: true });
+    });
     await shim.stop();
     shim = undefined;
     for (const call of rounds > 0 ? LIFECYCLE_CALLS : []) {
       const s = summarize(samples[call].shim);
       const r = summarize(samples[call].raw);
-      process.stdout.write(`${call.padEnd(17)} shim p50 ${s.p50.toFixed(1).padStart(6)} ms  raw p50 ${r.p50.toFixed(1).padStart(6)} ms  ratio ${ratio(s.p50, r.p50)?.toFixed(2) ?? '-'}\n`);
+      const f = samples[call].floor.length > 0 ? summarize(samples[call].floor) : undefined;
+      const floorText = f ? `  floor p50 ${f.p50.toFixed(1).padStart(6)} ms  floor/raw ${ratio(f.p50, r.p50)?.toFixed(2) ?? '-'}` : '';
+      process.stdout.write(`${call.padEnd(17)} shim p50 ${s.p50.toFixed(1).padStart(6)} ms  raw p50 ${r.p50.toFixed(1).padStart(6)} ms  ratio ${ratio(s.p50, r.p50)?.toFixed(2) ?? '-'}${floorText}\n`);
     }
     if (!argv.includes('--no-count')) await countRequests(bench);
   });

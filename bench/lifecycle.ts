@@ -3,12 +3,12 @@
 // machine lands on both).
 import type Dockerode from 'dockerode';
 import type { CriClient } from '../test/support/client';
+import type { GrpcFloor } from './grpc-floor';
 import { untilQuiet } from './procfs';
 import {
   type BenchRun,
   containerConfig,
   EXEC_COMMAND,
-  inTurn,
   LIFECYCLE_COMMAND,
   podConfig,
   rawContainerSpec,
@@ -38,6 +38,9 @@ export const LIFECYCLE_CALLS = [
 ] as const;
 export type LifecycleCall = (typeof LIFECYCLE_CALLS)[number];
 
+/** The rows the grpc-js floor times (floorRound): all but ExecSync, whose exec is not one unary request. */
+export const FLOOR_CALLS = LIFECYCLE_CALLS.filter((c) => c !== 'ExecSync');
+
 /** The Docker calls that do each CRI call's work on the raw side. */
 export const RAW_LIFECYCLE_CALLS: Record<LifecycleCall, string> = {
   RunPodSandbox: 'create + start pause',
@@ -51,11 +54,12 @@ export const RAW_LIFECYCLE_CALLS: Record<LifecycleCall, string> = {
   [POD_START]: 'the raw RunPodSandbox, CreateContainer and StartContainer in a row',
 };
 
-export type LifecycleSamples = Record<LifecycleCall, { shim: number[]; raw: number[] }>;
+/** Each call's milliseconds per side; `floor` stays empty without a floor (and for ExecSync). */
+export type LifecycleSamples = Record<LifecycleCall, { shim: number[]; raw: number[]; floor: number[] }>;
 
 function emptySamples(): LifecycleSamples {
   const s = {} as LifecycleSamples;
-  for (const call of LIFECYCLE_CALLS) s[call] = { shim: [], raw: [] };
+  for (const call of LIFECYCLE_CALLS) s[call] = { shim: [], raw: [], floor: [] };
   return s;
 }
 
@@ -123,18 +127,47 @@ export async function rawRound(docker: Dockerode, bench: BenchRun, name: string,
 }
 
 /**
- * `rounds` measured rounds per side after `warmup` unmeasured ones; which side goes first
- * alternates from round to round.
+ * The raw round's requests, each relayed by the bare grpc-js server of grpc-floor.ts. ExecSync
+ * is not one unary request (its output comes on a hijacked stream): the exec runs on the raw
+ * side, unrecorded.
  */
-export async function runLifecycle(client: CriClient, docker: Dockerode, bench: BenchRun, rounds: number, warmup: number): Promise<LifecycleSamples> {
+export async function floorRound(floor: GrpcFloor, docker: Dockerode, bench: BenchRun, name: string, record: RecordCall): Promise<void> {
+  const step = stepper(record);
+  const create = async ({ name: containerName, ...body }: Dockerode.ContainerCreateOptions): Promise<string> => {
+    const answer = await floor.docker({ method: 'POST', path: `/containers/create?name=${encodeURIComponent(containerName ?? '')}`, body });
+    return (JSON.parse(answer.body) as { Id: string }).Id;
+  };
+  const pause = await step('RunPodSandbox', async () => {
+    const id = await create(rawPauseSpec(bench, `floor-${name}`));
+    await floor.docker({ method: 'POST', path: `/containers/${id}/start` });
+    return id;
+  });
+  const app = await step('CreateContainer', () => create(rawContainerSpec(bench, `floor-${name}`, pause, LIFECYCLE_COMMAND)));
+  await step('StartContainer', () => floor.docker({ method: 'POST', path: `/containers/${app}/start` }));
+  await rawExec(docker, app, EXEC_COMMAND);
+  await step('StopContainer', () => floor.docker({ method: 'POST', path: `/containers/${app}/stop?t=${STOP_TIMEOUT_SECONDS}` }));
+  await step('RemoveContainer', () => floor.docker({ method: 'DELETE', path: `/containers/${app}?force=true&v=true` }));
+  await step('StopPodSandbox', () => floor.docker({ method: 'POST', path: `/containers/${pause}/stop?t=${STOP_TIMEOUT_SECONDS}` }));
+  await step('RemovePodSandbox', () => floor.docker({ method: 'DELETE', path: `/containers/${pause}?force=true&v=true` }));
+}
+
+/**
+ * `rounds` measured rounds per side after `warmup` unmeasured ones, the sides taking turns at
+ * going first (shim, raw and, given `floor`, the grpc-js floor), so neither always gets the
+ * warmer daemon.
+ */
+export async function runLifecycle(client: CriClient, docker: Dockerode, bench: BenchRun, rounds: number, warmup: number, floor?: GrpcFloor): Promise<LifecycleSamples> {
   const samples = emptySamples();
   const ignore = (): void => undefined;
   for (let i = 0; i < warmup + rounds; i++) {
     const measured = i >= warmup;
     const name = `life${i}`;
-    const shim = (): Promise<void> => shimRound(client, bench, name, measured ? (c, ms) => void samples[c].shim.push(ms) : ignore);
-    const raw = (): Promise<void> => rawRound(docker, bench, name, measured ? (c, ms) => void samples[c].raw.push(ms) : ignore);
-    await inTurn(i, shim, raw);
+    const sides: Array<() => Promise<void>> = [
+      () => shimRound(client, bench, name, measured ? (c, ms) => void samples[c].shim.push(ms) : ignore),
+      () => rawRound(docker, bench, name, measured ? (c, ms) => void samples[c].raw.push(ms) : ignore),
+      ...(floor ? [() => floorRound(floor, docker, bench, name, measured ? (c, ms) => void samples[c].floor.push(ms) : ignore)] : []),
+    ];
+    for (let k = 0; k < sides.length; k++) await sides[(i + k) % sides.length]!();
   }
   return samples;
 }

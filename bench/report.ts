@@ -99,6 +99,11 @@ export interface BenchResult {
     durationSeconds: number;
   };
   lifecycle: LatencyRow[];
+  /**
+   * The raw side's requests relayed by a bare grpc-js server (bench/grpc-floor.ts), against the
+   * raw side: the `shim` summary holds the floor's times. Absent from older results.
+   */
+  lifecycleFloor?: LatencyRow[];
   /** RunPodSandbox and StopPodSandbox on a CNI network (shim side) against Docker's bridge (raw side). */
   network: LatencyRow[];
   reads: ReadLevel[];
@@ -249,6 +254,9 @@ export function renderTable(r: BenchResult): string {
   ];
   for (const l of r.lifecycle) {
     lines.push(row(['lifecycle', l.call, l.rawCall, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]));
+  }
+  for (const l of r.lifecycleFloor ?? []) {
+    lines.push(row(['lifecycle floor', l.call, `${l.rawCall}, relayed by a bare grpc-js server`, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]));
   }
   for (const l of r.network) {
     lines.push(row(['pod network', l.call, l.rawCall, ms(l.shim.p50), ms(l.shim.p95), ms(l.raw.p50), ms(l.raw.p95), ratioText(l.ratioP50)]));

@@ -10,9 +10,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { newTestRun } from '../test/support/cleanup';
-import { dockerApi, ensureTestImages } from '../test/support/images';
+import { dockerApi, ensureTestImages, testDockerSocket } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
-import { LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk } from './lifecycle';
+import { startGrpcFloor } from './grpc-floor';
+import { FLOOR_CALLS, LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk } from './lifecycle';
 import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
 import { diskUsage } from '../src/util/disk-usage';
@@ -115,9 +116,15 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`Docker's storage ${storeDir} holds ${imageStore.files} files`);
 
   await waitForStartUpWalk(shimPid, plan.quietDeadlineMs, log);
-  log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up)`);
-  const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup);
+  log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up): shim, raw and the grpc-js floor`);
+  const floorDir = tempDir('grpc-floor');
+  const floor = await startGrpcFloor(floorDir, testDockerSocket());
+  const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup, floor).finally(async () => {
+    await floor.stop();
+    fs.rmSync(floorDir, { recursive: true, force: true });
+  });
   const lifecycle = LIFECYCLE_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].shim, life[call].raw));
+  const lifecycleFloor = FLOOR_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].floor, life[call].raw));
 
   log(`pod network: ${plan.lifecycleRounds} rounds per plugin (+${plan.lifecycleWarmup} warm-up), cni next to Docker's bridge`);
   const network = await measurePodNetwork(bench, [`--log-level=${SHIM_LOG_LEVEL}`], plan.lifecycleRounds, plan.lifecycleWarmup);
@@ -184,7 +191,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
   const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
-  return { lifecycle, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, imageStore, startup, streams };
+  return { lifecycle, lifecycleFloor, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, imageStore, startup, streams };
 }
 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */

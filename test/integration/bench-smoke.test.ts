@@ -87,6 +87,18 @@ describe('the benchmark (--quick)', () => {
     }
   });
 
+  it('times the raw requests relayed by the bare grpc-js floor, every call but ExecSync', () => {
+    assert.deepEqual(
+      result.lifecycleFloor?.map((r) => r.call),
+      LIFECYCLE_CALLS.filter((c) => c !== 'ExecSync'),
+    );
+    for (const row of result.lifecycleFloor ?? []) {
+      assertLatencyRow(row, 'lifecycle floor');
+      assert.equal(row.shim.n, result.meta.lifecycleRounds);
+    }
+    assert.match(stdout, /\| lifecycle floor \| RemoveContainer \|/);
+  });
+
   it('times pod network set-up and tear-down on cni next to Docker’s bridge', () => {
     assert.deepEqual(
       result.network.map((r) => r.call.split(' ')[0]),
