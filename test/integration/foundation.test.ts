@@ -130,6 +130,23 @@ describe('socket handling and shutdown', () => {
     assert.equal(fs.readFileSync(file, 'utf8'), 'precious');
   });
 
+  it('leaves no temp dir behind when the shim it starts fails to', async () => {
+    const dir = f.tempDir('notsock2');
+    const file = path.join(dir, 'cri.sock');
+    fs.writeFileSync(file, 'precious');
+    // startShim's work dir is made under os.tmpdir(), which reads TMPDIR at each call.
+    const tmp = f.tempDir('tmpdir');
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      await assert.rejects(f.startShim({ args: [`--container-runtime-endpoint=unix://${file}`] }), /shim exited during start-up/);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    assert.deepEqual(fs.readdirSync(tmp), []);
+  });
+
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`exits 0 on ${signal} and removes its socket`, async () => {
       const { shim } = await f.startShim();

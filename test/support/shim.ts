@@ -95,17 +95,21 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
   const address = endpointArg?.startsWith('tcp://') ? endpointArg.slice('tcp://'.length) : `unix://${socket}`;
   const client = criClient(address);
   try {
-    await waitFor(
+    // A shim that exits ends the wait at once (a probe that throws would be polled to the deadline).
+    const started = await waitFor(
       'the shim to answer Version',
       async () => {
-        if (!running) throw new Error(`shim exited during start-up: ${output}`);
-        return (await client.runtime.Version({})).runtimeName === 'docker';
+        if (!running) return 'exited';
+        return (await client.runtime.Version({})).runtimeName === 'docker' && 'answered';
       },
       { timeoutMs: 30_000, intervalMs: 100 },
     );
+    if (started === 'exited') throw new Error(`shim exited during start-up: ${output}`);
   } catch (err) {
     child.kill('SIGKILL');
     client.close();
+    await exited;
+    fs.rmSync(work, { recursive: true, force: true });
     throw new Error(`${(err as Error).message}\n--- shim output ---\n${output}`);
   }
 
