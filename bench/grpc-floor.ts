@@ -7,11 +7,20 @@
 //
 //   node dist/bench/grpc-floor.js --serve <unix socket> <Docker's unix socket>
 // runs the relay; the bench starts it with startGrpcFloor() and times floorRound() (lifecycle.ts).
+//
+// The kubelet loop's floor is the same idea for the polled calls: a bare grpc-js server with the
+// CRI services that answers each of kubelet's polled RPCs with the answer the shim gave it once
+// (kept, as the shim keeps its list answers), so its CPU under the loop is what grpc-js and
+// protobuf cost at kubelet's rates, without a cache, a stats read or a Docker request.
+//   node dist/bench/grpc-floor.js --serve-kept <unix socket> <the shim's address>
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { criContract } from '../src/cri/contract';
+import { criClient, type CriClient } from '../test/support/client';
+import { callKubelet, type KubeletCall } from './kubelet-loop';
 
 /** One Docker request as the raw side makes it. */
 export interface RelayedRequest {
@@ -70,11 +79,82 @@ function serve(socket: string, dockerSocket: string): void {
       );
     },
   });
+  listen(server, socket);
+}
+
+/** Serves on `socket`, says `ready` on stdout once it listens, and ends on SIGTERM. */
+function listen(server: grpc.Server, socket: string): void {
   server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (err) => {
     if (err) throw err;
     process.stdout.write('ready\n');
   });
   process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));
+}
+
+/**
+ * The polled RPCs, each asked once of the shim as kubelet asks it unfiltered (the loop's
+ * filtered variants get the same answer: at steady state every pod is ready and every container
+ * runs, so the lists are the same), by service.
+ */
+const KEPT: Record<'runtime' | 'images', readonly KubeletCall[]> = {
+  runtime: ['ListPodSandbox', 'ListContainers', 'ListContainerStats', 'Status', 'Version'],
+  images: ['ListImages', 'ImageFsInfo'],
+};
+
+async function serveKept(socket: string, shimAddress: string): Promise<void> {
+  const shim = criClient(shimAddress);
+  const answers = new Map<string, unknown>();
+  for (const call of [...KEPT.runtime, ...KEPT.images]) answers.set(call, await callKubelet(shim, call));
+  shim.close();
+  const answering = (calls: readonly KubeletCall[]): grpc.UntypedServiceImplementation =>
+    Object.fromEntries(calls.map((call) => [call, (_c: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => callback(null, answers.get(call))]));
+  const v1 = criContract().runtime.v1;
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
+  server.addService(v1.RuntimeService.service, answering(KEPT.runtime));
+  server.addService(v1.ImageService.service, answering(KEPT.images));
+  listen(server, socket);
+}
+
+/** Starts `bench/grpc-floor.js <args>` and resolves once it said it is ready. */
+async function startFloorProcess(args: string[], what: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [__filename, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${what} exited ${code} before it was ready`)));
+    child.stdout!.once('data', () => resolve());
+  });
+  child.removeAllListeners('exit');
+  return child;
+}
+
+/** Ends `child` with SIGTERM and removes its socket. */
+async function stopFloorProcess(child: ChildProcess, socket: string): Promise<void> {
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  child.kill('SIGTERM');
+  await exited;
+  fs.rmSync(socket, { force: true });
+}
+
+export interface KeptFloor {
+  /** A CRI client of the floor (only kubelet's polled RPCs answer). */
+  client: CriClient;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts the kept-answers floor on a socket in `dir`, its answers asked of the shim at `shimAddress` first. */
+export async function startKeptFloor(dir: string, shimAddress: string): Promise<KeptFloor> {
+  const socket = path.join(dir, 'kept-floor.sock');
+  const child = await startFloorProcess(['--serve-kept', socket, shimAddress], 'the kept-answers grpc-js floor');
+  const client = criClient(`unix://${socket}`);
+  return {
+    client,
+    pid: child.pid!,
+    stop: async () => {
+      client.close();
+      await stopFloorProcess(child, socket);
+    },
+  };
 }
 
 export interface GrpcFloor {
@@ -86,13 +166,7 @@ export interface GrpcFloor {
 /** Starts the relay in a process of its own, on a socket in `dir`, for Docker at `dockerSocket`. */
 export async function startGrpcFloor(dir: string, dockerSocket: string): Promise<GrpcFloor> {
   const socket = path.join(dir, 'grpc-floor.sock');
-  const child: ChildProcess = spawn(process.execPath, [__filename, '--serve', socket, dockerSocket], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the grpc-js floor relay exited ${code} before it was ready`)));
-    child.stdout!.once('data', () => resolve());
-  });
-  child.removeAllListeners('exit');
+  const child = await startFloorProcess(['--serve', socket, dockerSocket], 'the grpc-js floor relay');
   const Client = grpc.makeGenericClientConstructor(FLOOR_SERVICE, 'Floor');
   const client = new Client(`unix://${socket}`, grpc.credentials.createInsecure(), { 'grpc.enable_channelz': 0, 'grpc.enable_retries': 0 });
   const call = client['Docker'] as (req: RelayedRequest, cb: (err: grpc.ServiceError | null, res: RelayedAnswer) => void) => void;
@@ -107,16 +181,18 @@ export async function startGrpcFloor(dir: string, dockerSocket: string): Promise
       ),
     stop: async () => {
       client.close();
-      const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
-      child.kill('SIGTERM');
-      await exited;
-      fs.rmSync(socket, { force: true });
+      await stopFloorProcess(child, socket);
     },
   };
 }
 
-if (require.main === module && process.argv[2] === '--serve') {
-  const [socket, dockerSocket] = process.argv.slice(3);
-  if (!socket || !dockerSocket) throw new Error('usage: grpc-floor.js --serve <socket> <docker socket>');
-  serve(socket, dockerSocket);
+if (require.main === module) {
+  const [mode, socket, target] = process.argv.slice(2);
+  if (!socket || !target || (mode !== '--serve' && mode !== '--serve-kept')) throw new Error('usage: grpc-floor.js --serve <socket> <docker socket> | --serve-kept <socket> <shim address>');
+  if (mode === '--serve') serve(socket, target);
+  else
+    void serveKept(socket, target).catch((err: Error) => {
+      process.stderr.write(`kept-answers floor: ${err.message}\n`);
+      process.exit(1);
+    });
 }

@@ -2,11 +2,12 @@
 // shim, then starts a second one on the same state directory under `node --cpu-prof`, runs the
 // kubelet-like loop (./kubelet-loop.ts) taking turns with idle slots, measures CPU per call of
 // each polled RPC, stops it and summarises the profile by module and function.
-//   node dist/bench/profile.js [--pods=50] [--seconds=30] [--warmup-seconds=60] [--calls=100] [--sparse-calls=0] [--only=RPC,...] [--out=DIR]
+//   node dist/bench/profile.js [--pods=50] [--seconds=30] [--warmup-seconds=60] [--calls=100] [--sparse-calls=0] [--only=RPC,...] [--out=DIR] [--floor]
 // --semi-space=MiB: run the shim with --max-semi-space-size=MiB (by default it runs with none,
 // as main.js runs it: through its #! line, with its malloc settings).
 // --sparse-calls=N: also N calls of each RPC one second apart, as kubelet spaces them (./kubelet-loop.ts cpuPerSparseCall).
 // --no-profile: without --cpu-prof (the profiler's own cost left out of the figures).
+// --floor: the same loop (after the same warm-up) against the kept-answers grpc-js floor (./grpc-floor.ts).
 // --only: the CPU-per-call part for these RPCs alone (with --seconds=0, a profile of just them).
 // Writes <out>/profile-<date>.txt (the summary and the CPU figures) and the raw .cpuprofile.
 import * as fs from 'node:fs';
@@ -15,7 +16,8 @@ import { newTestRun, removePaths, removeTestContainers } from '../test/support/c
 import { ensureTestImages } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
-import { CPU_PER_CALL_RPCS, cpuPerCall, cpuPerSparseCall, kubeletSecond, measureKubeletLoop, POLLED_RPCS } from './kubelet-loop';
+import { type KubeletLoopResult, CPU_PER_CALL_RPCS, cpuPerCall, cpuPerSparseCall, measureKubeletLoop, POLLED_RPCS, warmUpLoop } from './kubelet-loop';
+import { startKeptFloor } from './grpc-floor';
 import { dockerdPid, untilQuiet } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
@@ -28,6 +30,20 @@ function option(argv: readonly string[], name: string, fallback: number): number
   const n = raw === undefined ? fallback : Number(raw);
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
   return n;
+}
+
+/** The loop against the kept-answers floor (grpc-floor.ts), warmed up as the shim was. */
+async function measureFloorLoop(shimAddress: string, pods: readonly PopulatedPod[], warmupSeconds: number, seconds: number): Promise<KubeletLoopResult> {
+  const dir = tempDir('kept-floor');
+  const floor = await startKeptFloor(dir, shimAddress);
+  try {
+    log(`floor: ${warmupSeconds} s of warm-up, then ${seconds} loop slots and ${seconds} idle slots`);
+    await warmUpLoop(floor.client, warmupSeconds);
+    return await measureKubeletLoop(floor.client, pods, { shim: floor.pid, dockerd: dockerdPid() }, seconds);
+  } finally {
+    await floor.stop();
+    removePaths(dir);
+  }
 }
 
 /** How long to wait for the shim's start-up walks to end before measuring anyway. */
@@ -73,9 +89,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     // ms after the first minute, with TurboFan compiling a function or more per second meanwhile).
     const warmup = option(argv, 'warmup-seconds', 60);
     log(`warm-up: ${warmup} s of the loop, not measured`);
-    for (let s = 0; s < warmup; s++) await Promise.all([kubeletSecond(shim.client, s), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    await warmUpLoop(shim.client, warmup);
     log(`kubelet loop: ${seconds} loop slots and ${seconds} idle slots`);
     const loop = await measureKubeletLoop(shim.client, pods, { shim: pid, dockerd: dockerdPid() }, seconds);
+    const floorLoop = argv.includes('--floor') ? await measureFloorLoop(shim.address, pods, warmup, seconds) : undefined;
     log(`CPU per call: ${calls} calls each`);
     const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
     const rpcs = CPU_PER_CALL_RPCS;
@@ -90,6 +107,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const profile = file === undefined ? undefined : (JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8')) as CpuProfile);
     const text = [
       `shim CPU at ${loop.pods} pods over ${seconds} s: kubelet loop ${loop.shim.loopCpuMs} ms, idle ${loop.shim.idleCpuMs} ms, loop net of idle ${loop.shim.netCpuMs} ms; dockerd net ${loop.dockerd.netCpuMs} ms`,
+      ...(floorLoop ? [`floor (a bare grpc-js server, the shim's answers kept) over ${seconds} s: loop ${floorLoop.shim.loopCpuMs} ms, idle ${floorLoop.shim.idleCpuMs} ms, net of idle ${floorLoop.shim.netCpuMs} ms`] : []),
       'CPU per call (ms):',
       ...perCall.map((c) => `  ${c.rpc.padEnd(20)} ${c.cpuMsPerCall}`),
       ...(sparse.length > 0 ? ['CPU per call one second apart (ms):', ...sparse.map((c) => `  ${c.rpc.padEnd(20)} ${c.cpuMsPerCall}`)] : []),

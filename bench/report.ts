@@ -109,6 +109,11 @@ export interface BenchResult {
   reads: ReadLevel[];
   polling: PollingResult;
   kubeletLoop: KubeletLoopRow;
+  /**
+   * The same loop against a bare grpc-js server answering with the shim's answers, kept
+   * (bench/grpc-floor.ts): its `shim` figures are that server's. Absent from older results.
+   */
+  kubeletLoopFloor?: KubeletLoopRow;
   rss: { idleBytes: number; afterBytes: number; peakBytes: number };
   /** Docker's storage (<root>/<driver>) the run's ImageFsInfo answered for, and the files it holds. */
   imageStore: { dir: string; files: number };
@@ -304,6 +309,7 @@ export function renderTable(r: BenchResult): string {
       '',
       '',
     ]),
+    ...(r.kubeletLoopFloor ? [kubeletLoopFloorRow(r.kubeletLoopFloor)] : []),
     ...r.reads.filter((level) => level.cpuPerCall.length > 0).map((level) =>
       row([`shim CPU per call @${level.containers}`, 'ms per call', level.cpuPerCall.map((c) => c.rpc).join(', '), level.cpuPerCall.map((c) => c.cpuMsPerCall).join(' / '), '', '', '', '']),
     ),
@@ -313,6 +319,21 @@ export function renderTable(r: BenchResult): string {
     ...(r.idle ? idleTableCells(r.idle).map(row) : []),
   );
   return lines.join('\n');
+}
+
+/** The loop's floor: what the bare grpc-js server cost, per 30 s like the node's figure. */
+function kubeletLoopFloorRow(f: KubeletLoopRow): string {
+  const per30s = f.seconds > 0 ? Math.round((f.shim.netCpuMs * 30) / f.seconds) : 0;
+  return row([
+    `kubelet loop floor ${f.seconds} s @${f.pods} pods`,
+    'CPU ms of a bare grpc-js server with the shim\'s answers kept: loop / idle / net of idle',
+    'the same calls, no cache, stats or Docker (bench/grpc-floor.ts)',
+    `${f.shim.loopCpuMs} / ${f.shim.idleCpuMs} / ${f.shim.netCpuMs}; ${per30s} per 30 s`,
+    '',
+    '',
+    '',
+    '',
+  ]);
 }
 
 export function renderTargets(checks: readonly TargetCheck[]): string {

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages, testDockerSocket } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
-import { startGrpcFloor } from './grpc-floor';
+import { startGrpcFloor, startKeptFloor } from './grpc-floor';
 import { FLOOR_CALLS, LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk } from './lifecycle';
 import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
@@ -20,7 +20,7 @@ import { diskUsage } from '../src/util/disk-usage';
 import { dockerdPid, memoryBytes } from './procfs';
 import { countBothSides } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
-import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop } from './kubelet-loop';
+import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop, warmUpLoop } from './kubelet-loop';
 import {
   type BenchResult,
   checkTargets,
@@ -136,6 +136,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const pods: PopulatedPod[] = [];
   const reads: ReadLevel[] = [];
   let kubeletLoop: KubeletLoopRow | undefined;
+  let kubeletLoopFloor: KubeletLoopRow | undefined;
   for (const level of plan.levels) {
     log(`reads: populating to ${level} containers`);
     await populate(client, bench, pods, level, plan.concurrency);
@@ -148,6 +149,16 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
     if (level === plan.kubeletLoopLevel) {
       log(`kubelet loop at ${pods.length} pods: ${plan.kubeletLoopSeconds} loop slots and as many idle slots`);
       kubeletLoop = await measureKubeletLoop(client, pods, { shim: shimPid, dockerd }, plan.kubeletLoopSeconds);
+      // The floor is warmed up as long as it is measured: the shim has served for minutes by now.
+      log(`kubelet loop's floor: a bare grpc-js server with the shim's answers kept, ${plan.kubeletLoopSeconds} s of warm-up, then ${plan.kubeletLoopSeconds} loop slots and as many idle slots`);
+      const floorDir = tempDir('kept-floor');
+      const floor = await startKeptFloor(floorDir, shim.address);
+      kubeletLoopFloor = await warmUpLoop(floor.client, plan.kubeletLoopSeconds)
+        .then(() => measureKubeletLoop(floor.client, pods, { shim: floor.pid, dockerd }, plan.kubeletLoopSeconds))
+        .finally(async () => {
+          await floor.stop();
+          fs.rmSync(floorDir, { recursive: true, force: true });
+        });
     }
   }
   if (!kubeletLoop) throw new Error(`the plan's kubelet loop level ${plan.kubeletLoopLevel} is not one of its levels`);
@@ -191,7 +202,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   log(`counting Docker requests over ${plan.countTicks} ticks per side`);
   const dockerRequests = await countDockerRequests(plan, pods);
   const startup = await measureStartupPart(plan, rootDir, pods.length * 2);
-  return { lifecycle, lifecycleFloor, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, rss, imageStore, startup, streams };
+  return { lifecycle, lifecycleFloor, network, reads, polling: { ...pollingCpu, dockerRequests }, kubeletLoop, kubeletLoopFloor, rss, imageStore, startup, streams };
 }
 
 /** Part 5, once the timed shim has stopped: its state directory is what a restarted shim finds. */

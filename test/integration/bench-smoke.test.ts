@@ -166,6 +166,14 @@ describe('the benchmark (--quick)', () => {
       for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(k[side][key], `kubeletLoop.${side}.${key}`);
     }
     assertNumber(k.nodeNetCpuMsPer30s, 'kubeletLoop.nodeNetCpuMsPer30s');
+    // The same loop against the bare grpc-js server with the shim's answers kept.
+    const f = result.kubeletLoopFloor;
+    assert.ok(f, 'the kubelet loop has a floor');
+    assert.equal(f.pods, 5);
+    assert.equal(f.seconds, 3);
+    for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(f.shim[key], `kubeletLoopFloor.shim.${key}`);
+    assert.ok(f.shim.loopCpuMs > 0, 'the floor server spent CPU answering the loop');
+    assert.match(stdout, /\| kubelet loop floor 3 s @5 pods \|/);
   });
 
   it('times a restarted shim from exec to its first Version and ListContainers answers', () => {
