@@ -35,6 +35,8 @@ export interface CpuPerCallRow {
 
 /** The shim's and dockerd's CPU under kubelet's polling (bench/kubelet-loop.ts), net of their idle rates. */
 export type KubeletLoopRow = KubeletLoopResult;
+/** The loop against its floor; `rssBytes`: the floor process's resident size after it (its idle slots last). */
+export type KubeletLoopFloorRow = KubeletLoopResult & { rssBytes: number };
 
 export interface PollingResult {
   seconds: number;
@@ -113,7 +115,7 @@ export interface BenchResult {
    * The same loop against a bare grpc-js server answering with the shim's answers, kept
    * (bench/grpc-floor.ts): its `shim` figures are that server's. Absent from older results.
    */
-  kubeletLoopFloor?: KubeletLoopRow;
+  kubeletLoopFloor?: KubeletLoopFloorRow;
   rss: { idleBytes: number; afterBytes: number; peakBytes: number };
   /** Docker's storage (<root>/<driver>) the run's ImageFsInfo answered for, and the files it holds. */
   imageStore: { dir: string; files: number };
@@ -322,13 +324,13 @@ export function renderTable(r: BenchResult): string {
 }
 
 /** The loop's floor: what the bare grpc-js server cost, per 30 s like the node's figure. */
-function kubeletLoopFloorRow(f: KubeletLoopRow): string {
+function kubeletLoopFloorRow(f: KubeletLoopFloorRow): string {
   const per30s = f.seconds > 0 ? Math.round((f.shim.netCpuMs * 30) / f.seconds) : 0;
   return row([
     `kubelet loop floor ${f.seconds} s @${f.pods} pods`,
-    'CPU ms of a bare grpc-js server with the shim\'s answers kept: loop / idle / net of idle',
+    'CPU ms of a bare grpc-js server with the shim\'s answers kept: loop / idle / net of idle; its RSS after',
     'the same calls, no cache, stats or Docker (bench/grpc-floor.ts)',
-    `${f.shim.loopCpuMs} / ${f.shim.idleCpuMs} / ${f.shim.netCpuMs}; ${per30s} per 30 s`,
+    `${f.shim.loopCpuMs} / ${f.shim.idleCpuMs} / ${f.shim.netCpuMs}; ${per30s} per 30 s; RSS ${(f.rssBytes / MiB).toFixed(1)} MiB`,
     '',
     '',
     '',

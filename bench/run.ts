@@ -24,6 +24,7 @@ import { CPU_PER_CALL_RPCS, cpuPerCall, measureKubeletLoop, warmUpLoop } from '.
 import {
   type BenchResult,
   checkTargets,
+  type KubeletLoopFloorRow,
   type KubeletLoopRow,
   type LatencyRow,
   type PollingResult,
@@ -136,7 +137,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const pods: PopulatedPod[] = [];
   const reads: ReadLevel[] = [];
   let kubeletLoop: KubeletLoopRow | undefined;
-  let kubeletLoopFloor: KubeletLoopRow | undefined;
+  let kubeletLoopFloor: KubeletLoopFloorRow | undefined;
   for (const level of plan.levels) {
     log(`reads: populating to ${level} containers`);
     await populate(client, bench, pods, level, plan.concurrency);
@@ -155,6 +156,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
       const floor = await startKeptFloor(floorDir, shim.address);
       kubeletLoopFloor = await warmUpLoop(floor.client, plan.kubeletLoopSeconds)
         .then(() => measureKubeletLoop(floor.client, pods, { shim: floor.pid, dockerd }, plan.kubeletLoopSeconds))
+        .then((loop) => ({ ...loop, rssBytes: memoryBytes(floor.pid) }))
         .finally(async () => {
           await floor.stop();
           fs.rmSync(floorDir, { recursive: true, force: true });

@@ -173,6 +173,7 @@ describe('the benchmark (--quick)', () => {
     assert.equal(f.seconds, 3);
     for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(f.shim[key], `kubeletLoopFloor.shim.${key}`);
     assert.ok(f.shim.loopCpuMs > 0, 'the floor server spent CPU answering the loop');
+    assert.ok(f.rssBytes > 10 * 2 ** 20, `the floor process's RSS, ${f.rssBytes} bytes`);
     assert.match(stdout, /\| kubelet loop floor 3 s @5 pods \|/);
   });
 
