@@ -45,8 +45,26 @@ export interface StreamRow {
   ratio: number;
 }
 
+/**
+ * A case's floor (bench/stream-floor.ts): the same transfers through a bare Node relay (plain
+ * socket piping, no framing) in a process of its own, in turn with the shim and the docker CLI.
+ */
+export interface StreamFloorRow {
+  case: StreamCase;
+  bytes: number;
+  rounds: number;
+  /** The relay's own utime+stime per GiB, beside the side's usual figures. */
+  floor: StreamSideResult & { relayCpuSecondsPerGiB: number };
+  /** The docker CLI's side of the same rounds (the shim rows' raw side). */
+  raw: StreamSideResult;
+  /** floor MiB/s / raw MiB/s: the nearest to the CLI a Node process in the path can come here. */
+  ratio: number;
+}
+
 export interface StreamsResult {
   rows: StreamRow[];
+  /** Exec stdin's floor (results before it have none). */
+  floor?: StreamFloorRow[];
 }
 
 /** Issue 30's streaming targets: throughput against raw Docker's, and the shim's CPU per GiB against cri-dockerd's. */
@@ -63,16 +81,28 @@ export function checkStreamTargets(r: StreamsResult): Array<{ target: string; va
   return checks;
 }
 
-/** The part's rows in the bench table's columns. */
+/** The part's rows in the bench table's columns; a case's floor row after its shim rows. */
 export function renderStreamRows(r: StreamsResult): string[] {
-  return r.rows.map(
-    (row) =>
-      `| streams | ${row.case} ${row.bytes / MiB} MiB over ${row.transport} (MiB/s; shim CPU s/GiB; dockerd CPU s/GiB shim/raw${busy(row) ? '; machine busy cores shim/raw' : ''}) | ${RAW_SIDE[row.case]} | ${row.shim.mibPerSecond}; ${row.shim.shimCpuSecondsPerGiB}; ${row.shim.dockerdCpuSecondsPerGiB}/${row.raw.dockerdCpuSecondsPerGiB}${busy(row)} | | ${row.raw.mibPerSecond} | | ${row.ratio.toFixed(2)} |`,
-  );
+  const lines: string[] = [];
+  r.rows.forEach((row, i) => {
+    const cores = busy(row.shim, row.raw);
+    lines.push(
+      `| streams | ${row.case} ${row.bytes / MiB} MiB over ${row.transport} (MiB/s; shim CPU s/GiB; dockerd CPU s/GiB shim/raw${cores ? '; machine busy cores shim/raw' : ''}) | ${RAW_SIDE[row.case]} | ${row.shim.mibPerSecond}; ${row.shim.shimCpuSecondsPerGiB}; ${row.shim.dockerdCpuSecondsPerGiB}/${row.raw.dockerdCpuSecondsPerGiB}${cores} | | ${row.raw.mibPerSecond} | | ${row.ratio.toFixed(2)} |`,
+    );
+    if (r.rows[i + 1]?.case === row.case) return;
+    for (const floor of r.floor?.filter((f) => f.case === row.case) ?? []) lines.push(floorLine(floor, r.rows.filter((s) => s.case === row.case)));
+  });
+  return lines;
 }
 
+/** A floor's row: its figures, floor/raw, and each transport's shim/floor (near 1: the shim costs no more than any relay). */
+function floorLine(floor: StreamFloorRow, shimRows: readonly StreamRow[]): string {
+  const cores = busy(floor.floor, floor.raw);
+  const shimOverFloor = shimRows.map((s) => `${s.transport} ${(s.shim.mibPerSecond / floor.floor.mibPerSecond).toFixed(2)}`).join(', ');
+  return `| streams | ${floor.case} ${floor.bytes / MiB} MiB floor (bare Node relay) (MiB/s; relay CPU s/GiB; dockerd CPU s/GiB floor/raw${cores ? '; machine busy cores floor/raw' : ''}${shimOverFloor ? `; shim/floor ${shimOverFloor}` : ''}) | ${RAW_SIDE[floor.case]} | ${floor.floor.mibPerSecond}; ${floor.floor.relayCpuSecondsPerGiB}; ${floor.floor.dockerdCpuSecondsPerGiB}/${floor.raw.dockerdCpuSecondsPerGiB}${cores} | | ${floor.raw.mibPerSecond} | | ${floor.ratio.toFixed(2)} |`;
+}
 
-/** '; shim/raw' busy cores, when both sides measured them (results before them have none). */
-function busy(row: StreamRow): string {
-  return row.shim.machineBusyCores === undefined || row.raw.machineBusyCores === undefined ? '' : `; ${row.shim.machineBusyCores}/${row.raw.machineBusyCores}`;
+/** '; side/raw' busy cores, when both sides measured them (results before them have none). */
+function busy(side: StreamSideResult, raw: StreamSideResult): string {
+  return side.machineBusyCores === undefined || raw.machineBusyCores === undefined ? '' : `; ${side.machineBusyCores}/${raw.machineBusyCores}`;
 }

@@ -4,21 +4,24 @@
 // (utime+stime from /proc). The client side of the shim is built here, as kubectl and crictl
 // speak it (spdystream: no windows counted, 32 KiB stdin frames; the WebSocket channel
 // protocols); the raw side is the docker CLI (`docker exec`, `docker exec -i`, and a
-// `docker exec -i <pod> nc 127.0.0.1 <port>` relay for the port forward).
+// `docker exec -i <pod> nc 127.0.0.1 <port>` relay for the port forward). Exec stdin has a
+// fourth side, its floor: a bare Node relay in front of the same exec (stream-floor.ts).
 //   node dist/bench/streams.js [--quick] [--profile] [--only=stdout,stdin,port-forward]
 // --profile runs the shim under --cpu-prof and prints where its CPU went; --only measures only
 // these cases.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Writable } from 'node:stream';
 import type { CriClient } from '../test/support/client';
 import { newTestRun, removePaths } from '../test/support/cleanup';
-import { ensureTestImages } from '../test/support/images';
+import { ensureTestImages, testDockerSocket } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { chunksOf, CLIENT_CHUNK, SpdySinkClient, wsSend, wsSink } from '../test/support/stream-sinks';
 import { renderProfileSummary, summarizeProfile, type CpuProfile } from './cpu-profile';
 import { renderTargets } from './report';
-import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
+import { floorExec, startStreamFloor, type StreamFloor } from './stream-floor';
+import { checkStreamTargets, renderStreamRows, type StreamCase, type StreamFloorRow, type StreamRow, type StreamSideResult, type StreamsResult, type Transport } from './streams-report';
 import { clockTicksPerSecond, cpuMs, dockerdPid, machineBusyMs, untilQuiet } from './procfs';
 import { type BenchRun, startShimPod, withCleanUp } from './workload';
 import { runAsProgram } from './entry';
@@ -55,7 +58,8 @@ function failWith(message: string): never {
 
 interface Sample {
   seconds: number;
-  shimCpuMs: number;
+  /** The CPU of the process between the client and Docker: the shim's (on the raw side, idle), or the floor's relay's. */
+  relayCpuMs: number;
   dockerdCpuMs: number;
   /** The client's CPU: this process's own and its reaped children's (the docker CLI). */
   clientCpuMs: number;
@@ -70,15 +74,15 @@ function clientCpuMs(): number {
   return ((Number(fields[14 - 3]) + Number(fields[15 - 3]) + Number(fields[16 - 3]) + Number(fields[17 - 3])) * 1000) / clockTicksPerSecond();
 }
 
-/** Runs `transfer` (which answers the bytes it moved) and reads the CPU the shim and dockerd spent on it. */
-async function sampled(shimPid: number, dockerd: number, expected: number, transfer: () => Promise<number>): Promise<Sample> {
-  const cpu0 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs(), machineBusyMs()];
+/** Runs `transfer` (which answers the bytes it moved) and reads the CPU the relay (`relayPid`: the shim, or the floor) and dockerd spent on it. */
+async function sampled(relayPid: number, dockerd: number, expected: number, transfer: () => Promise<number>): Promise<Sample> {
+  const cpu0 = [cpuMs(relayPid), cpuMs(dockerd), clientCpuMs(), machineBusyMs()];
   const t0 = process.hrtime.bigint();
   const moved = await transfer();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu1 = [cpuMs(shimPid), cpuMs(dockerd), clientCpuMs(), machineBusyMs()];
+  const cpu1 = [cpuMs(relayPid), cpuMs(dockerd), clientCpuMs(), machineBusyMs()];
   if (moved !== expected) throw new Error(`moved ${moved} bytes, expected ${expected}`);
-  return { seconds, shimCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]!, clientCpuMs: cpu1[2]! - cpu0[2]!, machineCpuMs: cpu1[3]! - cpu0[3]! };
+  return { seconds, relayCpuMs: cpu1[0]! - cpu0[0]!, dockerdCpuMs: cpu1[1]! - cpu0[1]!, clientCpuMs: cpu1[2]! - cpu0[2]!, machineCpuMs: cpu1[3]! - cpu0[3]! };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -87,11 +91,11 @@ const median = (xs: readonly number[]): number => {
 };
 const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
-function sideOf(samples: readonly Sample[], bytes: number): StreamSideResult & { shimCpuSecondsPerGiB: number } {
+function sideOf(samples: readonly Sample[], bytes: number): StreamSideResult & { relayCpuSecondsPerGiB: number } {
   const gib = bytes / GiB;
   return {
     mibPerSecond: round(median(samples.map((s) => bytes / MiB / s.seconds)), 1),
-    shimCpuSecondsPerGiB: round(median(samples.map((s) => s.shimCpuMs / 1000 / gib)), 2),
+    relayCpuSecondsPerGiB: round(median(samples.map((s) => s.relayCpuMs / 1000 / gib)), 2),
     dockerdCpuSecondsPerGiB: round(median(samples.map((s) => s.dockerdCpuMs / 1000 / gib)), 2),
     machineBusyCores: round(median(samples.map(busyCores)), 2),
   };
@@ -114,6 +118,11 @@ function bytesReadBy(ddStderr: string): number {
 /** The pod's container: serves `bytes` to each connection on SERVE_PORT. */
 export const serveCommand = (bytes: number): string[] => ['nc', '-ll', '-p', String(SERVE_PORT), '-e', ...produce(bytes)];
 
+/** Writes `bytes` of zeros to `stdin` a chunk at a time, at the pace it drains (it stays open). */
+async function writeZeros(stdin: Writable, bytes: number): Promise<void> {
+  for (const chunk of chunksOf(ZEROS, bytes)) if (!stdin.write(chunk)) await new Promise((r) => stdin.once('drain', r));
+}
+
 // ---- raw Docker: the docker CLI ----------------------------------------------------------
 
 /** `docker exec [-i] <container> <cmd>`: bytes of its stdout, its stderr; `stdin` bytes of zeros written to it. */
@@ -127,10 +136,7 @@ function dockerCli(containerId: string, cmd: string[], stdin: number | undefined
     child.once('error', reject);
     child.once('close', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`docker exec ${cmd.join(' ')}: exit ${code}: ${stderr}`))));
     if (stdin === undefined) return void child.stdin.end();
-    void (async () => {
-      for (const chunk of chunksOf(ZEROS, stdin)) if (!child.stdin.write(chunk)) await new Promise((r) => child.stdin.once('drain', r));
-      child.stdin.end();
-    })();
+    void writeZeros(child.stdin, stdin).then(() => child.stdin.end());
   });
 }
 
@@ -203,9 +209,11 @@ async function wsPortForward(client: CriClient, podSandboxId: string): Promise<n
 interface Target {
   pod: string;
   containerId: string;
+  /** Exec stdin's floor, in front of the same container (when that case is measured). */
+  floor?: StreamFloor;
 }
 
-type Side = 'raw' | Transport;
+type Side = 'raw' | Transport | 'floor';
 
 /** One transfer of `kase` on `side`; answers the bytes moved. */
 function transfer(client: CriClient, target: Target, kase: StreamCase, side: Side, bytes: number): Promise<number> {
@@ -213,28 +221,42 @@ function transfer(client: CriClient, target: Target, kase: StreamCase, side: Sid
   switch (kase) {
     case 'exec stdout': {
       const exec = { cmd: produce(bytes) };
+      if (side === 'floor') throw new Error('exec stdout has no floor');
       if (side === 'raw') return dockerCli(containerId, exec.cmd, undefined).then((r) => r.stdout);
       return (side === 'SPDY' ? spdyExec : wsExec)(client, containerId, exec).then((r) => r.stdout);
     }
     case 'exec stdin': {
       const exec = { cmd: CONSUME, stdin: true };
       if (side === 'raw') return dockerCli(containerId, CONSUME, bytes).then((r) => bytesReadBy(r.stderr));
+      if (side === 'floor') return floorExec(floorOf(target), (stdin) => writeZeros(stdin, bytes)).then((r) => bytesReadBy(r.stderr));
       return (side === 'SPDY' ? spdyExec : wsExec)(client, containerId, exec, bytes).then((r) => bytesReadBy(r.stderr));
     }
     case 'port forward':
+      if (side === 'floor') throw new Error('the port forward has no floor');
       if (side === 'raw') return dockerCli(containerId, ['nc', '127.0.0.1', String(SERVE_PORT)], 0).then((r) => r.stdout);
       return side === 'SPDY' ? spdyPortForward(client, pod) : wsPortForward(client, pod);
   }
 }
 
 const SIDES: readonly Side[] = ['raw', 'SPDY', 'WebSocket'];
+/** The cases measured on the floor too: exec stdin, whose target (0.9 of the CLI) a bare relay may not reach here. */
+const FLOOR_CASES: readonly StreamCase[] = ['exec stdin'];
+
+const sidesOf = (kase: StreamCase): readonly Side[] => (FLOOR_CASES.includes(kase) ? [...SIDES, 'floor'] : SIDES);
+
+function floorOf(target: Target): StreamFloor {
+  return target.floor ?? failWith('the floor side was asked for with no floor started');
+}
 
 /** Measures every case on every side, the sides taking turns round by round (which goes first rotates). */
 export async function measureStreams(client: CriClient, bench: BenchRun, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
   const { pod, containerId } = await startShimPod(client, bench, 'streams', serveCommand(plan.bytes['port forward']));
+  let floor: StreamFloor | undefined;
   try {
-    return { rows: await measureCases(client, { pod: pod.id, containerId }, shimPid, plan, log) };
+    if (plan.cases.some((c) => FLOOR_CASES.includes(c))) floor = await startStreamFloor(testDockerSocket(), containerId, CONSUME);
+    return await measureCases(client, { pod: pod.id, containerId, ...(floor ? { floor } : {}) }, shimPid, plan, log);
   } finally {
+    await floor?.stop();
     await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
     await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
   }
@@ -251,31 +273,38 @@ async function shimQuiet(shimPid: number, deadlineMs: number, log: (m: string) =
   log(quiet ? `the shim is quiet after ${seconds} s` : `the shim is still busy after ${seconds} s: its CPU per GiB counts that too`);
 }
 
-async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamRow[]> {
+async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
   const dockerd = dockerdPid();
   const rows: StreamRow[] = [];
+  const floorRows: StreamFloorRow[] = [];
   await shimQuiet(shimPid, plan.quietDeadlineMs, log);
   for (const kase of plan.cases) {
     const bytes = plan.bytes[kase];
-    const samples = new Map<Side, Sample[]>(SIDES.map((s) => [s, []]));
+    const sides = sidesOf(kase);
+    const samples = new Map<Side, Sample[]>(sides.map((s) => [s, []]));
     // One uncounted transfer a side first: the relay process, JIT, Docker's exec paths.
-    for (const side of SIDES) await transfer(client, target, kase, side, Math.min(bytes, 8 * MiB)).catch(() => undefined);
+    for (const side of sides) await transfer(client, target, kase, side, Math.min(bytes, 8 * MiB)).catch(() => undefined);
     for (let r = 0; r < plan.rounds; r++) {
-      for (let i = 0; i < SIDES.length; i++) {
-        const side = SIDES[(i + r) % SIDES.length]!;
-        const sample = await sampled(shimPid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
+      for (let i = 0; i < sides.length; i++) {
+        const side = sides[(i + r) % sides.length]!;
+        const relay = side === 'floor' ? { pid: floorOf(target).pid, name: 'relay' } : { pid: shimPid, name: 'shim' };
+        const sample = await sampled(relay.pid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
         samples.get(side)!.push(sample);
-        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, shim ${sample.shimCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms; machine ${sample.machineCpuMs} ms, ${busyCores(sample).toFixed(2)} cores busy`);
+        log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, ${relay.name} ${sample.relayCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms; machine ${sample.machineCpuMs} ms, ${busyCores(sample).toFixed(2)} cores busy`);
       }
     }
-    const raw = sideOf(samples.get('raw')!, bytes);
-    const { shimCpuSecondsPerGiB: _, ...rawSide } = raw;
+    const { relayCpuSecondsPerGiB: _, ...raw } = sideOf(samples.get('raw')!, bytes);
     for (const transport of ['SPDY', 'WebSocket'] as const) {
-      const shim = sideOf(samples.get(transport)!, bytes);
-      rows.push({ case: kase, transport, bytes, rounds: plan.rounds, shim, raw: rawSide, ratio: round(shim.mibPerSecond / raw.mibPerSecond, 2) });
+      const { relayCpuSecondsPerGiB, ...shim } = sideOf(samples.get(transport)!, bytes);
+      rows.push({ case: kase, transport, bytes, rounds: plan.rounds, shim: { ...shim, shimCpuSecondsPerGiB: relayCpuSecondsPerGiB }, raw, ratio: round(shim.mibPerSecond / raw.mibPerSecond, 2) });
+    }
+    const floorSamples = samples.get('floor');
+    if (floorSamples) {
+      const floor = sideOf(floorSamples, bytes);
+      floorRows.push({ case: kase, bytes, rounds: plan.rounds, floor, raw, ratio: round(floor.mibPerSecond / raw.mibPerSecond, 2) });
     }
   }
-  return rows;
+  return { rows, ...(floorRows.length > 0 ? { floor: floorRows } : {}) };
 }
 
 async function main(argv: readonly string[]): Promise<number> {

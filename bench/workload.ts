@@ -101,15 +101,22 @@ export async function rawExec(docker: Dockerode, containerId: string, cmd: strin
     stream.on('end', resolve).on('close', resolve).on('error', reject);
     stream.resume();
   });
-  // Docker may record the exit code a moment after the output ends; the shim waits the same way.
+  const code = await execExitCode(exec, `raw exec ${cmd.join(' ')}`);
+  if (code !== 0) throw new Error(`raw exec ${cmd.join(' ')} exited ${code}`);
+  return code;
+}
+
+/**
+ * The exit code of an exec whose output has ended: Docker may record it a moment after the
+ * output ends, so this inspects until the exec is no longer running (at most 5 s), as the shim
+ * waits.
+ */
+export async function execExitCode(exec: Dockerode.Exec, what: string): Promise<number> {
   const deadline = Date.now() + 5_000;
   for (;;) {
     const info = await exec.inspect();
-    if (!info.Running && info.ExitCode !== null) {
-      if (info.ExitCode !== 0) throw new Error(`raw exec ${cmd.join(' ')} exited ${info.ExitCode}`);
-      return info.ExitCode;
-    }
-    if (Date.now() > deadline) throw new Error(`raw exec ${cmd.join(' ')}: Docker did not report an exit code`);
+    if (!info.Running && info.ExitCode !== null) return info.ExitCode;
+    if (Date.now() > deadline) throw new Error(`${what}: Docker did not report an exit code`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -213,6 +213,21 @@ describe('the benchmark (--quick)', () => {
     }
   });
 
+  it('measures exec stdin through the bare Node relay too (its floor), in numbers, and prints its row', () => {
+    const floor = result.streams?.floor ?? [];
+    assert.deepEqual(
+      floor.map((f) => f.case),
+      ['exec stdin'],
+    );
+    for (const f of floor) {
+      for (const [what, value] of Object.entries({ mibPerSecond: f.floor.mibPerSecond, relayCpuSecondsPerGiB: f.floor.relayCpuSecondsPerGiB, dockerdCpuSecondsPerGiB: f.floor.dockerdCpuSecondsPerGiB, raw: f.raw.mibPerSecond, ratio: f.ratio })) {
+        assertNumber(value, `streams floor ${what}`);
+      }
+      assert.ok(f.floor.mibPerSecond > 0, 'the floor moved bytes');
+    }
+    assert.match(stdout, /^\| streams \| exec stdin \d+ MiB floor \(bare Node relay\) .*\| [\d.]+; [\d.]+; [\d.]+\/[\d.]+.* \| \| [\d.]+ \| \| \d\.\d\d \|$/m);
+  });
+
   it('checks every target and prints the table with PASS or MISS for each', () => {
     // Lifecycle and read ratios, dockerd CPU and RSS, two start-up calls, the three stats lists'
     // own p50, ImageFsInfo's p50 and CPU per call, the node's CPU under the kubelet loop,

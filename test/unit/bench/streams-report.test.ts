@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkStreamTargets, renderStreamRows, type StreamRow } from '../../../bench/streams-report';
+import { checkStreamTargets, renderStreamRows, type StreamFloorRow, type StreamRow } from '../../../bench/streams-report';
 
 const MiB = 1024 * 1024;
 
@@ -37,4 +37,31 @@ test("the machine's busy cores shim/raw in the row when both sides measured them
   assert.match(line!, /; machine busy cores shim\/raw\) .* \| 75; 1; 1\/1; 1\.67\/1\.53 \|/);
   const [old] = renderStreamRows({ rows: [row('exec stdin', 0.75, 1)] });
   assert.doesNotMatch(old!, /busy/);
+});
+
+function floorRow(mibPerSecond: number): StreamFloorRow {
+  return {
+    case: 'exec stdin',
+    bytes: 512 * MiB,
+    rounds: 3,
+    floor: { mibPerSecond, relayCpuSecondsPerGiB: 1.5, dockerdCpuSecondsPerGiB: 1, machineBusyCores: 1.8 },
+    raw: { mibPerSecond: 100, dockerdCpuSecondsPerGiB: 1, machineBusyCores: 1.5 },
+    ratio: mibPerSecond / 100,
+  };
+}
+
+test("exec stdin's floor row follows the case's shim rows, with floor/raw and each transport's shim/floor", () => {
+  const ws = { ...row('exec stdin', 0.72, 1), transport: 'WebSocket' as const };
+  const lines = renderStreamRows({ rows: [row('exec stdin', 0.7, 1), ws, row('port forward', 1, 1)], floor: [floorRow(80)] });
+  assert.equal(lines.length, 4);
+  assert.match(lines[1]!, /over WebSocket/);
+  assert.match(
+    lines[2]!,
+    /^\| streams \| exec stdin 512 MiB floor \(bare Node relay\) \(MiB\/s; relay CPU s\/GiB; dockerd CPU s\/GiB floor\/raw; machine busy cores floor\/raw; shim\/floor SPDY 0\.88, WebSocket 0\.90\) \| `docker exec -i` \(the CLI\) \| 80; 1\.5; 1\/1; 1\.8\/1\.5 \| \| 100 \| \| 0\.80 \|$/,
+  );
+  assert.match(lines[3]!, /port forward/);
+  // Results from before the floor have none.
+  const [old, ...more] = renderStreamRows({ rows: [row('exec stdin', 0.7, 1)] });
+  assert.deepEqual(more, []);
+  assert.doesNotMatch(old!, /floor/);
 });
