@@ -13,13 +13,13 @@
 // (kept, as the shim keeps its list answers), so its CPU under the loop is what grpc-js and
 // protobuf cost at kubelet's rates, without a cache, a stats read or a Docker request.
 //   node dist/bench/grpc-floor.js --serve-kept <unix socket> <the shim's address>
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { criContract } from '../src/cri/contract';
 import { criClient, type CriClient } from '../test/support/client';
+import { startFloorProcess, stopFloorProcess } from './floor-process';
 import { callKubelet, type KubeletCall } from './kubelet-loop';
 
 /** One Docker request as the raw side makes it. */
@@ -115,26 +115,6 @@ async function serveKept(socket: string, shimAddress: string): Promise<void> {
   listen(server, socket);
 }
 
-/** Starts `bench/grpc-floor.js <args>` and resolves once it said it is ready. */
-async function startFloorProcess(args: string[], what: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [__filename, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${what} exited ${code} before it was ready`)));
-    child.stdout!.once('data', () => resolve());
-  });
-  child.removeAllListeners('exit');
-  return child;
-}
-
-/** Ends `child` with SIGTERM and removes its socket. */
-async function stopFloorProcess(child: ChildProcess, socket: string): Promise<void> {
-  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
-  child.kill('SIGTERM');
-  await exited;
-  fs.rmSync(socket, { force: true });
-}
-
 export interface KeptFloor {
   /** A CRI client of the floor (only kubelet's polled RPCs answer). */
   client: CriClient;
@@ -145,14 +125,15 @@ export interface KeptFloor {
 /** Starts the kept-answers floor on a socket in `dir`, its answers asked of the shim at `shimAddress` first. */
 export async function startKeptFloor(dir: string, shimAddress: string): Promise<KeptFloor> {
   const socket = path.join(dir, 'kept-floor.sock');
-  const child = await startFloorProcess(['--serve-kept', socket, shimAddress], 'the kept-answers grpc-js floor');
+  const { child } = await startFloorProcess(__filename, ['--serve-kept', socket, shimAddress], 'the kept-answers grpc-js floor');
   const client = criClient(`unix://${socket}`);
   return {
     client,
     pid: child.pid!,
     stop: async () => {
       client.close();
-      await stopFloorProcess(child, socket);
+      await stopFloorProcess(child);
+      fs.rmSync(socket, { force: true });
     },
   };
 }
@@ -166,7 +147,7 @@ export interface GrpcFloor {
 /** Starts the relay in a process of its own, on a socket in `dir`, for Docker at `dockerSocket`. */
 export async function startGrpcFloor(dir: string, dockerSocket: string): Promise<GrpcFloor> {
   const socket = path.join(dir, 'grpc-floor.sock');
-  const child = await startFloorProcess(['--serve', socket, dockerSocket], 'the grpc-js floor relay');
+  const { child } = await startFloorProcess(__filename, ['--serve', socket, dockerSocket], 'the grpc-js floor relay');
   const Client = grpc.makeGenericClientConstructor(FLOOR_SERVICE, 'Floor');
   const client = new Client(`unix://${socket}`, grpc.credentials.createInsecure(), { 'grpc.enable_channelz': 0, 'grpc.enable_retries': 0 });
   const call = client['Docker'] as (req: RelayedRequest, cb: (err: grpc.ServiceError | null, res: RelayedAnswer) => void) => void;
@@ -181,7 +162,8 @@ export async function startGrpcFloor(dir: string, dockerSocket: string): Promise
       ),
     stop: async () => {
       client.close();
-      await stopFloorProcess(child, socket);
+      await stopFloorProcess(child);
+      fs.rmSync(socket, { force: true });
     },
   };
 }

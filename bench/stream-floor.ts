@@ -14,12 +14,12 @@
 //   node dist/bench/stream-floor.js --serve <Docker's unix socket> <container> <command...>
 // runs the relay; the streams part starts it with startStreamFloor() and sends through it with
 // floorExec() (streams.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { finished } from 'node:stream/promises';
 import Dockerode from 'dockerode';
 import { FrameSplitter } from '../src/docker/stream-frames';
+import { startFloorProcess, stopFloorProcess } from './floor-process';
 import { execExitCode } from './workload';
 
 /** Starts exec `execId` with its connection handed over (101 UPGRADED): the raw stream both ways. */
@@ -87,22 +87,8 @@ export interface StreamFloor {
 
 /** Starts the relay in a process of its own, for execs of `cmd` in `containerId` through Docker at `dockerSocket`. */
 export async function startStreamFloor(dockerSocket: string, containerId: string, cmd: readonly string[]): Promise<StreamFloor> {
-  const child: ChildProcess = spawn(process.execPath, [__filename, '--serve', dockerSocket, containerId, ...cmd], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the stream floor relay exited ${code} before it was ready`)));
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-  });
-  child.removeAllListeners('exit');
-  return {
-    pid: child.pid!,
-    port,
-    stop: async () => {
-      const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const { child, ready } = await startFloorProcess(__filename, ['--serve', dockerSocket, containerId, ...cmd], 'the stream floor relay');
+  return { pid: child.pid!, port: Number(ready), stop: () => stopFloorProcess(child) };
 }
 
 /**
