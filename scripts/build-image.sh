@@ -16,7 +16,9 @@ extra_ca=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null || true)
 # Two builds of the same tags at once would race; one waits for the other (then hits its cache).
 exec 9>"${TMPDIR:-/tmp}/cri-docker-shim-build-image.lock"
 flock 9
-for target in shim node registry; do
+# The build stage is tagged too (cri-docker-shim-build): the one a rebuild replaces is then left
+# untagged with its label, and removed below with the others.
+for target in build shim node registry; do
   name=cri-docker-shim; [ "$target" = shim ] || name=cri-docker-shim-$target
   printf 'build-image: %s:%s (target %s, base %s)\n' "$name" "$tag" "$target" "$BASE_IMAGE"
   docker build -q --force-rm --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg EXTRA_CA_CERTS="$extra_ca" --target "$target" -t "$name:$tag" . >/dev/null
