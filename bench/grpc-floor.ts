@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { criContract } from '../src/cri/contract';
 import { criClient, type CriClient } from '../test/support/client';
+import { tempDir } from '../test/support/temp';
 import { startFloorProcess, stopFloorProcess } from './floor-process';
 import { callKubelet, type KubeletCall } from './kubelet-loop';
 
@@ -119,11 +120,13 @@ export interface KeptFloor {
   /** A CRI client of the floor (only kubelet's polled RPCs answer). */
   client: CriClient;
   pid: number;
+  /** Ends the process and removes its temp dir. */
   stop(): Promise<void>;
 }
 
-/** Starts the kept-answers floor on a socket in `dir`, its answers asked of the shim at `shimAddress` first. */
-export async function startKeptFloor(dir: string, shimAddress: string): Promise<KeptFloor> {
+/** Starts the kept-answers floor on a socket in a temp dir of its own, its answers asked of the shim at `shimAddress` first. */
+export async function startKeptFloor(shimAddress: string): Promise<KeptFloor> {
+  const dir = tempDir('kept-floor');
   const socket = path.join(dir, 'kept-floor.sock');
   const { child } = await startFloorProcess(__filename, ['--serve-kept', socket, shimAddress], 'the kept-answers grpc-js floor');
   const client = criClient(`unix://${socket}`);
@@ -133,7 +136,7 @@ export async function startKeptFloor(dir: string, shimAddress: string): Promise<
     stop: async () => {
       client.close();
       await stopFloorProcess(child);
-      fs.rmSync(socket, { force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -141,11 +144,13 @@ export async function startKeptFloor(dir: string, shimAddress: string): Promise<
 export interface GrpcFloor {
   /** Relays one request; rejects unless Docker answered 2xx. */
   docker(r: RelayedRequest): Promise<RelayedAnswer>;
+  /** Ends the process and removes its temp dir. */
   stop(): Promise<void>;
 }
 
-/** Starts the relay in a process of its own, on a socket in `dir`, for Docker at `dockerSocket`. */
-export async function startGrpcFloor(dir: string, dockerSocket: string): Promise<GrpcFloor> {
+/** Starts the relay in a process of its own, on a socket in a temp dir of its own, for Docker at `dockerSocket`. */
+export async function startGrpcFloor(dockerSocket: string): Promise<GrpcFloor> {
+  const dir = tempDir('grpc-floor');
   const socket = path.join(dir, 'grpc-floor.sock');
   const { child } = await startFloorProcess(__filename, ['--serve', socket, dockerSocket], 'the grpc-js floor relay');
   const Client = grpc.makeGenericClientConstructor(FLOOR_SERVICE, 'Floor');
@@ -163,7 +168,7 @@ export async function startGrpcFloor(dir: string, dockerSocket: string): Promise
     stop: async () => {
       client.close();
       await stopFloorProcess(child);
-      fs.rmSync(socket, { force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

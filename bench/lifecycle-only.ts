@@ -5,7 +5,6 @@
 // Each round also goes through the grpc-js floor (grpc-floor.ts): its p50 and floor/raw ratio.
 // Removes everything it made.
 //   node dist/bench/lifecycle-only.js [--rounds=10] [--warmup=2] [--no-count]
-import * as fs from 'node:fs';
 import { newTestRun } from '../test/support/cleanup';
 import { dockerApi, ensureTestImages, testDockerSocket } from '../test/support/images';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
@@ -112,12 +111,8 @@ async function main(argv: readonly string[]): Promise<void> {
     shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`] });
     await waitForStartUpWalk(shim.child.pid!, START_UP_WALK_DEADLINE_MS, log);
     log(`${rounds} rounds per side (+${warmup} warm-up)`);
-    const floorDir = tempDir('grpc-floor');
-    const floor = await startGrpcFloor(floorDir, testDockerSocket());
-    const samples = await runLifecycle(shim.client, dockerApi(), bench, rounds, warmup, floor).finally(async () => {
-      await floor.stop();
-      fs.rmSync(floorDir, { recursive: true, force: true });
-    });
+    const floor = await startGrpcFloor(testDockerSocket());
+    const samples = await runLifecycle(shim.client, dockerApi(), bench, rounds, warmup, floor).finally(() => floor.stop());
     await shim.stop();
     shim = undefined;
     for (const call of rounds > 0 ? LIFECYCLE_CALLS : []) {

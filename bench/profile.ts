@@ -34,15 +34,13 @@ function option(argv: readonly string[], name: string, fallback: number): number
 
 /** The loop against the kept-answers floor (grpc-floor.ts), warmed up as the shim was. */
 async function measureFloorLoop(shimAddress: string, pods: readonly PopulatedPod[], warmupSeconds: number, seconds: number): Promise<KubeletLoopResult> {
-  const dir = tempDir('kept-floor');
-  const floor = await startKeptFloor(dir, shimAddress);
+  const floor = await startKeptFloor(shimAddress);
   try {
     log(`floor: ${warmupSeconds} s of warm-up, then ${seconds} loop slots and ${seconds} idle slots`);
     await warmUpLoop(floor.client, warmupSeconds);
     return await measureKubeletLoop(floor.client, pods, { shim: floor.pid, dockerd: dockerdPid() }, seconds);
   } finally {
     await floor.stop();
-    removePaths(dir);
   }
 }
 

@@ -118,12 +118,8 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
 
   await waitForStartUpWalk(shimPid, plan.quietDeadlineMs, log);
   log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up): shim, raw and the grpc-js floor`);
-  const floorDir = tempDir('grpc-floor');
-  const floor = await startGrpcFloor(floorDir, testDockerSocket());
-  const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup, floor).finally(async () => {
-    await floor.stop();
-    fs.rmSync(floorDir, { recursive: true, force: true });
-  });
+  const floor = await startGrpcFloor(testDockerSocket());
+  const life = await runLifecycle(client, docker, bench, plan.lifecycleRounds, plan.lifecycleWarmup, floor).finally(() => floor.stop());
   const lifecycle = LIFECYCLE_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].shim, life[call].raw));
   const lifecycleFloor = FLOOR_CALLS.map((call) => latencyRow(call, RAW_LIFECYCLE_CALLS[call], life[call].floor, life[call].raw));
 
@@ -152,15 +148,11 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
       kubeletLoop = await measureKubeletLoop(client, pods, { shim: shimPid, dockerd }, plan.kubeletLoopSeconds);
       // The floor is warmed up as long as it is measured: the shim has served for minutes by now.
       log(`kubelet loop's floor: a bare grpc-js server with the shim's answers kept, ${plan.kubeletLoopSeconds} s of warm-up, then ${plan.kubeletLoopSeconds} loop slots and as many idle slots`);
-      const floorDir = tempDir('kept-floor');
-      const floor = await startKeptFloor(floorDir, shim.address);
+      const floor = await startKeptFloor(shim.address);
       kubeletLoopFloor = await warmUpLoop(floor.client, plan.kubeletLoopSeconds)
         .then(() => measureKubeletLoop(floor.client, pods, { shim: floor.pid, dockerd }, plan.kubeletLoopSeconds))
         .then((loop) => ({ ...loop, rssBytes: memoryBytes(floor.pid) }))
-        .finally(async () => {
-          await floor.stop();
-          fs.rmSync(floorDir, { recursive: true, force: true });
-        });
+        .finally(() => floor.stop());
     }
   }
   if (!kubeletLoop) throw new Error(`the plan's kubelet loop level ${plan.kubeletLoopLevel} is not one of its levels`);
