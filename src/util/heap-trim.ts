@@ -10,7 +10,8 @@
 // last collection left plus SLACK_BYTES (or above the floor alone, when the calls stopped: no
 // activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
 // runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
-// held back looks again once it is over. An idle shim (no call, no stream) looks at nothing: no
+// held back looks again once it is over; one that saw activity come while it waited and collected
+// nothing looks again CHECK_MS later, so that a look follows the last activity. An idle shim (no call, no stream) looks at nothing: no
 // timer is armed until the next activity. The collection is asked through the in-process
 // inspector session (HeapProfiler.collectGarbage): exposing gc() needs a V8 flag, which would
 // also make V8 refuse the bundle's code cache at start-up. A Node built without the inspector
@@ -127,9 +128,13 @@ export class HeapTrim {
     if (sinceLast < cooldownMs) {
       // Worth a collection once the cooldown is over: looked at again then, activity or not.
       if (this.started && !this.timer && worth) this.lookIn(cooldownMs - sinceLast);
+      else if (!quiet) this.lookAgain();
       return;
     }
-    if (!worth) return;
+    if (!worth) {
+      if (!quiet) this.lookAgain();
+      return;
+    }
     this.running = true;
     this.activeSinceCollection = false;
     try {
@@ -143,6 +148,16 @@ export class HeapTrim {
       this.lastAtMs = this.now();
       this.running = false;
     }
+  }
+
+  /**
+   * Activity came while this look waited and no collection ran: one more look, so that one
+   * follows the last activity. That activity found this look armed and armed none of its own,
+   * and without this the garbage of a burst's tail (the calls' last seconds, the events of the
+   * containers a burst removed) stayed until the next call came.
+   */
+  private lookAgain(): void {
+    if (this.started && !this.timer) this.lookIn(this.checkMs);
   }
 
   private worthCollecting(residentBytes: number): boolean {

@@ -97,7 +97,14 @@ describe('HeapTrim', () => {
     t.mock.timers.tick(CHECK_MS);
     await settle();
     assert.equal(looks(), 3, 'a thousand calls: one look');
-    assert.equal(collected(), 1, '150 MiB is what the last collection left: not worth another');
+    assert.equal(collected(), 1, '150 MiB is what the last collection left: not worth another while calls come');
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(looks(), 5, 'calls came while it waited: one more look, quiet, which collects (above the floor) and reads again');
+    assert.equal(collected(), 2);
+    t.mock.timers.tick(3_600_000);
+    await settle();
+    assert.equal(looks(), 5, 'then an idle hour: not one look');
     h.stop();
   });
 
@@ -131,10 +138,15 @@ describe('HeapTrim', () => {
     t.mock.timers.tick(CHECK_MS);
     await settle();
     assert.equal(collected(), 1, 'calls kept coming: the slack rules');
-    h.activity(); // the last call
+    h.activity(); // the last call, while the next look waits
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1, 'the last call came while it waited');
+    assert.equal(h.armed, true, 'so one more look follows it');
     t.mock.timers.tick(CHECK_MS);
     await settle();
     assert.equal(collected(), 2, 'quiet since it was armed: collected');
+    assert.equal(h.armed, false);
     t.mock.timers.tick(3_600_000);
     await settle();
     assert.equal(collected(), 2, 'nothing more without activity');
