@@ -11,11 +11,11 @@
 // activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
 // runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
 // held back looks again once it is over; one that saw activity come while it waited and collected
-// nothing looks again CHECK_MS later, so that a look follows the last activity. An idle shim (no call, no stream) looks at nothing: no
-// timer is armed until the next activity. The collection is asked through the in-process
-// inspector session (HeapProfiler.collectGarbage): exposing gc() needs a V8 flag, which would
-// also make V8 refuse the bundle's code cache at start-up. A Node built without the inspector
-// trims nothing.
+// nothing looks again CHECK_MS later, so that a look follows the last activity. An idle shim (no
+// call, no stream) looks at nothing: no timer is armed until the next activity. The collection
+// is asked through the in-process inspector session (HeapProfiler.collectGarbage): exposing gc()
+// needs a V8 flag, which would also make V8 refuse the bundle's code cache at start-up. A Node
+// built without the inspector trims nothing.
 //
 // That collection is already V8's memory-reducing one: HeapProfiler.collectGarbage is V8's
 // LowMemoryNotification (CollectAllAvailableGarbage: several full collections, the young
