@@ -11,3 +11,11 @@ export function runAsProgram(mod: NodeJS.Module, what: string, main: (argv: stri
     },
   );
 }
+
+/** `--<name>=N`, a count (a whole number, 0 or more); `fallback` when not given. */
+export function countOption(argv: readonly string[], name: string, fallback: number): number {
+  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const n = raw === undefined ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
+  return n;
+}

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { removePaths } from '../test/support/cleanup';
 import { tempDir } from '../test/support/temp';
-import { runAsProgram } from './entry';
+import { countOption, runAsProgram } from './entry';
 import { startFloorProcess, stopFloorProcess } from './floor-process';
 import { percentile } from './stats';
 
@@ -136,13 +136,6 @@ async function measurePair(client: Kind, server: Kind, gapMs: number, calls: num
   }
 }
 
-function option(argv: readonly string[], name: string, fallback: number): number {
-  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
-  return n;
-}
-
 export async function main(argv: readonly string[]): Promise<number> {
   const served = argv.find((a) => a.startsWith('--serve='))?.slice('--serve='.length);
   if (served !== undefined) {
@@ -150,8 +143,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     serve(served, argv[argv.length - 1]!);
     return new Promise<number>(() => undefined);
   }
-  const gapMs = option(argv, 'gap', 10);
-  const calls = option(argv, 'calls', 200);
+  const gapMs = countOption(argv, 'gap', 10);
+  const calls = countOption(argv, 'calls', 200);
   process.stdout.write(`one hop's round trip, ${calls} calls each ${gapMs} ms apart (µs)\n| client -> server | p50 | p90 |\n| --- | ---: | ---: |\n`);
   for (const [client, server] of HOP_PAIRS) {
     const row = await measurePair(client, server, gapMs, calls);

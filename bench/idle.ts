@@ -22,7 +22,7 @@ import { START_UP_WALK_DEADLINE_MS } from './lifecycle';
 import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle, residentByMapping } from './idle-report';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
-import { runAsProgram } from './entry';
+import { countOption, runAsProgram } from './entry';
 
 export const FUZZ_CALLS = 10_000;
 export const LISTED_CONTAINERS = 1_000;
@@ -259,13 +259,6 @@ function lastSeconds(profile: CpuProfile, us: number): CpuProfile {
   return { ...profile, samples: profile.samples.filter((_, i) => keep[i]), timeDeltas: profile.timeDeltas.filter((_, i) => keep[i]) };
 }
 
-function option(argv: readonly string[], name: string, fallback: number): number {
-  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
-  return n;
-}
-
 async function main(argv: readonly string[]): Promise<number> {
   const known = ['--pods=', '--seconds=', '--settle=', '--bursts=', '--cpu-prof=', '--debug-log='];
   const unknown = argv.filter((a) => !known.some((k) => a.startsWith(k)));
@@ -275,9 +268,9 @@ async function main(argv: readonly string[]): Promise<number> {
   if (unknownBursts.length > 0) throw new Error(`--bursts: ${unknownBursts.join(',')}: not one of ${BURSTS.join(',')}`);
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('idle-logs') };
   const result = await measureIdle(bench, {
-    pods: option(argv, 'pods', 50),
-    seconds: Math.max(1, option(argv, 'seconds', 60)),
-    settleSeconds: option(argv, 'settle', 60),
+    pods: countOption(argv, 'pods', 50),
+    seconds: Math.max(1, countOption(argv, 'seconds', 60)),
+    settleSeconds: countOption(argv, 'settle', 60),
     quietDeadlineMs: START_UP_WALK_DEADLINE_MS,
     bursts: new Set((argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? BURSTS.join(',')).split(',').filter((b) => b !== '')),
     cpuProfDir: cpuProf === undefined ? undefined : path.resolve(cpuProf),

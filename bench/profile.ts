@@ -21,16 +21,9 @@ import { startKeptFloor } from './grpc-floor';
 import { dockerdPid, untilQuiet } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import type { BenchRun } from './workload';
-import { runAsProgram } from './entry';
+import { countOption, runAsProgram } from './entry';
 
 const REPO = path.resolve(__dirname, '../..');
-
-function option(argv: readonly string[], name: string, fallback: number): number {
-  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: not a count: ${raw}`);
-  return n;
-}
 
 /** The loop against the kept-answers floor (grpc-floor.ts), warmed up as the shim was. */
 async function measureFloorLoop(shimAddress: string, pods: readonly PopulatedPod[], warmupSeconds: number, seconds: number): Promise<KubeletLoopResult> {
@@ -52,9 +45,9 @@ function log(message: string): void {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const podCount = option(argv, 'pods', 50);
-  const seconds = option(argv, 'seconds', 30);
-  const calls = option(argv, 'calls', 100);
+  const podCount = countOption(argv, 'pods', 50);
+  const seconds = countOption(argv, 'seconds', 30);
+  const calls = countOption(argv, 'calls', 100);
   const outDir = path.resolve(argv.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join(REPO, 'bench', 'results', 'profile'));
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('profile-logs') };
   const rootDir = tempDir('profile-root');
@@ -70,7 +63,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     shim = undefined;
     const profiled = !argv.includes('--no-profile');
     // Node flags as main.js runs with (none), unless --semi-space=MiB tries a young generation size.
-    const semiSpace = option(argv, 'semi-space', 0);
+    const semiSpace = countOption(argv, 'semi-space', 0);
     const nodeFlags = [...(semiSpace > 0 ? [`--max-semi-space-size=${semiSpace}`] : []), ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
     // No flags: main.js itself, so its #! line's malloc settings apply as when deployed.
     shim = await startShim({ args: ['--log-level=info'], rootDir, ...(nodeFlags.length > 0 ? { nodeFlags } : {}) });
@@ -85,7 +78,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     // optimised. Under the loop alone V8 still optimises for the first minute (measured at 50
     // pods: 150-190 ms of the shim's CPU per 10 s of loop in its second and third 10 s, 35-50
     // ms after the first minute, with TurboFan compiling a function or more per second meanwhile).
-    const warmup = option(argv, 'warmup-seconds', 60);
+    const warmup = countOption(argv, 'warmup-seconds', 60);
     log(`warm-up: ${warmup} s of the loop, not measured`);
     await warmUpLoop(shim.client, warmup);
     log(`kubelet loop: ${seconds} loop slots and ${seconds} idle slots`);
@@ -95,7 +88,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
     const rpcs = CPU_PER_CALL_RPCS;
     const perCall = await cpuPerCall(shim.client, pods, pid, only ? rpcs.filter((r) => only.includes(r)) : rpcs, calls, 5);
-    const sparseCalls = option(argv, 'sparse-calls', 0);
+    const sparseCalls = countOption(argv, 'sparse-calls', 0);
     if (sparseCalls > 0) log(`CPU per call one second apart: ${sparseCalls} calls each`);
     const sparse = sparseCalls > 0 ? await cpuPerSparseCall(shim.client, pods, pid, only ? rpcs.filter((r) => only.includes(r)) : rpcs, sparseCalls) : [];
     await shim.stop();
