@@ -276,6 +276,10 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     storage.containerChanged();
     heapTrim.activity();
   });
+  // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
+  // leaves garbage too: a look follows it, or a burst's last collection would come before it.
+  storage.onPassEnded(() => heapTrim.activity());
+  state.onSnapshotSaved(() => heapTrim.activity());
   // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
   const rpcRecorder: RpcRecorder = {
     observe: (...call) => {

@@ -86,6 +86,7 @@ export class DockerStateCache {
   private readonly watchers = new Set<StateWatcher>();
   private readonly runEndListeners = new Set<(id: string) => void>();
   private readonly changeListeners = new Set<(id: string) => void>();
+  private readonly savedListeners = new Set<() => void>();
   /** The snapshot, for the first sync only (later ones start from what is held). */
   private saved: SavedContainers | undefined;
   /** Containers changed since the snapshot was last saved. */
@@ -266,6 +267,7 @@ export class DockerStateCache {
     try {
       await this.snapshot.save(this.containers.values(), new Date(savedAtMs));
       this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
+      for (const listener of this.savedListeners) listener();
     } catch (err) {
       this.changedSinceSave = true;
       this.saveLater();
@@ -284,6 +286,12 @@ export class DockerStateCache {
   onContainerChanged(listener: (id: string) => void): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);
+  }
+
+  /** Hears of each snapshot saved (the text of every document held, made and dropped: garbage to collect). Returns the unlisten. */
+  onSnapshotSaved(listener: () => void): () => void {
+    this.savedListeners.add(listener);
+    return () => this.savedListeners.delete(listener);
   }
 
   /**

@@ -153,6 +153,7 @@ export class DockerStorage {
   private readonly schedule: PassSchedule;
   private readonly witness: CpuWitness;
   private readonly savedFigures: SavedLayerFigures;
+  private readonly passListeners = new Set<() => void>();
 
   constructor(
     private readonly deps: {
@@ -179,7 +180,13 @@ export class DockerStorage {
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
     };
-    this.schedule = new PassSchedule((signal) => this.pass(signal), deps.log);
+    this.schedule = new PassSchedule(async (signal) => {
+      try {
+        await this.pass(signal);
+      } finally {
+        for (const listener of this.passListeners) listener();
+      }
+    }, deps.log);
     this.witness = new CpuWitness(deps.cgroupReader);
     this.savedFigures = new SavedLayerFigures(opts.layerFigures, root, driver, deps.log, this.opts.now);
     this.reconciled = new Promise((resolve) => (this.markReconciled = resolve));
@@ -197,6 +204,12 @@ export class DockerStorage {
     // Saved figures are a graph driver's layers' (by chain ID and cache-id).
     if (!this.store.onContainerd) this.savedFigures.load();
     this.schedule.start();
+  }
+
+  /** Hears of each pass ended (its walks' and inspects' results, made and dropped: garbage to collect). Returns the unlisten. */
+  onPassEnded(listener: () => void): () => void {
+    this.passListeners.add(listener);
+    return () => this.passListeners.delete(listener);
   }
 
   /** Stops the passes and any walk under way. */

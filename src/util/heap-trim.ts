@@ -5,8 +5,9 @@
 // resident in a quiet shim after start-up and 190 after the stats and metrics calls, 93 and
 // 100 after one full collection (the live heap is ~30 MiB).
 //
-// So the resident size is looked at CHECK_MS after activity (a call answered, a stream closed:
-// `activity()`; one read of /proc/self/stat), and once it is above both the floor and what the
+// So the resident size is looked at CHECK_MS after activity (a call answered, a stream closed,
+// and the work a change leads to on timers of its own, a storage pass or the container snapshot's
+// save: `activity()`; one read of /proc/self/stat), and once it is above both the floor and what the
 // last collection left plus SLACK_BYTES (or above the floor alone, when the calls stopped: no
 // activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
 // runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown

@@ -39,7 +39,7 @@ describe('container snapshot saves', () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('arms no save while nothing changes; a change arms one, SNAPSHOT_INTERVAL_MS later, which saves it', async (t) => {
+  it('arms no save while nothing changes; a change arms one, SNAPSHOT_INTERVAL_MS later, which saves it and tells its listeners', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-snapshot-'));
     const file = path.join(dir, 'container-snapshot.json');
@@ -50,8 +50,11 @@ describe('container snapshot saves', () => {
     cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 }, undefined, new ContainerSnapshotFile(file, silentLogger()));
     await cache.start();
     assert.equal(cache.snapshotSaveArmed, true, 'the first sync stored A: a save is due');
+    let told = 0;
+    cache.onSnapshotSaved(() => told++);
     t.mock.timers.tick(SNAPSHOT_INTERVAL_MS);
     await until('A saved', () => saved().includes(ID_A));
+    await until('the save told', () => told === 1);
     assert.equal(cache.snapshotSaveArmed, false, 'saved, and nothing changed since: no timer');
     t.mock.timers.tick(3_600_000);
     assert.equal(cache.snapshotSaveArmed, false, 'an idle hour arms nothing');
@@ -64,5 +67,6 @@ describe('container snapshot saves', () => {
     t.mock.timers.tick(SNAPSHOT_INTERVAL_MS);
     await until('B saved', () => saved().includes(ID_B));
     assert.equal(cache.snapshotSaveArmed, false);
+    await until('the second save told', () => told === 2);
   });
 });

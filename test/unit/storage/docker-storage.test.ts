@@ -120,6 +120,23 @@ describe('DockerStorage', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
+  it('tells its listeners of each pass ended, until they unlisten', async () => {
+    layer(diff('a'), 'base', 5_000, { 'bin/sh': 'x'.repeat(5_000) });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] }, Size: 5_000 } as never);
+    start();
+    let ended = 0;
+    const unlisten = storage.onPassEnded(() => ended++);
+    await storage.settled();
+    assert.equal(ended, 1, 'the first pass');
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(ended, 2, 'one asked for');
+    unlisten();
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(ended, 2, 'no longer listening');
+  });
+
   it('counts a layer two images share once, and measures each layer once for good', async () => {
     layer(diff('a'), 'base', 5_000, { 'bin/sh': 'x'.repeat(5_000) });
     layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { 'app.txt': 'y'.repeat(3_000) });
