@@ -333,6 +333,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     containerEvents: new EventHub(state, buildEvent, log),
     metrics,
   };
+  state.onContainerChanged(() => context.listAnswers.dropStale());
   metrics?.read({ stateCache: state, network });
   const prepared = Promise.all([checkpoints.load(), streaming.listen(), metricsServer?.listen(config.metricsBindAddr)]).then(([, , address]) => {
     if (address) log.info({ metrics: `http://${address.host}:${address.port}/metrics` }, 'serving Prometheus metrics');

@@ -27,6 +27,16 @@ export class ListAnswers {
   }
 
   /**
+   * Drops the answers built before the version last moved: none can be given again, and until
+   * the next call of its kind a burst's large list (its objects and bytes) stayed live in an
+   * idle shim. Called on each change the cache applies.
+   */
+  dropStale(): void {
+    const version = this.version();
+    for (const [key, held] of this.kept) if (held.version !== version) this.kept.delete(key);
+  }
+
+  /**
    * The answer kept for `key` (the RPC and its request) if nothing changed since it was built,
    * else `build`'s, kept for the next call. `build` must read nothing but what the version covers.
    */

@@ -53,6 +53,22 @@ describe('ListAnswers', () => {
     assert.equal(after.n, 2);
   });
 
+  it('drops the answers the version left behind, keeping those that still stand', async () => {
+    let version: number | undefined = 1;
+    const answers = new ListAnswers(() => version);
+    await answers.answer('a', async () => ({ n: 1 }));
+    answers.dropStale();
+    assert.equal(answers.size, 1, 'the version stands');
+    version = 2;
+    const b = await answers.answer('b', async () => ({ n: 2 }));
+    answers.dropStale();
+    assert.equal(answers.size, 1, 'a was built at 1');
+    assert.equal(await answers.answer('b', async () => ({ n: 3 })), b, 'b still given');
+    version = undefined;
+    answers.dropStale();
+    assert.equal(answers.size, 0, 'unsynced: nothing stands');
+  });
+
   it('keeps at most eight requests\' answers, dropping the oldest', async () => {
     const answers = new ListAnswers(() => 1);
     for (let i = 0; i < 50; i++) await answers.answer(`k${i}`, async () => ({ i }));
