@@ -114,9 +114,26 @@ export function decodeContainerSnapshot(text: string): { savedAtMs: number; cont
   return { savedAtMs, containers, skipped: doc.containers.length - containers.length };
 }
 
-export function encodeContainerSnapshot(containers: Iterable<ContainerInspect>, savedAt: Date): string {
-  const doc: SnapshotDocument = { format: FORMAT, savedAt: savedAt.toISOString(), containers: [...containers] };
-  return JSON.stringify(doc);
+/** About how many characters each piece of a snapshot's text holds. */
+const PIECE_CHARS = 64 * 1024;
+
+/**
+ * The snapshot's text (JSON.stringify of the SnapshotDocument) in pieces of about PIECE_CHARS,
+ * each made when asked for. At 1,000 containers the text is ~5 MB: made whole, the string (in
+ * V8's large-object space, which only a full collection frees) and its UTF-8 copy were each that.
+ */
+export function* containerSnapshotText(containers: Iterable<ContainerInspect>, savedAt: Date): Generator<string, void, undefined> {
+  // Taken now: the store may change while the pieces are written.
+  const docs = [...containers];
+  let piece = `{"format":${JSON.stringify(FORMAT)},"savedAt":${JSON.stringify(savedAt.toISOString())},"containers":[`;
+  for (const [i, doc] of docs.entries()) {
+    piece += (i === 0 ? '' : ',') + JSON.stringify(doc);
+    if (piece.length >= PIECE_CHARS) {
+      yield piece;
+      piece = '';
+    }
+  }
+  yield `${piece}]}`;
 }
 
 export class ContainerSnapshotFile {
@@ -146,6 +163,6 @@ export class ContainerSnapshotFile {
 
   /** `savedAt`: the time the documents stand for (every event before it is in them). */
   async save(containers: Iterable<ContainerInspect>, savedAt = new Date()): Promise<void> {
-    await writeFileAtomic(this.file, encodeContainerSnapshot(containers, savedAt));
+    await writeFileAtomic(this.file, containerSnapshotText(containers, savedAt));
   }
 }

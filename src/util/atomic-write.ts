@@ -7,8 +7,11 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { diskFullOr } from '../errors';
 
-/** Writes `text` to `target` atomically, readable by its owner only (`mode`, default 0600). */
-export async function writeFileAtomic(target: string, text: string, mode = 0o600): Promise<void> {
+/**
+ * Writes `text` to `target` atomically, readable by its owner only (`mode`, default 0600). Text
+ * in pieces is written piece by piece, so that a large file is never one string in memory.
+ */
+export async function writeFileAtomic(target: string, text: string | Iterable<string>, mode = 0o600): Promise<void> {
   try {
     await writeThenRename(target, text, mode);
   } catch (err) {
@@ -16,11 +19,11 @@ export async function writeFileAtomic(target: string, text: string, mode = 0o600
   }
 }
 
-async function writeThenRename(target: string, text: string, mode: number): Promise<void> {
+async function writeThenRename(target: string, text: string | Iterable<string>, mode: number): Promise<void> {
   const temp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
   const file = await fs.open(temp, 'wx', mode);
   try {
-    await file.writeFile(text, 'utf8');
+    await fs.writeFile(file, text, 'utf8');
     await file.sync();
   } catch (err) {
     await file.close();

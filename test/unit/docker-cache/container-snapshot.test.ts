@@ -10,8 +10,8 @@ import { afterEach, describe, it } from 'node:test';
 import {
   CLOCK_SLACK_MS,
   ContainerSnapshotFile,
+  containerSnapshotText,
   decodeContainerSnapshot,
-  encodeContainerSnapshot,
   replayEventLog,
   REPLAY_MAX_EVENTS,
   savedDocumentsHeld,
@@ -64,7 +64,7 @@ describe('container snapshot', () => {
   };
 
   it('round-trips container documents, and leaves out entries that are not', () => {
-    const text = encodeContainerSnapshot([doc(ID_A), doc(ID_B)], new Date('2026-11-25T00:00:00Z'));
+    const text = [...containerSnapshotText([doc(ID_A), doc(ID_B)], new Date('2026-11-25T00:00:00Z'))].join('');
     assert.deepEqual(decodeContainerSnapshot(text).containers.map((c) => c.Id), [ID_A, ID_B]);
     const mixed = JSON.parse(text) as { containers: unknown[] };
     mixed.containers.push(null, { Id: '../../etc' }, { Id: ID_C, State: {} }, 7);
@@ -72,6 +72,23 @@ describe('container snapshot', () => {
     assert.throws(() => decodeContainerSnapshot(JSON.stringify({ ...mixed, savedAt: 'yesterday' })), /no savedAt time/);
     assert.throws(() => decodeContainerSnapshot('{"format":"other","containers":[]}'), /not a cri-docker-shim.containers\/v1 document/);
     assert.throws(() => decodeContainerSnapshot('{"format":'));
+  });
+
+  it('makes its text in pieces of about 64 Ki characters, which joined are the whole document as JSON', async () => {
+    const savedAt = new Date('2026-11-25T00:00:00Z');
+    const docs = Array.from({ length: 400 }, (_, i) => doc(i.toString(16).padStart(64, '0')));
+    const longest = Math.max(...docs.map((d) => JSON.stringify(d).length));
+    const pieces = [...containerSnapshotText(docs, savedAt)];
+    const whole = JSON.stringify({ format: 'cri-docker-shim.containers/v1', savedAt: savedAt.toISOString(), containers: docs });
+    assert.ok(whole.length > 2 * 65_536, `${whole.length} characters: enough for several pieces`);
+    assert.equal(pieces.join(''), whole);
+    assert.ok(pieces.length >= 3, `${pieces.length} pieces`);
+    for (const piece of pieces) assert.ok(piece.length < 65_536 + longest + 1, `a piece of ${piece.length} characters`);
+    assert.equal([...containerSnapshotText([], savedAt)].join(''), JSON.stringify({ format: 'cri-docker-shim.containers/v1', savedAt: savedAt.toISOString(), containers: [] }));
+
+    const file = tempFile();
+    await new ContainerSnapshotFile(file, silentLogger()).save(docs, savedAt);
+    assert.equal(fs.readFileSync(file, 'utf8'), whole, 'the file holds them in order');
   });
 
   it('loads nothing, and says why, from a corrupt file or a symlink; nothing and no word when there is none', async () => {
