@@ -119,8 +119,9 @@ const PIECE_CHARS = 64 * 1024;
 
 /**
  * The snapshot's text (JSON.stringify of the SnapshotDocument) in pieces of about PIECE_CHARS,
- * each made when asked for. At 1,000 containers the text is ~5 MB: made whole, the string (in
- * V8's large-object space, which only a full collection frees) and its UTF-8 copy were each that.
+ * each made when asked for. At 1,000 containers the text is ~3.6 MB (Docker 20.10's documents):
+ * made whole, the string (in V8's large-object space, which only a full collection frees) and its
+ * UTF-8 copy were each that.
  */
 export function* containerSnapshotText(containers: Iterable<ContainerInspect>, savedAt: Date): Generator<string, void, undefined> {
   // Taken now: the store may change while the pieces are written.
