@@ -271,9 +271,16 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
   };
   const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
-  // Docker's events (a container came, went, started or stopped): a storage pass, and work (inspects, the pass) the heap trim looks after.
+  // The lists are built from the cache's documents and the checkpoints alone.
+  const listAnswers = new ListAnswers(() => {
+    const version = state.version;
+    return version === undefined ? undefined : version + checkpoints.version;
+  });
+  // Docker's events (a container came, went, started or stopped): a storage pass, the kept list
+  // answers built before it dropped, and work (inspects, the pass) the heap trim looks after.
   state.onContainerChanged(() => {
     storage.containerChanged();
+    listAnswers.dropStale();
     heapTrim.activity();
   });
   // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
@@ -324,16 +331,11 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     stats: new StatsCollector({ docker, cgroupReader, storage }),
     podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
     sharedReads: new SingleFlight(),
-    // The lists are built from the cache's documents and the checkpoints alone.
-    listAnswers: new ListAnswers(() => {
-      const version = state.version;
-      return version === undefined ? undefined : version + checkpoints.version;
-    }),
+    listAnswers,
     streaming,
     containerEvents: new EventHub(state, buildEvent, log),
     metrics,
   };
-  state.onContainerChanged(() => context.listAnswers.dropStale());
   metrics?.read({ stateCache: state, network });
   const prepared = Promise.all([checkpoints.load(), streaming.listen(), metricsServer?.listen(config.metricsBindAddr)]).then(([, , address]) => {
     if (address) log.info({ metrics: `http://${address.host}:${address.port}/metrics` }, 'serving Prometheus metrics');
