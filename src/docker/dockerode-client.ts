@@ -21,6 +21,7 @@ import {
   DockerTimeoutError,
   DockerUnreachableError,
   ShimError,
+  UnavailableError,
 } from '../errors';
 import type {
   ContainerCreateSpec,
@@ -123,6 +124,9 @@ const GONE_ANSWERS: readonly RegExp[] = [/^unrecognized image\b/, /^No such (ima
 function isGoneAnswer(statusCode: number, daemonWords: string): boolean {
   return statusCode === 404 || GONE_ANSWERS.some((re) => re.test(daemonWords));
 }
+
+/** Image lists asked in all when Docker answers one 404 (listImages). */
+export const IMAGE_LIST_ATTEMPTS = 3;
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
 
@@ -487,17 +491,33 @@ export class DockerodeClient implements DockerClient {
     );
   }
 
-  listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
-    return this.dial(
-      {
-        path: '/images/json',
-        method: 'GET',
-        query: { all: query.all === true, digests: query.digests !== false, filters: JSON.stringify(query.filters ?? {}) },
-        statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' },
-        what: 'list images',
-      },
-      opts,
-    );
+  /**
+   * A list has nothing to be "not found", yet Docker's containerd image store reads each image's
+   * config as it lists, and an image removed meanwhile fails the whole list with 404 ("failed to
+   * read config content: … not found"; seen on 28.5 while another client removed an image). So a
+   * 404 is asked again, up to IMAGE_LIST_ATTEMPTS times in all, and past that is unavailable
+   * (kubelet asks again), never NOT_FOUND.
+   */
+  async listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dial<ImageSummary[]>(
+          {
+            path: '/images/json',
+            method: 'GET',
+            query: { all: query.all === true, digests: query.digests !== false, filters: JSON.stringify(query.filters ?? {}) },
+            statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' },
+            what: 'list images',
+          },
+          opts,
+        );
+      } catch (err) {
+        if (!(err instanceof DockerNotFoundError)) throw err;
+        if (attempt === IMAGE_LIST_ATTEMPTS) {
+          throw new UnavailableError(`Docker could not list its images (${IMAGE_LIST_ATTEMPTS} tries, each answered 404): ${err.message}`, { cause: err });
+        }
+      }
+    }
   }
 
   inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {

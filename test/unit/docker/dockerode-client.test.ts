@@ -6,8 +6,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DockerodeClient } from '../../../src/docker/dockerode-client';
-import { CancelledError, DockerConflictError, DockerNotFoundError, DockerServerError, DockerTimeoutError } from '../../../src/errors';
+import { DockerodeClient, IMAGE_LIST_ATTEMPTS } from '../../../src/docker/dockerode-client';
+import { CancelledError, DockerConflictError, DockerNotFoundError, DockerServerError, DockerTimeoutError, UnavailableError } from '../../../src/errors';
 import { countModemDials, type ModemDials } from '../../support/modem-dials';
 import { waitFor } from '../../support/poll';
 import { tempDir } from '../../support/temp';
@@ -55,6 +55,43 @@ describe('Docker error answers', () => {
     const server500 = await removeFails(500, 'driver failed to remove root filesystem');
     assert.ok(server500 instanceof DockerServerError && server500.httpStatus === 500, String(server500));
     assert.ok((await removeFails(409, 'conflict: unable to delete')) instanceof DockerConflictError);
+  });
+});
+
+describe('an image list Docker answers 404 (an image removed while its containerd store listed)', () => {
+  const work = tempDir('image-list-404');
+  const socket = path.join(work, 'docker.sock');
+  const GONE = `failed to read config content: NotFound: content digest ${ID}: not found`;
+  /** How many of the next image lists the stand-in answers 404; the rest get one image. */
+  let gone = 0;
+  let lists = 0;
+  const server = http.createServer((_req, res) => {
+    lists++;
+    const [status, doc] = gone-- > 0 ? [404, { message: GONE }] : [200, [{ Id: ID }]];
+    res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(doc));
+  });
+  const docker = new DockerodeClient({ kind: 'unix', path: socket, url: `unix://${socket}` }, 5_000);
+
+  before(() => new Promise<void>((resolve) => server.listen(socket, resolve)));
+  after(async () => {
+    docker.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('asks again, and answers the list that follows', async () => {
+    gone = IMAGE_LIST_ATTEMPTS - 1;
+    lists = 0;
+    assert.deepEqual(await docker.listImages({ all: true }), [{ Id: ID }]);
+    assert.equal(lists, IMAGE_LIST_ATTEMPTS);
+  });
+
+  it('gives up after IMAGE_LIST_ATTEMPTS lists as unavailable, never as not found', async () => {
+    gone = IMAGE_LIST_ATTEMPTS + 5;
+    lists = 0;
+    await assert.rejects(docker.listImages({}), (err: unknown) => err instanceof UnavailableError && err.message.includes(GONE));
+    assert.equal(lists, IMAGE_LIST_ATTEMPTS);
   });
 });
 
