@@ -35,8 +35,12 @@ export interface CpuPerCallRow {
 
 /** The shim's and dockerd's CPU under kubelet's polling (bench/kubelet-loop.ts), net of their idle rates. */
 export type KubeletLoopRow = KubeletLoopResult;
-/** The loop against its floor; `rssBytes`: the floor process's resident size after it (its idle slots last). */
-export type KubeletLoopFloorRow = KubeletLoopResult & { rssBytes: number };
+/**
+ * The loop against its floor; `rssBytes`: the floor process's resident size after it (its idle
+ * slots last); `collectedRssBytes`: then after one full collection, the shim's idle figure's floor
+ * (absent from older results).
+ */
+export type KubeletLoopFloorRow = KubeletLoopResult & { rssBytes: number; collectedRssBytes?: number };
 
 export interface PollingResult {
   seconds: number;
@@ -328,9 +332,9 @@ function kubeletLoopFloorRow(f: KubeletLoopFloorRow): string {
   const per30s = f.seconds > 0 ? Math.round((f.shim.netCpuMs * 30) / f.seconds) : 0;
   return row([
     `kubelet loop floor ${f.seconds} s @${f.pods} pods`,
-    'CPU ms of a bare grpc-js server with the shim\'s answers kept: loop / idle / net of idle; its RSS after',
+    'CPU ms of a bare grpc-js server with the shim\'s answers kept: loop / idle / net of idle; its RSS after (after a full collection)',
     'the same calls, no cache, stats or Docker (bench/grpc-floor.ts)',
-    `${f.shim.loopCpuMs} / ${f.shim.idleCpuMs} / ${f.shim.netCpuMs}; ${per30s} per 30 s; RSS ${(f.rssBytes / MiB).toFixed(1)} MiB`,
+    `${f.shim.loopCpuMs} / ${f.shim.idleCpuMs} / ${f.shim.netCpuMs}; ${per30s} per 30 s; RSS ${(f.rssBytes / MiB).toFixed(1)} MiB${f.collectedRssBytes === undefined ? '' : ` (${(f.collectedRssBytes / MiB).toFixed(1)} MiB)`}`,
     '',
     '',
     '',

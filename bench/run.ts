@@ -156,7 +156,7 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
       const floor = await startKeptFloor(shim.address);
       kubeletLoopFloor = await warmUpLoop(floor.client, plan.kubeletLoopSeconds)
         .then(() => measureKubeletLoop(floor.client, pods, { shim: floor.pid, dockerd }, plan.kubeletLoopSeconds))
-        .then((loop) => ({ ...loop, rssBytes: memoryBytes(floor.pid) }))
+        .then(async (loop) => ({ ...loop, rssBytes: memoryBytes(floor.pid), collectedRssBytes: await floor.collectedRssBytes() }))
         .finally(() => floor.stop());
     }
   }

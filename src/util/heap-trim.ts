@@ -184,13 +184,13 @@ export function heapFigures(): Record<'heapTotalMiB' | 'heapUsedMiB' | 'external
   };
 }
 
-/** A full collection through an in-process inspector session (connected on first use). */
-function inspectorCollector(log: Logger): (() => Promise<void>) | undefined {
+/** A full collection through an in-process inspector session (connected on first use); undefined when Node has no inspector. */
+export function inspectorCollector(log?: Logger): (() => Promise<void>) | undefined {
   let inspector: typeof import('node:inspector');
   try {
     inspector = require('node:inspector') as typeof import('node:inspector');
   } catch {
-    log.debug('no inspector in this Node: the heap is left to V8 alone');
+    log?.debug('no inspector in this Node: the heap is left to V8 alone');
     return undefined;
   }
   let session: import('node:inspector').Session | undefined;

@@ -174,7 +174,8 @@ describe('the benchmark (--quick)', () => {
     for (const key of ['loopCpuMs', 'idleCpuMs', 'netCpuMs'] as const) assertNumber(f.shim[key], `kubeletLoopFloor.shim.${key}`);
     assert.ok(f.shim.loopCpuMs > 0, 'the floor server spent CPU answering the loop');
     assert.ok(f.rssBytes > 10 * 2 ** 20, `the floor process's RSS, ${f.rssBytes} bytes`);
-    assert.match(stdout, /\| kubelet loop floor 3 s @5 pods \|/);
+    assert.ok(f.collectedRssBytes !== undefined && f.collectedRssBytes > 10 * 2 ** 20, `the floor process's RSS after a collection, ${f.collectedRssBytes} bytes`);
+    assert.match(stdout, /\| kubelet loop floor 3 s @5 pods \|.*; RSS [\d.]+ MiB \([\d.]+ MiB\) \|/);
   });
 
   it('times a restarted shim from exec to its first Version and ListContainers answers', () => {
