@@ -125,7 +125,7 @@ function isGoneAnswer(statusCode: number, daemonWords: string): boolean {
   return statusCode === 404 || GONE_ANSWERS.some((re) => re.test(daemonWords));
 }
 
-/** Image lists asked in all when Docker answers one 404 (listImages). */
+/** Image lists asked in all when Docker answers one not found (listImages). */
 export const IMAGE_LIST_ATTEMPTS = 3;
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
@@ -495,8 +495,9 @@ export class DockerodeClient implements DockerClient {
    * A list has nothing to be "not found", yet Docker's containerd image store reads each image's
    * config as it lists, and an image removed meanwhile fails the whole list with 404 ("failed to
    * read config content: … not found"; seen on 28.5 while another client removed an image). So a
-   * 404 is asked again, up to IMAGE_LIST_ATTEMPTS times in all, and past that is unavailable
-   * (kubelet asks again), never NOT_FOUND.
+   * not-found answer (isGoneAnswer: a 404, or Docker's "gone" words) is asked again, up to
+   * IMAGE_LIST_ATTEMPTS lists in all, and past that is unavailable (kubelet asks again), never
+   * NOT_FOUND.
    */
   async listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
     for (let attempt = 1; ; attempt++) {
@@ -514,7 +515,7 @@ export class DockerodeClient implements DockerClient {
       } catch (err) {
         if (!(err instanceof DockerNotFoundError)) throw err;
         if (attempt === IMAGE_LIST_ATTEMPTS) {
-          throw new UnavailableError(`Docker could not list its images (${IMAGE_LIST_ATTEMPTS} tries, each answered 404): ${err.message}`, { cause: err });
+          throw new UnavailableError(`Docker could not list its images (${IMAGE_LIST_ATTEMPTS} tries, each answered not found): ${err.message}`, { cause: err });
         }
       }
     }
