@@ -1,4 +1,5 @@
 // Docker image documents to CRI Image messages (pure functions).
+import { parseUserSpec } from '../../conventions/user-ids';
 import type { Image } from '../../cri/types';
 import type { ImageInspect, ImageSummary } from '../../docker/types';
 
@@ -12,14 +13,15 @@ export interface ImageUser {
 }
 
 /**
- * The image's configured user ("name", "1000", "1000:1000", "name:group"). Only the user part
- * matters to kubelet (runAsNonRoot checks); an empty user means the runtime default (root).
+ * The image's configured user ("name", "1000", "1000:1000", "name:group"), read as Docker reads
+ * it (../../conventions/user-ids.ts): a uid only where Docker runs that uid, anything else a name,
+ * untrimmed. Only the user part matters to kubelet (runAsNonRoot refuses uid 0 and any name; it
+ * passes a uid back as run_as_user); an empty user means the runtime default (root).
  */
 export function imageUser(configUser: string | undefined): ImageUser {
-  const user = (configUser ?? '').split(':')[0]!.trim();
-  if (user === '') return { username: '' };
-  if (/^\d+$/.test(user)) return { uid: { value: BigInt(user).toString() }, username: '' };
-  return { username: user };
+  const { user } = parseUserSpec(configUser ?? '');
+  if (user === undefined) return { username: '' };
+  return 'id' in user ? { uid: { value: String(user.id) }, username: '' } : { username: user.name };
 }
 
 /** The fields list and inspect share; `<none>` placeholders are not real tags or digests. */

@@ -4,21 +4,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SecurityProfile__Output, SELinuxOption__Output } from '../../cri/types';
+import { MAX_UID_GID, numericId } from '../../conventions/user-ids';
 import { InvalidArgumentError } from '../../errors';
 import { quote } from '../../util/quote';
 
-/**
- * The largest user or group ID: Docker refuses a larger one only when the container starts
- * ("uids and gids must be in range 0-2147483647", a 500), and Kubernetes' validation has the same bound.
- */
-export const MAX_UID_GID = 2_147_483_647;
-
 /** A uid or gid from a request (an int64 as a decimal string); INVALID_ARGUMENT naming `field` outside 0..MAX_UID_GID. */
 export function uidGid(field: string, text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > MAX_UID_GID) {
-    throw new InvalidArgumentError(`${field}: ${quote(text)} is not a uid/gid (0..${MAX_UID_GID})`);
-  }
-  return Number(text);
+  const id = numericId(text);
+  if (id === undefined) throw new InvalidArgumentError(`${field}: ${quote(text)} is not a uid/gid (0..${MAX_UID_GID})`);
+  return id;
 }
 
 /** What the translation may read from the host. */

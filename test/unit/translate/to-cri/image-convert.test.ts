@@ -28,6 +28,17 @@ describe('imageUser', () => {
     assert.deepEqual(imageUser(''), { username: '' });
     assert.deepEqual(imageUser(undefined), { username: '' });
   });
+
+  it('takes as a uid only ASCII digits in Docker\'s range, untrimmed; anything else is a name kubelet cannot verify', () => {
+    // Docker looks each of these up as a name in the image's /etc/passwd (root in a hostile image).
+    for (const user of ['1000\uFEFF', ' 1000', '1000 ', '+1000', '-0', '18446744073709552616', '9223372036854775808', '4294967296', '2147483648', '\u0661\u0660']) {
+      assert.deepEqual(imageUser(user), { username: user }, JSON.stringify(user));
+      assert.deepEqual(imageUser(`${user}:0`), { username: user }, JSON.stringify(user));
+    }
+    assert.deepEqual(imageUser('2147483647'), { uid: { value: '2147483647' }, username: '' });
+    assert.deepEqual(imageUser('0001000'), { uid: { value: '1000' }, username: '' });
+    assert.deepEqual(imageUser(':1000'), { username: '' });
+  });
 });
 
 describe('imageFromInspect', () => {
