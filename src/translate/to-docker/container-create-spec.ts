@@ -43,6 +43,13 @@ export interface CreatePlan {
 // it is rotated so that it cannot fill the disk.
 const DOCKER_LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '50m', 'max-file': '2' } };
 
+/**
+ * Docker's health check off, for every container the shim makes: kubelet owns probes, and an
+ * image's HEALTHCHECK would have Docker exec into the container on the image's schedule (every
+ * millisecond if it says so) outside the pod's cgroup. containerd and CRI-O ignore it too.
+ */
+export const NO_HEALTHCHECK = { Test: ['NONE'] };
+
 /** A name part must not carry Docker's name delimiter, or the name could not be parsed back. */
 function namePart(field: string, value: string): string {
   if (value === '') throw new InvalidArgumentError(`${field} is required`);
@@ -154,6 +161,7 @@ export function buildCreatePlan(input: CreateInput): CreatePlan {
   const spec: ContainerCreateSpec = {
     name: dockerName,
     Image: image,
+    Healthcheck: NO_HEALTHCHECK,
     Env: envList(config.envs),
     WorkingDir: config.workingDir,
     Labels: toDockerLabels(config.labels ?? {}, config.annotations ?? {}, internal, dockerName),

@@ -5,6 +5,7 @@ import type { CgroupDriver } from '../../config/flags';
 import type { ContainerCreateSpec, HostConfig } from '../../docker/types';
 import { CONTAINER_TYPE_LABEL, RUNTIME_HANDLER_LABEL, TYPE_SANDBOX, toDockerLabels } from '../../conventions/labels';
 import { sandboxDockerName } from '../../conventions/naming';
+import { NO_HEALTHCHECK } from './container-create-spec';
 import type { SandboxPlan, SandboxSecurity } from './sandbox-plan';
 
 /** /dev/shm of a pod that has its own IPC namespace (Docker's default, stated so it is ours). */
@@ -81,6 +82,7 @@ export function sandboxCreateSpec(plan: SandboxPlan, inputs: SandboxCreateInputs
   const spec: ContainerCreateSpec = {
     name: dockerName,
     Image: inputs.image,
+    Healthcheck: NO_HEALTHCHECK,
     Labels: toDockerLabels(plan.labels, plan.annotations, internal, dockerName),
     HostConfig: host,
   };

@@ -67,6 +67,10 @@ describe('container create spec', () => {
     assert.equal(spec.HostConfig?.CgroupParent, '/kubepods/pod1');
   });
 
+  it("turns Docker's health check off, whatever the image says (kubelet owns probes)", () => {
+    assert.deepEqual(plan(containerConfig({})).spec.Healthcheck, { Test: ['NONE'] });
+  });
+
   it('writes the log path label even when there is none, so an image\'s label of that key never shows through', () => {
     const { spec, logPath } = plan(containerConfig({ logPath: '' }), sandboxConfig({ logDirectory: '' }));
     assert.equal(logPath, '');

@@ -211,6 +211,7 @@ describe('sandboxCreateSpec', () => {
     assert.equal(s.name, 'k8s_POD_web_default_uid-1_1');
     assert.equal(s.Image, 'pause:test');
     assert.equal(s.Hostname, 'web-0');
+    assert.deepEqual(s.Healthcheck, { Test: ['NONE'] }, "Docker's health check off");
     // The runtime handler is written when it is the default too, and every key the shim wrote is recorded.
     const own = ['annotation.note', 'app', 'io.kubernetes.cri-docker-shim.runtime-handler', 'io.kubernetes.docker.type'];
     assert.deepEqual(s.Labels, {
