@@ -1,7 +1,10 @@
 // Single-use, expiring tokens for streaming URLs. A token is 24 random bytes (192 bits),
 // base64url so it fits a URL path segment unescaped. As in kubelet's request cache, a token
-// lives for a minute by default and the cache is bounded: when full, the oldest entry goes.
+// lives for a minute by default and the cache is bounded: when full, a new token is refused
+// (RESOURCE_EXHAUSTED, as kubelet's ErrorTooManyInFlight), so a burst of Exec calls cannot
+// evict tokens that were handed out and are about to be used.
 import { randomBytes } from 'node:crypto';
+import { ResourceExhaustedError } from '../errors';
 
 export const DEFAULT_TOKEN_TTL_MS = 60_000;
 export const DEFAULT_MAX_TOKENS = 1000;
@@ -23,9 +26,8 @@ export class TokenCache<T> {
 
   issue(value: T): string {
     this.sweep();
-    while (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+    if (this.entries.size >= this.maxEntries) {
+      throw new ResourceExhaustedError(`too many streaming requests in flight (at most ${this.maxEntries} unused tokens at once)`);
     }
     const token = randomBytes(24).toString('base64url');
     this.entries.set(token, { value, expiresAt: this.now() + this.ttlMs });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ExecRequest__Output } from '../../../src/cri/types';
-import { InvalidArgumentError } from '../../../src/errors';
+import { InvalidArgumentError, ResourceExhaustedError } from '../../../src/errors';
 import {
   encodeOutcome,
   JsonMessageSplitter,
@@ -50,15 +50,20 @@ describe('streaming tokens', () => {
     assert.equal(cache.size, 0);
   });
 
-  it('keep at most the configured number, dropping the oldest', () => {
-    const cache = new TokenCache<number>(60_000, 2);
+  it('keep at most the configured number, refusing a new one while full (as kubelet does) and keeping those issued', () => {
+    let now = 1_000;
+    const cache = new TokenCache<number>(60_000, 2, () => now);
     const first = cache.issue(1);
     const second = cache.issue(2);
-    const third = cache.issue(3);
+    assert.throws(() => cache.issue(3), (err: Error) => err instanceof ResourceExhaustedError && /at most 2/.test(err.message));
     assert.equal(cache.size, 2);
-    assert.equal(cache.consume(first), undefined);
-    assert.equal(cache.consume(second), 2);
-    assert.equal(cache.consume(third), 3);
+    assert.equal(cache.consume(first), 1);
+    const third = cache.issue(3);
+    now += 60_000;
+    const fourth = cache.issue(4);
+    assert.equal(cache.consume(second), undefined, 'expired tokens make room');
+    assert.equal(cache.consume(third), undefined);
+    assert.equal(cache.consume(fourth), 4);
   });
 });
 
