@@ -26,6 +26,7 @@ import { LayerFiguresFile } from './storage/layer-figures-file';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
 import { CgroupReader } from './cgroups/reader';
 import { CgroupOomWatch } from './cgroups/oom-watch';
+import { ExecOutputPool } from './shim/container/capped-output';
 import { ListAnswers } from './shim/list-answers';
 import { HeapTrim } from './util/heap-trim';
 import { StreamHeapGrowth } from './util/heap-growth';
@@ -331,6 +332,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     stats: new StatsCollector({ docker, cgroupReader, storage }),
     podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
     sharedReads: new SingleFlight(),
+    execOutput: new ExecOutputPool(),
     listAnswers,
     streaming,
     containerEvents: new EventHub(state, buildEvent, log),

@@ -206,6 +206,15 @@ export function keepEncoding(answer: object): void {
   if (!keptEncodings.has(answer)) keptEncodings.set(answer, null);
 }
 
+/**
+ * `answer`, to be sent as `bytes`: its encoding, made by its handler (ExecSync writes its
+ * output into the encoding as it arrives, so the answer is never copied whole by an encoder).
+ */
+export function withEncoding<T extends object>(answer: T, bytes: Buffer): T {
+  keptEncodings.set(answer, bytes);
+  return answer;
+}
+
 /** Encodes as `typeOf()` (looked up on the first call) describes. */
 function serializer(typeOf: () => protobuf.Type): (value: object) => Buffer {
   let type: protobuf.Type | undefined;

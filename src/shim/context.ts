@@ -14,6 +14,7 @@ import type { DockerLiveness } from '../docker/liveness';
 import type { ContainerLogManager } from '../logs/log-manager';
 import type { NetworkManager } from '../network/network-manager';
 import type { ListAnswers } from './list-answers';
+import type { ExecOutputPool } from './container/capped-output';
 import type { PodMetricsCollector } from '../pod-metrics/metrics-collector';
 import type { StatsCollector } from '../stats/stats-collector';
 import type { DockerStorage } from '../storage/docker-storage';
@@ -54,6 +55,8 @@ export interface ShimContext {
   readonly podMetrics: PodMetricsCollector;
   /** Overlapping identical stats and metrics reads share one computation, stopped when all their callers are gone. */
   readonly sharedReads: SingleFlight;
+  /** The output bytes all ExecSync calls together may hold past their own share (see ./container/capped-output.ts). */
+  readonly execOutput: ExecOutputPool;
   /** ListPodSandbox and ListContainers answers, kept while nothing they are built from changed. */
   readonly listAnswers: ListAnswers;
   /** The exec/attach/port-forward server whose URLs Exec, Attach and PortForward answer (see ../streaming). */

@@ -20,6 +20,7 @@ import { NetworkManager } from '../../src/network/network-manager';
 import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/network-plugin';
 import type { ShimContext } from '../../src/shim/context';
 import { CgroupReader } from '../../src/cgroups/reader';
+import { ExecOutputPool } from '../../src/shim/container/capped-output';
 import { ListAnswers } from '../../src/shim/list-answers';
 import { StatsCollector } from '../../src/stats/stats-collector';
 import { DockerLiveness } from '../../src/docker/liveness';
@@ -141,6 +142,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
     stats,
     podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
     sharedReads: new SingleFlight(),
+    execOutput: new ExecOutputPool(),
     // No state cache here: every list is built afresh.
     listAnswers: new ListAnswers(() => undefined),
     // Built, never listening: Exec/Attach/PortForward are not what these tests call.

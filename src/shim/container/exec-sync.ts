@@ -1,15 +1,17 @@
 // ExecSync: run a command in a running container and hand back its output and exit code.
 // With a timeout (or when the caller's deadline passes) the command's processes are killed
 // and the call fails with DEADLINE_EXCEEDED (a timeout of weeks, up to int64's, is clamped to
-// what a timer holds: ../../util/timer-delay.ts). Output is capped so that the answer fits in one
-// 16 MiB gRPC message; what did not fit is reported at the end of stderr.
+// what a timer holds: ../../util/timer-delay.ts). Output is written into the answer's encoding
+// as it arrives, capped so that it fits in one 16 MiB gRPC message and bounded for all calls
+// together (./capped-output.ts); what did not fit is reported at the end of stderr.
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
 import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
 import { inspectShimContainer } from '../resolve';
-import { CappedOutput, OutputBudget, truncationNote } from './capped-output';
+import { withEncoding } from '../../cri/contract';
+import { ExecSyncOutput } from './capped-output';
 import { killExecTree } from './process-tree';
 import { quote } from '../../util/quote';
 import { requestedWaitSeconds } from '../../util/timer-delay';
@@ -26,28 +28,28 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
 
   const execId = await shim.docker.createExec(Id, { Cmd: [...req.cmd], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false }, opts);
-  const budget = new OutputBudget();
-  const stdout = new CappedOutput(budget);
-  const stderr = new CappedOutput(budget);
-  const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
-  shim.docker.demux(connection, stdout, stderr);
+  const output = new ExecSyncOutput(shim.execOutput);
+  try {
+    const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
+    shim.docker.demux(connection, output.stdout, output.stderr);
 
-  const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
-  if (outcome !== 'ended') {
-    const exec = await shim.docker.inspectExec(execId).catch(() => undefined);
-    const killed = exec?.Running && exec.Pid > 0 ? await killExecTree(exec.Pid, Id) : 0;
-    connection.destroy();
-    shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
-    if (outcome === 'cancelled') throw new CancelledError('ExecSync: cancelled by the client');
-    throw new DeadlineExceededError(`command ${quote(req.cmd.join(" "))} timed out after ${timeoutSeconds}s`);
-  }
+    const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
+    if (outcome !== 'ended') {
+      const exec = await shim.docker.inspectExec(execId).catch(() => undefined);
+      const killed = exec?.Running && exec.Pid > 0 ? await killExecTree(exec.Pid, Id) : 0;
+      connection.destroy();
+      shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
+      if (outcome === 'cancelled') throw new CancelledError('ExecSync: cancelled by the client');
+      throw new DeadlineExceededError(`command ${quote(req.cmd.join(' '))} timed out after ${timeoutSeconds}s`);
+    }
 
-  const exitCode = await exitCodeOf(shim, execId, ctx.signal);
-  let err = stderr.contents();
-  for (const [name, sink] of [['stdout', stdout], ['stderr', stderr]] as const) {
-    if (sink.dropped > 0) err = Buffer.concat([err, Buffer.from(truncationNote(name, sink.dropped))]);
+    const exitCode = await exitCodeOf(shim, execId, ctx.signal);
+    const { bytes, stdout, stderr } = output.encode(exitCode);
+    return withEncoding({ stdout, stderr, exitCode }, bytes);
+  } finally {
+    // The pool is given back on every path; output that arrives later is dropped.
+    output.release();
   }
-  return { stdout: stdout.contents(), stderr: err, exitCode };
 }
 
 type Outcome = 'ended' | 'timeout' | 'cancelled';
