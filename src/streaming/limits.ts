@@ -149,6 +149,15 @@ export class IdleTimer {
 export const PING_REPLIES_PER_SECOND = 10;
 
 /**
+ * WebSocket pings a connection may send, regained at WEBSOCKET_PINGS_PER_SECOND; past them it
+ * is terminated. `ws` handles every frame of a read at once (up to some 10,000 pings in 64 KiB)
+ * and reads on, so unlike a SPDY session's frames their work cannot be spread over turns; 8
+ * connections flooding pings, each answered or not, stalled every CRI call for 0.5 to 2 s.
+ */
+export const MAX_WEBSOCKET_PINGS = 1024;
+export const WEBSOCKET_PINGS_PER_SECOND = 64;
+
+/**
  * What one connection's frames may cost a turn of the event loop: past this many, the rest wait
  * for the next turn (setImmediate, so that the CRI server's work comes between) and the
  * connection is not read meanwhile.

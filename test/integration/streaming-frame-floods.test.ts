@@ -1,7 +1,8 @@
 // Floods of tiny frames against the real shim (issue 42): 1-byte SPDY data frames for a stream
 // the session does not have, SPDY PINGs, 1-byte data frames on a valid stdin stream, and
 // WebSocket pings, each on 8 connections at once from a child process, must leave CRI calls
-// answered promptly; the sessions flooding frames for streams they do not have are ended.
+// answered promptly; the sessions flooding frames for streams they do not have, and WebSocket
+// connections flooding pings, are ended.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { GOAWAY_PROTOCOL_ERROR } from '../../src/streaming/spdy/framing';
@@ -73,9 +74,13 @@ describe('floods of tiny streaming frames against the real shim', () => {
     assert.ok(summary.p99 < P99_BOUND_MS, `Version p99 ${summary.p99} ms`);
   });
 
-  it('answers CRI calls under ping floods (WebSocket)', async () => {
+  it('answers CRI calls and ends the connections under ping floods (WebSocket)', async () => {
     const { summary, flood } = await floodWhileTimed('ws-ping');
-    await flood.stop();
+    try {
+      await waitFor('every flooding connection to be ended by the shim', () => flood.closed.size === CONNECTIONS, { timeoutMs: 5_000 });
+    } finally {
+      await flood.stop();
+    }
     assert.ok(summary.p99 < P99_BOUND_MS, `Version p99 ${summary.p99} ms`);
   });
 });
