@@ -55,6 +55,8 @@ import {
 const MAX_DATA_CHUNK = 32 * 1024;
 /** Frames received and not handled yet (they wait only while a header block inflates). */
 const MAX_QUEUED_BYTES = 256 * 1024;
+/** Small data frames of one stream, one after another, are delivered together up to this many bytes. */
+const MAX_GATHERED_BYTES = 1024;
 /** After we said goodbye, how long the client has to close its side before the socket is destroyed. */
 const CLOSE_GRACE_MS = 10_000;
 /** Window is granted back in steps of at least this (half the initial window). */
@@ -479,16 +481,19 @@ export class SpdyServerSession extends EventEmitter {
         }
         const e = this.dequeue();
         if (e.kind === 'data') {
-          // A run of one stream's frames goes on as one chunk: 1-byte frames would cost a push
-          // and a write toward Docker each.
+          // A run of one stream's small frames goes on as one chunk (copied, up to
+          // MAX_GATHERED_BYTES): 1-byte frames would cost a push and a write toward Docker each.
+          // Larger ones go on as they are, views of the read.
           let parts: Buffer[] | undefined;
           let fin = e.fin;
           let frames = 1;
+          let size = e.data.length;
           while (!fin && frames < budget && this.head < this.queue.length) {
             const next = this.queue[this.head]!;
-            if (next.kind !== 'data' || next.streamId !== e.streamId) break;
+            if (next.kind !== 'data' || next.streamId !== e.streamId || size + next.data.length > MAX_GATHERED_BYTES) break;
             this.dequeue();
             (parts ??= [e.data]).push(next.data);
+            size += next.data.length;
             fin = next.fin;
             frames++;
           }
