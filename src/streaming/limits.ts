@@ -139,3 +139,55 @@ export class IdleTimer {
     this.timer.unref();
   }
 }
+
+/**
+ * Replies to a client's pings (SPDY PING, WebSocket ping) a connection sends at most, a second;
+ * the rest are not answered (SPDY/3 section 2.6.5 and RFC 6455 section 5.5.3 let a peer
+ * answer only some). Kubernetes clients ping every few seconds; a flood of them cost a write a
+ * ping and stalled every CRI call (a SPDY PING flood on 8 connections: 1.6 s a call).
+ */
+export const PING_REPLIES_PER_SECOND = 10;
+
+/**
+ * WebSocket pings a connection may send, regained at WEBSOCKET_PINGS_PER_SECOND; past them it
+ * is terminated. `ws` handles every frame of a read at once (up to some 10,000 pings in 64 KiB)
+ * and reads on, so unlike a SPDY session's frames their work cannot be spread over turns; 8
+ * connections flooding pings, each answered or not, stalled every CRI call for 0.5 to 2 s.
+ */
+export const MAX_WEBSOCKET_PINGS = 1024;
+export const WEBSOCKET_PINGS_PER_SECOND = 64;
+
+/**
+ * What one connection's frames may cost a turn of the event loop: past this many, the rest wait
+ * for the next turn (setImmediate, so that the CRI server's work comes between) and the
+ * connection is not read meanwhile.
+ */
+export const FRAMES_PER_TURN = 1024;
+
+/**
+ * A budget of `burst` events regained at `perSecond` (a token bucket): `take` says whether one
+ * more fits now. The clock is read only once the budget is spent, so an event costs O(1).
+ */
+export class RateBudget {
+  private left: number;
+  private since = performance.now();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst = perSecond,
+  ) {
+    this.left = burst;
+  }
+
+  /** Takes `n` events (all or none). */
+  take(n = 1): boolean {
+    if (this.left < n) {
+      const now = performance.now();
+      this.left = Math.min(this.burst, this.left + ((now - this.since) * this.perSecond) / 1000);
+      this.since = now;
+      if (this.left < n) return false;
+    }
+    this.left -= n;
+    return true;
+  }
+}

@@ -101,6 +101,10 @@ export class StreamingServer {
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.limits.webSocketMaxMessageBytes,
+      // ws answers every ping with a write of its own (and terminates a connection with 60
+      // unsent): pings are answered at a bounded rate, and floods ended, by answerPings
+      // (ws-channels.ts).
+      autoPong: false,
     });
     this.wss.on('headers', (headers: string[], req: http.IncomingMessage) => {
       const protocol = this.answeredProtocols.get(req);

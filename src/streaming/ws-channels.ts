@@ -10,7 +10,7 @@ import { endWritable, ResizeFeed, type StdioChannels } from './channels';
 import { Backpressure } from './backpressure';
 import { TurnCork } from './batched-pipe';
 import { afterSocketSent } from './socket-sent';
-import { IdleTimer, STREAM_BUFFER_BYTES } from './limits';
+import { IdleTimer, MAX_WEBSOCKET_PINGS, PING_REPLIES_PER_SECOND, RateBudget, STREAM_BUFFER_BYTES, WEBSOCKET_PINGS_PER_SECOND } from './limits';
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 
@@ -104,9 +104,9 @@ export class WsLink {
     );
     // A broken connection shows up as 'close' too; an unhandled 'error' would end the shim.
     ws.on('error', () => undefined);
-    ws.on('ping', () => {
+    answerPings(ws, () => {
       this.idle.touch();
-      // Each ping is answered: a client that pings and never reads piles up pongs.
+      // A client that pings and never reads piles up pongs.
       this.flow.update();
     });
     ws.on('pong', () => this.idle.touch());
@@ -218,6 +218,22 @@ export function wsChannels(ws: WebSocket, opts: StdioOptions, conn: WsChannelOpt
       link.close();
     },
   };
+}
+
+/**
+ * Answers the client's pings (the server runs `ws` with autoPong off), at most
+ * PING_REPLIES_PER_SECOND, the rest not answered, as RFC 6455 allows; a connection past
+ * MAX_WEBSOCKET_PINGS (regained at WEBSOCKET_PINGS_PER_SECOND) is terminated.
+ */
+export function answerPings(ws: WebSocket, onPing: () => void = () => undefined): void {
+  const replies = new RateBudget(PING_REPLIES_PER_SECOND);
+  const pings = new RateBudget(WEBSOCKET_PINGS_PER_SECOND, MAX_WEBSOCKET_PINGS);
+  ws.on('ping', (data: Buffer) => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (!pings.take()) return void ws.terminate();
+    if (replies.take()) ws.pong(data);
+    onPing();
+  });
 }
 
 /** A received message's bytes, whatever form `ws` handed them in. */

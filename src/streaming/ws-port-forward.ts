@@ -16,7 +16,7 @@ import { errorMessage } from '../errors';
 import { quote } from '../util/quote';
 import { STREAM_BUFFER_BYTES } from './limits';
 import type { PortForwardOptions } from './port-forward-streams';
-import { toBuffer, WsLink, type WsChannelOptions } from './ws-channels';
+import { answerPings, toBuffer, WsLink, type WsChannelOptions } from './ws-channels';
 import { pipeInBatches } from './batched-pipe';
 
 /**
@@ -185,6 +185,7 @@ export class WebSocketTunnel extends Duplex {
       if (!isBinary) return void ws.close(1003, 'the tunneled connection is carried in binary messages');
       if (!this.push(toBuffer(raw))) ws.pause();
     });
+    answerPings(ws);
     // A broken connection shows up as 'close' too; an unhandled 'error' would end the shim.
     ws.on('error', () => undefined);
     // Whatever the client sent last is of no use once its connection is gone.

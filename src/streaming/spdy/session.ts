@@ -24,7 +24,7 @@ import { Duplex } from 'node:stream';
 import { Backpressure } from '../backpressure';
 import { TurnCork } from '../batched-pipe';
 import { afterSocketSent } from '../socket-sent';
-import { IdleTimer, MAX_UNSENT_BYTES, STREAM_BUFFER_BYTES } from '../limits';
+import { FRAMES_PER_TURN, IdleTimer, MAX_UNSENT_BYTES, PING_REPLIES_PER_SECOND, RateBudget, STREAM_BUFFER_BYTES } from '../limits';
 import {
   ControlType,
   dataFrameHead,
@@ -55,6 +55,8 @@ import {
 const MAX_DATA_CHUNK = 32 * 1024;
 /** Frames received and not handled yet (they wait only while a header block inflates). */
 const MAX_QUEUED_BYTES = 256 * 1024;
+/** Small data frames of one stream, one after another, are delivered together up to this many bytes. */
+const MAX_GATHERED_BYTES = 1024;
 /** After we said goodbye, how long the client has to close its side before the socket is destroyed. */
 const CLOSE_GRACE_MS = 10_000;
 /** Window is granted back in steps of at least this (half the initial window). */
@@ -67,6 +69,15 @@ const MIN_WINDOW_GRANT = DEFAULT_INITIAL_WINDOW / 2;
  * connections) is a legitimate client, and each refusal costs one bounded header block.
  */
 export const MAX_REFUSED_STREAMS = 8;
+/**
+ * Data frames for a stream the session does not hold open (never opened, ended or reset by the
+ * client, reset by us) are dropped; a session that sends more than this many of them, regained
+ * at STRAY_DATA_FRAMES_PER_SECOND, ends with GOAWAY PROTOCOL_ERROR. What a client sends after we
+ * reset a stream, until it reads the RST_STREAM, is a few frames (kubectl writes 32 KiB ones);
+ * a flood of 1-byte frames to an unknown stream stalled every CRI call for seconds.
+ */
+export const MAX_STRAY_DATA_FRAMES = 1024;
+export const STRAY_DATA_FRAMES_PER_SECOND = 64;
 
 export interface SpdySessionOptions {
   /** Streams the client may have open at once; a SYN_STREAM past it is answered RST_STREAM REFUSED_STREAM. */
@@ -234,6 +245,13 @@ export class SpdyServerSession extends EventEmitter {
   private readonly waitingForWindow = new Set<SpdyStream>();
   /** Streams whose reader took half a window or more since the last grant: granted as the poll phase ends. */
   private readonly toGrant = new Set<SpdyStream>();
+  /** Bytes of data dropped (for streams the session does not have) since the last grant: session window given back with it. */
+  private strayBytes = 0;
+  private grantScheduled = false;
+  private readonly strayFrames = new RateBudget(STRAY_DATA_FRAMES_PER_SECOND, MAX_STRAY_DATA_FRAMES);
+  private readonly pingReplies = new RateBudget(PING_REPLIES_PER_SECOND);
+  /** The frames of this turn's budget are handled: the rest wait for the next turn, the connection not read. */
+  private nextTurnScheduled = false;
   private readonly idle: IdleTimer;
   private readonly batch: TurnCork;
 
@@ -318,20 +336,29 @@ export class SpdyServerSession extends EventEmitter {
     // In steps of half the window: the client always has the other half to send with.
     if (stream.received - stream.unread - stream.granted >= MIN_WINDOW_GRANT && !this.toGrant.has(stream)) {
       this.toGrant.add(stream);
-      if (this.toGrant.size === 1) setImmediate(this.grantWindows);
+      this.scheduleGrant();
     }
     if (stream.unread <= STREAM_BUFFER_BYTES && this.full.delete(stream)) this.updateReading();
   }
 
+  private scheduleGrant(): void {
+    if (this.grantScheduled) return;
+    this.grantScheduled = true;
+    setImmediate(this.grantWindows);
+  }
+
   /**
-   * Grants back, as the poll phase ends, what readers took during it: one WINDOW_UPDATE a stream
-   * and one for the session, in one write, however many reads of the connection the turn made
-   * (a pair a read cost a write to the client and a wake-up of it each).
+   * Grants back, as the poll phase ends, what readers took during it and what was dropped: one
+   * WINDOW_UPDATE a stream and one for the session, in one write, however many reads of the
+   * connection the turn made (a pair a read, or one a dropped frame, cost a write to the client
+   * and a wake-up of it each).
    */
   private readonly grantWindows = (): void => {
+    this.grantScheduled = false;
     if (this.closed) return this.toGrant.clear();
     this.batch.cork();
-    let session = 0;
+    let session = this.strayBytes;
+    this.strayBytes = 0;
     for (const stream of this.toGrant) {
       const taken = stream.received - stream.unread;
       const delta = taken - stream.granted;
@@ -416,7 +443,6 @@ export class SpdyServerSession extends EventEmitter {
 
   private receive(chunk: Buffer): void {
     if (this.closed) return;
-    this.idle.touch();
     let events: FrameEvent[];
     try {
       events = this.reader.push(chunk);
@@ -438,21 +464,49 @@ export class SpdyServerSession extends EventEmitter {
    * promise a frame); a header block that inflates holds the frames behind it until it is done.
    * A frame that cannot be handled (a header block over its bounds, one that does not inflate)
    * ends the session: the header compression state cannot be resynchronised.
+   * At most FRAMES_PER_TURN a turn, their answers (PING replies, RST_STREAMs) in one write.
    */
   private handleQueued(): void {
-    if (this.handling) return;
+    if (this.handling || this.nextTurnScheduled) return;
+    this.batch.cork();
+    let budget = FRAMES_PER_TURN;
+    // Frames that are not stray data are activity for the idle timeout: read the clock once.
+    let active = false;
     try {
       while (this.head < this.queue.length && !this.closed) {
-        const e = this.queue[this.head]!;
-        this.queue[this.head++] = undefined as unknown as FrameEvent;
-        this.queuedBytes -= sizeOf(e);
+        if (budget <= 0) {
+          this.nextTurnScheduled = true;
+          setImmediate(this.nextTurn);
+          break;
+        }
+        const e = this.dequeue();
         if (e.kind === 'data') {
-          this.onData(e);
+          // A run of one stream's small frames goes on as one chunk (copied, up to
+          // MAX_GATHERED_BYTES): 1-byte frames would cost a push and a write toward Docker each.
+          // Larger ones go on as they are, views of the read.
+          let parts: Buffer[] | undefined;
+          let fin = e.fin;
+          let frames = 1;
+          let size = e.data.length;
+          while (!fin && frames < budget && this.head < this.queue.length) {
+            const next = this.queue[this.head]!;
+            if (next.kind !== 'data' || next.streamId !== e.streamId || size + next.data.length > MAX_GATHERED_BYTES) break;
+            this.dequeue();
+            (parts ??= [e.data]).push(next.data);
+            size += next.data.length;
+            fin = next.fin;
+            frames++;
+          }
+          budget -= frames;
+          if (this.onData(e.streamId, parts ? Buffer.concat(parts) : e.data, fin, frames)) active = true;
           continue;
         }
+        budget--;
+        active = true;
         const inflating = this.onControl(e);
         if (inflating) {
           this.handling = true;
+          if (active) this.idle.touch();
           inflating.then(
             () => this.resumeHandling(),
             () => this.resumeHandling(true),
@@ -463,12 +517,25 @@ export class SpdyServerSession extends EventEmitter {
     } catch {
       this.close(GOAWAY_PROTOCOL_ERROR);
     }
+    if (active) this.idle.touch();
     if (this.head >= this.queue.length) {
       this.queue.length = 0;
       this.head = 0;
     }
     this.updateReading();
   }
+
+  private dequeue(): FrameEvent {
+    const e = this.queue[this.head]!;
+    this.queue[this.head++] = undefined as unknown as FrameEvent;
+    this.queuedBytes -= sizeOf(e);
+    return e;
+  }
+
+  private readonly nextTurn = (): void => {
+    this.nextTurnScheduled = false;
+    this.handleQueued();
+  };
 
   /** A header block is done: the frames behind it go on, unless it failed. */
   private resumeHandling(failed = false): void {
@@ -477,23 +544,30 @@ export class SpdyServerSession extends EventEmitter {
     this.handleQueued();
   }
 
-  private onData(e: Extract<FrameEvent, { kind: 'data' }>): void {
-    const stream = this.streams.get(e.streamId);
+  /** `frames` data frames (pieces) of one stream; answers whether a stream took them (activity). */
+  private onData(streamId: number, data: Buffer, fin: boolean, frames: number): boolean {
+    const stream = this.streams.get(streamId);
     if (!stream || stream.remoteEnded || stream.reset) {
-      // Data for a stream that is gone or refused: dropped, its session window given back.
-      if (e.data.length > 0) this.write(encodeControl(ControlType.WindowUpdate, 0, windowUpdatePayload(0, e.data.length)));
-      return;
+      // Data for a stream that is gone, refused or never opened: dropped, its session window
+      // given back with the turn's grants; counted against MAX_STRAY_DATA_FRAMES.
+      if (data.length > 0) {
+        this.strayBytes += data.length;
+        this.scheduleGrant();
+      }
+      if (!this.strayFrames.take(frames)) this.close(GOAWAY_PROTOCOL_ERROR);
+      return false;
     }
-    if (e.data.length > 0) {
-      stream.deliver(e.data);
+    if (data.length > 0) {
+      stream.deliver(data);
       if (stream.unread > STREAM_BUFFER_BYTES) this.full.add(stream);
     }
-    if (e.fin) {
+    if (fin) {
       stream.remoteEnd();
       // Nothing more can come for it: what it holds no longer stops the others.
       if (this.full.delete(stream)) this.updateReading();
       if (stream.localEnded) this.forget(stream);
     }
+    return true;
   }
 
   /** Handles a control frame; answers a promise only while a header block inflates. */
@@ -511,8 +585,9 @@ export class SpdyServerSession extends EventEmitter {
       }
       case ControlType.Ping:
         if (e.payload.length < 4) throw new Error('PING is too short');
-        // The client's pings (odd IDs) are answered; ours (even) come back and are done.
-        if ((e.payload.readUInt32BE(0) & 1) === 1) this.write(encodeControl(ControlType.Ping, 0, e.payload));
+        // The client's pings (odd IDs) are answered, at most PING_REPLIES_PER_SECOND (the rest
+        // dropped, as SPDY allows); ours (even) come back and are done.
+        if ((e.payload.readUInt32BE(0) & 1) === 1 && this.pingReplies.take()) this.write(encodeControl(ControlType.Ping, 0, e.payload));
         return;
       case ControlType.GoAway:
         this.teardown();
@@ -575,7 +650,11 @@ export class SpdyServerSession extends EventEmitter {
   /** Reads the connection unless a stream, the queue or our unsent output is over its bound. */
   private updateReading(): void {
     if (this.closed) return;
-    this.flow.update({ 'full streams': this.full.size > 0, 'queued frames': this.queuedBytes > MAX_QUEUED_BYTES });
+    this.flow.update({
+      'full streams': this.full.size > 0,
+      'queued frames': this.queuedBytes > MAX_QUEUED_BYTES,
+      'frames for the next turn': this.nextTurnScheduled,
+    });
   }
 
   /**
