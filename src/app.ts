@@ -11,7 +11,7 @@ import { DockerodeClient } from './docker/dockerode-client';
 import { InstrumentedDockerClient, type DockerCallRecorder } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/docker-version';
 import { DockerLiveness } from './docker/liveness';
-import { DockerSocketPool, dockerSocketCaps } from './docker/socket-pool';
+import { DockerSocketPool, dockerSocketCaps, type DockerSocketCaps } from './docker/socket-pool';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import type { EarlyDockerAnswers } from './docker/early-answers';
 import { errorMessage } from './errors';
@@ -159,6 +159,8 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
 interface DockerSide {
   /** Docker itself (instrumented with metrics); log followers and streaming use it. */
   readonly rawDocker: DockerClient;
+  /** The Docker connection budgets, from the descriptor limit. */
+  readonly dockerSockets: DockerSocketCaps;
   /** Docker read through the state cache: what the handlers use. */
   readonly docker: DockerClient;
   /** The shim's sandboxes and containers, from the state cache while it is synced. */
@@ -197,7 +199,7 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = started.add('Docker facts', new DockerFacts(docker), (f) => f.close());
-  return { rawDocker, docker, objects, state, dockerFacts, checkpoints, network, credentials };
+  return { rawDocker, dockerSockets, docker, objects, state, dockerFacts, checkpoints, network, credentials };
 }
 
 /**
@@ -238,7 +240,7 @@ interface Services {
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
 function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
-  const { rawDocker, docker, objects, state, checkpoints, network } = side;
+  const { rawDocker, dockerSockets, docker, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
   if (config.runtimeCgroups !== '') {
@@ -310,8 +312,15 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   };
   const metricsServer = metrics ? started.add('metrics server', new MetricsServer(metrics, log), (m) => m.close()) : undefined;
   // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
-  // network namespace, and that answer must be Docker's own.
-  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: streamingRecorder });
+  // network namespace, and that answer must be Docker's own. The node's sessions are capped at
+  // the Docker connections kept for them, so one past it is refused at once, never left waiting.
+  const streaming = new StreamingServer({
+    bindAddress: config.streamingBindAddr,
+    docker: rawDocker,
+    log,
+    recorder: streamingRecorder,
+    limits: { sessions: dockerSockets.streams },
+  });
   started.add('streaming server', streaming, (s) => s.close());
   const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
   const context: ShimContext = {

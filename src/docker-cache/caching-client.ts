@@ -7,7 +7,7 @@
 // a create or a stop does not also wait for an inspect it has no use for).
 // Documents handed out are shared with the cache: callers read them and never modify them.
 import type { Duplex, Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../docker/client';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from '../docker/client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -158,7 +158,7 @@ export class CachingDockerClient implements DockerClient {
     return this.docker.createExec(containerId, spec, opts);
   }
 
-  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: CallOptions): Promise<Duplex> {
+  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: SessionOptions): Promise<Duplex> {
     return this.docker.startExec(execId, query, opts);
   }
 
@@ -170,7 +170,7 @@ export class CachingDockerClient implements DockerClient {
     return this.docker.resizeExec(execId, size, opts);
   }
 
-  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: CallOptions): Promise<Duplex> {
+  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: SessionOptions): Promise<Duplex> {
     return this.docker.attachContainer(id, query, opts);
   }
 

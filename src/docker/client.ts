@@ -26,6 +26,15 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of a hijacked session (exec, attach). */
+export interface SessionOptions extends CallOptions {
+  /**
+   * A user's session through the streaming server: its connection comes from the streams'
+   * budget, never from the part kept for the kubelet's own calls (./socket-pool.ts).
+   */
+  userStream?: boolean;
+}
+
 /** Options of the event stream: `onSubscribed` runs once Docker has accepted the subscription. */
 export interface EventsOptions extends CallOptions {
   onSubscribed?: () => void;
@@ -77,11 +86,11 @@ export interface DockerClient {
 
   createExec(containerId: string, spec: ExecCreateSpec, opts?: CallOptions): Promise<string>;
   /** Starts an exec and hands back its hijacked connection (multiplexed unless tty). */
-  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: CallOptions): Promise<Duplex>;
+  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: SessionOptions): Promise<Duplex>;
   inspectExec(execId: string, opts?: CallOptions): Promise<ExecInspect>;
   resizeExec(execId: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void>;
   /** Attaches to a running container's main process: its hijacked connection (multiplexed unless the container has a TTY). */
-  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: CallOptions): Promise<Duplex>;
+  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: SessionOptions): Promise<Duplex>;
   resizeContainer(id: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void>;
 
   listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]>;

@@ -41,7 +41,7 @@ import type {
   RegistryAuth,
   SystemDataUsage,
 } from './types';
-import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from './client';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from './client';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
 import { demuxInto } from './stream-frames';
 import { hijackRequest, openHijack } from './hijack';
@@ -62,6 +62,8 @@ interface DialOptions {
   /** Added to the request timeout, for calls that wait on purpose (stop's grace period). */
   extraTimeoutMs?: number;
   hijack?: boolean;
+  /** A hijack for a user's streaming session: from the streams' budget. */
+  userStream?: boolean;
   /** Waits for a connection ahead of the other calls (the liveness ping). */
   ahead?: boolean;
   /** A stream's registry credential. */
@@ -89,8 +91,9 @@ function modemOptions(endpoint: Endpoint, agent: DockerModem.ConstructorOptions[
   return { host: endpoint.host, port: endpoint.port, protocol: 'http', agent };
 }
 
-/** Which part of the pool a request's connection comes from: sessions hold theirs as long as they like. */
+/** Which part of the pool a request's connection comes from: sessions and streams hold theirs as long as they like. */
 function socketUseOf(o: DialOptions): SocketUse {
+  if (o.hijack === true && o.userStream === true) return 'stream';
   return o.stream === true || o.hijack === true || (o.extraTimeoutMs ?? 0) > 0 ? 'session' : 'call';
 }
 
@@ -421,7 +424,7 @@ export class DockerodeClient implements DockerClient {
     return res.Id;
   }
 
-  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: CallOptions): Promise<Duplex> {
+  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: SessionOptions): Promise<Duplex> {
     return this.dial(
       {
         path: `/exec/${encodeURIComponent(execId)}/start`,
@@ -430,6 +433,7 @@ export class DockerodeClient implements DockerClient {
         statusCodes: { 101: true, 200: true, 404: 'no such exec instance', 409: 'container is paused or stopped', 500: 'server error' },
         stream: true,
         hijack: true,
+        userStream: opts?.userStream,
         what: `start exec ${execId}`,
       },
       opts,
@@ -462,7 +466,7 @@ export class DockerodeClient implements DockerClient {
     );
   }
 
-  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: CallOptions): Promise<Duplex> {
+  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: SessionOptions): Promise<Duplex> {
     return this.dial(
       {
         path: `/containers/${encodeURIComponent(id)}/attach`,
@@ -471,6 +475,7 @@ export class DockerodeClient implements DockerClient {
         statusCodes: { 101: true, 200: true, 400: 'bad parameter', 404: 'no such container', 409: 'container is paused', 500: 'server error' },
         stream: true,
         hijack: true,
+        userStream: opts?.userStream,
         what: `attach to container ${id}`,
       },
       opts,

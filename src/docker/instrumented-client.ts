@@ -15,7 +15,7 @@ import {
   DockerTimeoutError,
   DockerUnreachableError,
 } from '../errors';
-import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from './client';
+import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from './client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -153,7 +153,7 @@ export class InstrumentedDockerClient implements DockerClient {
   }
 
   /** Timed until the connection is hijacked, not for the session's life. */
-  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: CallOptions): Promise<Duplex> {
+  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: SessionOptions): Promise<Duplex> {
     return this.timed('startExec', () => this.docker.startExec(execId, query, opts));
   }
 
@@ -165,7 +165,7 @@ export class InstrumentedDockerClient implements DockerClient {
     return this.timed('resizeExec', () => this.docker.resizeExec(execId, size, opts));
   }
 
-  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: CallOptions): Promise<Duplex> {
+  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: SessionOptions): Promise<Duplex> {
     return this.timed('attachContainer', () => this.docker.attachContainer(id, query, opts));
   }
 

@@ -1,14 +1,16 @@
 // The bounds on what a streaming client can make the shim hold or run. kubelet passes the bytes
 // of anyone allowed pods/exec, pods/attach or pods/portforward through unchanged, so each bound
 // holds against a client that ignores the protocol's own (README, "Security", lists them all).
+import { MAX_STREAM_SOCKETS } from '../docker/socket-pool';
 
 export interface StreamingLimits {
   /** Sessions open at once to one pod: exec and attach to any of its containers and port forwards to it, together. */
   sessionsPerPod: number;
   /**
-   * Sessions open at once on the node, all pods together: a backstop for descriptors (each
-   * session holds its client's socket, and exec and attach one to Docker too), kept far above
-   * what the pods of a full node can hold at sessionsPerPod each, so one pod never locks out another.
+   * Sessions open at once on the node, all pods together: the Docker connections users' exec
+   * and attach may hold (the streams' budget, docker/socket-pool.ts), which the shim sets it to,
+   * so that a session Docker could not serve at once is refused at its upgrade instead of
+   * waiting for a connection. Each session also holds its client's socket.
    */
   sessions: number;
   /** Port-forward connections open at once to one pod, all its sessions together. */
@@ -23,10 +25,10 @@ export interface StreamingLimits {
 
 export const DEFAULT_STREAMING_LIMITS: Readonly<StreamingLimits> = {
   sessionsPerPod: 32,
-  // 110 pods (kubelet's default maxPods) at 32 each hold 3,520; 16,384 sessions hold under
-  // 50,000 descriptors (1.8 to 2.3 per exec session measured), far below the unit's LimitNOFILE
-  // (packaging/systemd).
-  sessions: 16_384,
+  // The streams' budget at the unit's LimitNOFILE (packaging/systemd), 4,096: 110 pods (kubelet's
+  // default maxPods) at 32 each, 3,520, fit; under 10,000 descriptors (1.8 to 2.3 per exec
+  // session measured). Under a lower limit the shim sets the smaller budget (app.ts).
+  sessions: MAX_STREAM_SOCKETS,
   portForwardConnectionsPerPod: 128,
   portForwardStreamsPerSession: 128,
   // kubelet's own default (--streaming-connection-idle-timeout), and cri-dockerd's.

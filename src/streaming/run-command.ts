@@ -29,7 +29,8 @@ export async function runExec(docker: DockerClient, req: ExecRequest, channels: 
       AttachStderr: req.stderr,
       Tty: req.tty,
     });
-    const connection = await docker.startExec(execId, { tty: req.tty, stdin: req.stdin });
+    // A user's session: from the streams' Docker budget, never the kubelet's (docker/socket-pool.ts).
+    const connection = await docker.startExec(execId, { tty: req.tty, stdin: req.stdin }, { userStream: true });
     await relay(connection, req.tty, channels, (size) => docker.resizeExec(execId, size), log);
     const code = await exitCodeOf(docker, execId);
     outcome = code === 0 ? { kind: 'success' } : { kind: 'exit', code };
@@ -46,7 +47,7 @@ export async function runAttach(docker: DockerClient, req: AttachRequest, channe
     // The container's own TTY setting decides whether Docker multiplexes its output.
     const inspect = await docker.inspectContainer(req.containerId);
     const tty = inspect.Config.Tty === true;
-    const connection = await docker.attachContainer(req.containerId, { stdin: req.stdin, stdout: req.stdout, stderr: req.stderr });
+    const connection = await docker.attachContainer(req.containerId, { stdin: req.stdin, stdout: req.stdout, stderr: req.stderr }, { userStream: true });
     await relay(connection, tty, channels, (size) => docker.resizeContainer(req.containerId, size), log);
   } catch (err) {
     log.warn({ containerId: req.containerId, error: errorMessage(err) }, 'streaming attach failed');

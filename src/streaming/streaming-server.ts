@@ -67,7 +67,7 @@ export interface StreamingServerOptions {
   tokenTtlMs?: number;
   streamCreationTimeoutMs?: number;
   recorder?: StreamingRecorder;
-  /** Bounds other than the defaults (tests). */
+  /** Bounds other than the defaults (the node-wide cap: the Docker streams budget; tests: any). */
   limits?: Partial<StreamingLimits>;
   /** While a connection is not read, how often it is probed (tests). */
   pausedProbeMs?: number;

@@ -16,7 +16,7 @@ const DOCKER_SOCKET = '/var/run/docker.sock';
 
 describe('the short calls against Docker, without docker-modem', () => {
   const run = newTestRun();
-  const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000, new DockerSocketPool({ calls: 4, sessions: 4 }));
+  const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000, new DockerSocketPool({ calls: 4, sessions: 4, streams: 4 }));
   let dials: ModemDials;
 
   before(() => {

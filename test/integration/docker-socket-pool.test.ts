@@ -1,7 +1,8 @@
 // The Docker client's connection pool against the real Docker: a burst of 2,000 calls at once
 // keeps this process's descriptors within the calls cap (before the pool, each call opened a
 // connection of its own: 2,000 descriptors, and a flood of resizes once reached the limit), and
-// hijacked exec connections count in the sessions' part, apart from the calls. Figures are logged.
+// hijacked exec connections count in the sessions' part, apart from the calls, and users' exec
+// and attach in the streams' part, apart from both. Figures are logged.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -61,7 +62,7 @@ describe('the Docker connection pool, against Docker', () => {
   });
 
   it('counts hijacked exec connections in the sessions’ part until they close: one past the cap waits while calls go on', async () => {
-    const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2 }));
+    const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     const sessions: Duplex[] = [];
     try {
       const startSleep = async (): Promise<Duplex> => {
@@ -85,6 +86,30 @@ describe('the Docker connection pool, against Docker', () => {
     }
   });
 
+  it('counts users’ exec and attach in the streams’ part: with it full they wait while the kubelet’s exec still starts', async () => {
+    const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
+    const open: Duplex[] = [];
+    try {
+      const exec = (): Promise<string> =>
+        docker.createExec(container, { Cmd: ['sleep', '3600'], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false });
+      open.push(await docker.startExec(await exec(), { tty: false, stdin: false }, { userStream: true }));
+      open.push(await docker.attachContainer(container, { stdin: false, stdout: true, stderr: true }, { userStream: true }));
+      assert.deepEqual(docker.sockets.usage().streams, { inUse: 2, waiting: 0 });
+      assert.deepEqual(docker.sockets.usage().sessions, { inUse: 0, waiting: 0 }, 'users’ sessions take nothing of the kubelet’s part');
+      const third = docker.startExec(await exec(), { tty: false, stdin: false }, { userStream: true });
+      await waitFor('the third user exec to wait for a connection', () => docker.sockets.usage().streams.waiting === 1);
+      // ExecSync's exec: from the sessions' part, at once.
+      open.push(await docker.startExec(await exec(), { tty: false, stdin: false }));
+      assert.deepEqual(docker.sockets.usage().sessions, { inUse: 1, waiting: 0 });
+      open[0]!.destroy();
+      open.push(await third);
+      assert.deepEqual(docker.sockets.usage().streams, { inUse: 2, waiting: 0 });
+    } finally {
+      for (const s of open) s.destroy();
+      docker.close();
+    }
+  });
+
   it('keeps a call connection alive with Docker across 300 inspects in a row (and logs what that saves each)', async () => {
     const inspects = async (agent: http.Agent | false): Promise<{ medianMs: number; reused: number }> => {
       const times: number[] = [];
@@ -102,7 +127,7 @@ describe('the Docker connection pool, against Docker', () => {
       }
       return { medianMs: times.sort((a, b) => a - b)[150]!, reused };
     };
-    const pool = new DockerSocketPool({ calls: 4, sessions: 1 });
+    const pool = new DockerSocketPool({ calls: 4, sessions: 1, streams: 1 });
     try {
       const kept = await inspects(pool.callAgent);
       const fresh = await inspects(false);

@@ -41,6 +41,11 @@ export interface ShimOptions {
   nodeFlags?: string[];
   /** Serve Prometheus metrics: --metrics-bind-addr on a free loopback port (`metricsPort`). */
   metrics?: boolean;
+  /**
+   * Run under this descriptor limit, soft and hard (prlimit): the shim sizes its Docker socket
+   * budgets from it, and Node raises the soft limit to the hard one, so both are set.
+   */
+  openFiles?: number;
 }
 
 
@@ -81,7 +86,10 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     ...(metricsPort === undefined ? [] : [`--metrics-bind-addr=127.0.0.1:${metricsPort}`]),
     ...(opts.args ?? []),
   ];
-  const [command, commandArgs] = opts.nodeFlags ? [process.execPath, [...opts.nodeFlags, MAIN_JS, ...args]] : [MAIN_JS, args];
+  const [shimCommand, shimArgs] = opts.nodeFlags ? [process.execPath, [...opts.nodeFlags, MAIN_JS, ...args]] : [MAIN_JS, args];
+  // prlimit execs the shim, so the child's PID is the shim's own.
+  const [command, commandArgs] =
+    opts.openFiles === undefined ? [shimCommand, shimArgs] : ['prlimit', [`--nofile=${opts.openFiles}:${opts.openFiles}`, '--', shimCommand, ...shimArgs]];
   const child = spawn(command, commandArgs, {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -10,19 +10,35 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { DockerodeClient } from '../../../src/docker/dockerode-client';
-import { DockerSocketPool, dockerSocketCaps, IDLE_SOCKET_MS, KEPT_IDLE_SOCKETS } from '../../../src/docker/socket-pool';
+import { DockerSocketPool, dockerSocketCaps, IDLE_SOCKET_MS, KEPT_IDLE_SOCKETS, MAX_STREAM_SOCKETS } from '../../../src/docker/socket-pool';
+import { DEFAULT_STREAMING_LIMITS } from '../../../src/streaming/limits';
 import { DockerUnreachableError } from '../../../src/errors';
 import { waitFor } from '../../support/poll';
 import { tempDir } from '../../support/temp';
 
+/** kubelet's --max-pods default. */
+const KUBELET_DEFAULT_MAX_PODS = 110;
+
 describe('dockerSocketCaps', () => {
-  it('gives calls a sixteenth and sessions an eighth of the descriptor limit, within their ceilings', () => {
-    assert.deepEqual(dockerSocketCaps(20_000), { calls: 256, sessions: 1024 });
-    assert.deepEqual(dockerSocketCaps(1_048_576), { calls: 256, sessions: 1024 });
-    assert.deepEqual(dockerSocketCaps(Infinity), { calls: 256, sessions: 1024 });
-    assert.deepEqual(dockerSocketCaps(4_096), { calls: 256, sessions: 512 });
-    assert.deepEqual(dockerSocketCaps(1_024), { calls: 64, sessions: 128 });
-    assert.deepEqual(dockerSocketCaps(64), { calls: 8, sessions: 8 });
+  it('gives calls a sixteenth, sessions an eighth and streams a sixteenth of the descriptor limit, within their ceilings', () => {
+    assert.deepEqual(dockerSocketCaps(20_000), { calls: 256, sessions: 1024, streams: 1250 });
+    assert.deepEqual(dockerSocketCaps(1_048_576), { calls: 256, sessions: 1024, streams: 4096 });
+    assert.deepEqual(dockerSocketCaps(Infinity), { calls: 256, sessions: 1024, streams: 4096 });
+    assert.deepEqual(dockerSocketCaps(65_536), { calls: 256, sessions: 1024, streams: 4096 });
+    assert.deepEqual(dockerSocketCaps(4_096), { calls: 256, sessions: 512, streams: 256 });
+    assert.deepEqual(dockerSocketCaps(1_024), { calls: 64, sessions: 128, streams: 64 });
+    assert.deepEqual(dockerSocketCaps(64), { calls: 8, sessions: 8, streams: 8 });
+    assert.deepEqual(dockerSocketCaps(0), { calls: 8, sessions: 8, streams: 8 });
+  });
+
+  it('holds a full node’s user sessions under the unit’s limit, and takes at most 5/16 of any limit with a held stream’s client socket counted', () => {
+    const { sessionsPerPod } = DEFAULT_STREAMING_LIMITS;
+    assert.ok(dockerSocketCaps(1_048_576).streams >= KUBELET_DEFAULT_MAX_PODS * sessionsPerPod);
+    assert.equal(DEFAULT_STREAMING_LIMITS.sessions, MAX_STREAM_SOCKETS, 'the streaming server’s default node-wide cap is the budget at its ceiling');
+    for (const limit of [1_024, 4_096, 20_000, 65_536, 1_048_576]) {
+      const caps = dockerSocketCaps(limit);
+      assert.ok(caps.calls + caps.sessions + 2 * caps.streams <= (5 * limit) / 16, `at ${limit}: ${JSON.stringify(caps)}`);
+    }
   });
 
   it('builds kept-alive agents with those caps', () => {
@@ -93,21 +109,21 @@ describe('the Docker client on its pool', () => {
   });
 
   it('makes 200 calls at once on at most the calls cap of connections, kept alive', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2 }));
+    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     try {
       const answers = await Promise.all(Array.from({ length: 200 }, () => docker.inspectContainer('c1')));
       assert.equal(answers.length, 200);
       assert.ok(answers.every((a) => a.Id === 'c1'));
       assert.equal(mostOpen, 4, 'connections open at once');
       assert.equal(opened, 4, 'connections opened in all (each kept and reused)');
-      assert.deepEqual(docker.sockets.usage(), { calls: { inUse: 0, waiting: 0 }, sessions: { inUse: 0, waiting: 0 } });
+      assert.deepEqual(docker.sockets.usage(), { calls: { inUse: 0, waiting: 0 }, sessions: { inUse: 0, waiting: 0 }, streams: { inUse: 0, waiting: 0 } });
     } finally {
       docker.close();
     }
   });
 
   it('lets the liveness ping ahead of a queue of calls: a burst is not Docker being silent', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2 }));
+    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2, streams: 2 }));
     try {
       let answered = 0;
       const burst = Promise.all(Array.from({ length: 100 }, () => docker.inspectContainer('c1').then(() => answered++)));
@@ -121,7 +137,7 @@ describe('the Docker client on its pool', () => {
   });
 
   it('keeps sessions apart: sessions past their cap wait for one to close, and calls go on meanwhile', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2 }));
+    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2, streams: 2 }));
     const streams: Readable[] = [];
     try {
       const follow = (): Promise<Readable> => docker.containerLogs('c1', { follow: true, stdout: true, stderr: true });
@@ -144,7 +160,7 @@ describe('the Docker client on its pool', () => {
   });
 
   it('asks a read again when its kept connection is reset as it goes out; a POST it does not', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2 }));
+    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     try {
       await docker.inspectContainer('c1');
       resetSecondRequest = true;
