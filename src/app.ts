@@ -14,7 +14,7 @@ import { DockerLiveness } from './docker/liveness';
 import { DockerSocketPool, dockerSocketCaps, type DockerSocketCaps } from './docker/socket-pool';
 import type { DockerInfo, DockerVersion } from './docker/types';
 import type { EarlyDockerAnswers } from './docker/early-answers';
-import { errorMessage } from './errors';
+import { DockerBadRequestError, errorMessage } from './errors';
 import type { RpcRecorder } from './grpc/adapter';
 import { CriServer } from './grpc/grpc-server';
 import { CheckpointCache } from './checkpoint/checkpoint-cache';
@@ -109,6 +109,12 @@ async function waitForDocker(
       const version = await facts.version();
       return { version, info: await info.catch(() => docker.info()) };
     } catch (err) {
+      // An answer, not silence: an engine that refuses the request's API version says so with a
+      // 400 ("client version 1.40 is too old. Minimum supported API version is 1.44"); waiting
+      // changes nothing.
+      if (err instanceof DockerBadRequestError) {
+        throw new StartupError(`Docker at ${docker.endpoint} refuses the shim's requests: ${errorMessage(err)}`);
+      }
       if (Date.now() >= deadline) {
         throw new StartupError(`Docker at ${docker.endpoint} did not answer: ${errorMessage(err)}`);
       }

@@ -264,6 +264,31 @@ describe('start-up checks', () => {
     }
   });
 
+  it('exits at once, with Docker\'s words, when Docker refuses the request\'s API version', async () => {
+    const dir = f.tempDir('refusing');
+    const socket = path.join(dir, 'docker.sock');
+    // What Docker 29.0 answers a request older than its oldest API (1.44).
+    const fake = http.createServer((_req, res) => {
+      res.statusCode = 400;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ message: 'client version 1.41 is too old. Minimum supported API version is 1.44, please upgrade your client to a newer version' }));
+    });
+    await new Promise<void>((resolve) => fake.listen(socket, resolve));
+    try {
+      const res = await runShimToExit([
+        `--docker-endpoint=unix://${socket}`,
+        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
+        `--cri-dockerd-root-directory=${dir}/root`,
+      ]);
+      assert.equal(res.code, 1);
+      // Said as a refusal, not as a Docker that did not answer (which start-up waits 10 s for).
+      assert.match(res.stderr, /refuses the shim's requests: .*Minimum supported API version is 1\.44/);
+      assert.equal(fs.existsSync(`${dir}/cri.sock`), false, 'no socket is served by a refused start');
+    } finally {
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    }
+  });
+
   it('refuses a --cgroup-driver that differs from Docker’s, naming both', async () => {
     const info = await dockerApi().info();
     const other = info.CgroupDriver === 'systemd' ? 'cgroupfs' : 'systemd';
