@@ -72,24 +72,28 @@ async function runPass(testFiles, label) {
 
 let passed = await runPass(files, '');
 
-// A second pass of the Docker-dependent tests on Docker 28 (Debian's newer engine, API 1.51,
-// unpacked beside the default one with its own data root by ../shared/ci/docker-newer.sh) with
-// the containerd image store (`28c`: Docker 29's default for new installs; images and layers
-// in containerd, no graph driver): under CI, or with CDS_TEST_DOCKER_28=1. The first pass covers
-// a graph driver (overlay2 on 20.10); a graph driver on a newer engine is not tested
-// (CDS_TEST_DOCKER_28_STORE=graphdriver runs the pass that way). The compose suites and the
-// package's test (which would build their images again from nothing in that data root: a
-// debootstrap of Debian) and the bench's smoke run stay on the default engine.
+// A second pass of the Docker-dependent tests on a newer engine, started by
+// ../shared/ci/docker-newer.sh with its own data root and switched `off` after: under CI, or with
+// CDS_TEST_DOCKER_NEWER set. Docker 29 (`29`, the default: Docker Engine 29.7, API 1.55, the
+// containerd image store, what a fresh install gets); `28c` or `28` for Debian's 28.5 with the
+// containerd store or overlay2; `0` skips the pass. The first pass covers the oldest engine we
+// serve (20.10, overlay2). The compose suites and the package's test (which would build their
+// images again from nothing in that data root: a debootstrap of Debian) and the bench's smoke
+// run stay on the default engine.
 const newer = join(root, '..', 'shared', 'ci', 'docker-newer.sh');
-const wantNewer = process.env.CDS_TEST_DOCKER_28 === '1' || (process.env.CI === 'true' && process.env.CDS_TEST_DOCKER_28 !== '0');
-if (needsDocker && wantNewer && existsSync(newer)) {
+const engine = process.env.CDS_TEST_DOCKER_NEWER ?? (process.env.CI === 'true' ? '29' : '0');
+if (!['0', '29', '28c', '28'].includes(engine)) {
+  console.error(`CDS_TEST_DOCKER_NEWER=${engine}: 29, 28c, 28 or 0`);
+  process.exit(1);
+}
+if (needsDocker && engine !== '0' && existsSync(newer)) {
   const second = files.filter((f) => !relative(dist, f).startsWith('unit') && !/compose-|bench-smoke|deb-package/.test(relative(dist, f)));
-  const engine = process.env.CDS_TEST_DOCKER_28_STORE === 'graphdriver' ? '28' : '28c';
-  console.log(`\n# the Docker-dependent tests again on Docker 28 (${engine}: ${engine === '28c' ? 'the containerd image store' : 'overlay2'}; ${second.length} files)`);
+  const label = ` on Docker ${engine}`;
+  console.log(`\n# the Docker-dependent tests again on Docker ${engine} (${engine === '28' ? 'overlay2' : 'the containerd image store'}; ${second.length} files)`);
   const up = spawnSync('bash', [newer, engine], { stdio: 'inherit' });
   try {
-    passed = (up.status === 0 && (await runPass(second, ' on Docker 28'))) && passed;
-    if (up.status !== 0) console.error('could not start Docker 28: its pass did not run');
+    passed = (up.status === 0 && (await runPass(second, label))) && passed;
+    if (up.status !== 0) console.error(`could not start Docker ${engine}: its pass did not run`);
   } finally {
     spawnSync('bash', [newer, 'off'], { stdio: 'inherit' });
   }
