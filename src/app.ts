@@ -310,7 +310,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const metricsServer = metrics ? started.add('metrics server', new MetricsServer(metrics, log), (m) => m.close()) : undefined;
   // Docker itself, not the cache: port forward re-inspects the sandbox after opening its
   // network namespace, and that answer must be Docker's own.
-  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, log, recorder: streamingRecorder });
+  const streaming = new StreamingServer({ bindAddress: config.streamingBindAddr, docker: rawDocker, rootDirectory: config.rootDirectory, log, recorder: streamingRecorder });
   started.add('streaming server', streaming, (s) => s.close());
   const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
   const context: ShimContext = {
