@@ -271,15 +271,23 @@ int main(void) {
                 d->state = DONE;
             } else if (next < 0 || d->deadline_ms < next) next = d->deadline_ms;
         }
-        /* One answer at a time, and none while a socket waits for its ACK (as Node's sender). */
-        if (out_len == 0 && unacked_fd < 0) {
-            for (int i = 0; i < MAX_DIALS; i++) {
-                if (dials[i].state != DONE) continue;
-                queue_answer(&dials[i]);
-                break;
+        /*
+         * Answers one at a time, none while a socket waits for its ACK (as Node's sender), each
+         * finished one followed by the next until the channel is full: a dial done meanwhile
+         * has no event left to wake the poll for it.
+         */
+        for (;;) {
+            if (out_len == 0 && unacked_fd < 0) {
+                for (int i = 0; i < MAX_DIALS; i++) {
+                    if (dials[i].state != DONE) continue;
+                    queue_answer(&dials[i]);
+                    break;
+                }
             }
+            if (out_len == 0) break;
+            if (!write_out()) return 0;
+            if (out_len > 0) break;
         }
-        if (out_len > 0 && !write_out()) return 0;
 
         int nfds = 0;
         fds[nfds] = (struct pollfd){CHANNEL_FD, POLLIN | (out_len > 0 ? POLLOUT : 0), 0};
