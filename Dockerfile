@@ -8,8 +8,9 @@
 ARG BASE_IMAGE=debian:trixie-slim
 
 FROM ${BASE_IMAGE} AS build
-# gcc and libc6-dev build the shim's static pause program (src/pause), the default pause image
-# a node makes for itself when no registry has it.
+# gcc and libc6-dev build the shim's static programs: pause (src/pause), the default pause image
+# a node makes for itself when no registry has it, and port-relay (src/streaming), which dials
+# inside pods for port forward.
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       nodejs npm ca-certificates gcc libc6-dev >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*
 # Behind a TLS-inspecting proxy npm needs the proxy's CA: PEM text in EXTRA_CA_CERTS (the build
@@ -27,12 +28,12 @@ COPY scripts ./scripts
 COPY src ./src
 # The project's own build (tsc compiles src, test and bench together, then the command is
 # bundled with its code cache, made by this stage's Node, the runtime's own); only dist/src
-# goes into the image, with the pause program (dist/pause).
+# goes into the image, with the static programs (dist/pause, dist/port-relay).
 COPY test ./test
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
- && test -x dist/pause/pause \
- && mkdir /out && cp -r package.json node_modules proto /out/ && mkdir /out/dist && cp -r dist/src dist/pause /out/dist/
+ && test -x dist/pause/pause && test -x dist/port-relay/port-relay \
+ && mkdir /out && cp -r package.json node_modules proto /out/ && mkdir /out/dist && cp -r dist/src dist/pause dist/port-relay /out/dist/
 # Labelled and tagged (cri-docker-shim-build, by scripts/build-image.sh) like the others, so the
 # stage's image a rebuild replaces is removed too: untagged and unlabelled, each rebuild kept one
 # (~670 MB, tens of thousands of files in Docker's store).
@@ -41,10 +42,10 @@ LABEL io.cri-docker-shim.image=build
 FROM ${BASE_IMAGE} AS shim
 # Marks the images a rebuild replaces, so scripts/build-image.sh can remove those left untagged.
 LABEL io.cri-docker-shim.image=shim
-# nsenter (util-linux) for port-forward, iptables/ip/sysctl for host ports and kubenet, Debian's
-# CNI plugins in /usr/lib/cni (the shim's default --cni-bin-dir searches there).
+# iptables/ip/sysctl for host ports and kubenet, Debian's CNI plugins in /usr/lib/cni (the
+# shim's default --cni-bin-dir searches there).
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      nodejs iptables iproute2 procps util-linux containernetworking-plugins >/dev/null \
+      nodejs iptables iproute2 procps containernetworking-plugins >/dev/null \
  && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out /opt/cri-docker-shim
 # The built command itself (its shebang carries the shim's Node flags), as `cri-docker-shim`.

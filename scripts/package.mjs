@@ -2,7 +2,8 @@
 //   sea    cri-docker-shim: one executable that needs no Node on the node. Node's single
 //          executable application: a copy of this node with the shim injected (postject). Its
 //          main script is main.js bundled with what it imports; the bundle, its code cache and
-//          the pause program ride along as assets (src/util/single-executable.ts).
+//          the static pause and port-relay programs ride along as assets
+//          (src/util/single-executable.ts).
 //   deb    cri-docker-shim_<version>_<arch>.deb (dpkg-deb): that executable as /usr/bin/cri-docker-shim,
 //          the systemd units, /etc/cri-docker-shim/config.yaml as a conffile; nothing enabled.
 //   image  the three images of docker-compose.yml (scripts/build-image.sh).
@@ -33,7 +34,7 @@ const size = (file) => `${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MiB
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
 
 function needBuild() {
-  for (const f of ['src/main.js', 'src/cli.bundle.js', 'src/cli.bundle.cache', 'pause/pause']) {
+  for (const f of ['src/main.js', 'src/cli.bundle.js', 'src/cli.bundle.cache', 'pause/pause', 'port-relay/port-relay']) {
     if (!fs.existsSync(path.join(dist, f))) throw new Error(`dist/${f} is missing: run npm run build first`);
   }
 }
@@ -70,6 +71,7 @@ async function singleExecutable() {
       [SEA_ASSETS.bundle]: path.join(dist, 'src', BUNDLE_FILE),
       [SEA_ASSETS.codeCache]: path.join(dist, 'src', CODE_CACHE_FILE),
       [SEA_ASSETS.pause]: path.join(dist, 'pause/pause'),
+      [SEA_ASSETS.portRelay]: path.join(dist, 'port-relay/port-relay'),
     },
   };
   const configFile = path.join(work, 'sea-config.json');

@@ -323,6 +323,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const streaming = new StreamingServer({
     bindAddress: config.streamingBindAddr,
     docker: rawDocker,
+    rootDirectory: config.rootDirectory,
     log,
     recorder: streamingRecorder,
     limits: { sessions: dockerSockets.streams },

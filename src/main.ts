@@ -46,8 +46,7 @@
 // the bundle is compiled with that code cache. Without a bundle (tsc alone), cli.js is
 // required as usual.
 //
-// The single executable (util/single-executable.ts) carries the bundle and its cache instead,
-// and is also the port relay when started as one.
+// The single executable (util/single-executable.ts) carries the bundle and its cache instead.
 //
 // Docker's version and info are asked for first, so that Docker works on them while the shim
 // loads (docker/early-answers.ts).
@@ -56,7 +55,7 @@ import * as path from 'node:path';
 import { askDockerEarly } from './docker/early-answers';
 import { compileBundle, compileBundleSource } from './launcher';
 import { BUNDLE_FILE, CODE_CACHE_FILE } from './util/single-executable';
-import { assetBytes, PORT_RELAY_ENV, SEA_ASSETS, singleExecutable } from './util/single-executable';
+import { assetBytes, SEA_ASSETS, singleExecutable } from './util/single-executable';
 
 type Cli = typeof import('./cli');
 
@@ -72,10 +71,6 @@ function loadCli(): Cli {
   return (fs.existsSync(bundle) ? compileBundle(bundle, path.join(__dirname, CODE_CACHE_FILE)).run() : require('./cli')) as Cli;
 }
 
-if (process.env[PORT_RELAY_ENV] === '1' && singleExecutable()) {
-  (require('./streaming/port-relay') as typeof import('./streaming/port-relay')).runPortRelay();
-} else {
-  const argv = process.argv.slice(2);
-  const early = askDockerEarly(argv, process.env);
-  loadCli().runCli(argv, early);
-}
+const argv = process.argv.slice(2);
+const early = askDockerEarly(argv, process.env);
+loadCli().runCli(argv, early);

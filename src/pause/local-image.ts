@@ -4,8 +4,8 @@
 // kind and k3s do with their preloaded pause images. Imported as a one-layer image (the program
 // alone, FROM scratch), tagged with the default image's name and labelled as made here.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { CallOptions, DockerClient } from '../docker/client';
+import { builtProgram } from '../util/built-program';
 import { assetBytes, SEA_ASSETS, singleExecutable } from '../util/single-executable';
 
 /** Set on the images made here, so they can be told from a pulled one. */
@@ -20,20 +20,13 @@ export interface PauseProgram {
 
 /**
  * Where the build leaves the program: dist/pause/pause of the package the running code belongs
- * to. The package root is found by walking up to the nearest package.json, since this module
- * runs both from the bundle (dist/src) and from tsc's output (dist/src/pause). The single
- * executable carries it as an asset instead.
+ * to (util/built-program.ts). The single executable carries it as an asset instead.
  */
 export function localPauseProgram(from: string = __dirname): PauseProgram | undefined {
   const sea = singleExecutable();
   if (sea) return { where: `${process.execPath} (asset ${SEA_ASSETS.pause})`, read: () => assetBytes(sea, SEA_ASSETS.pause) };
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) {
-      const program = path.join(dir, 'dist', 'pause', 'pause');
-      return fs.existsSync(program) ? { where: program, read: () => fs.readFileSync(program) } : undefined;
-    }
-    if (path.dirname(dir) === dir) return undefined;
-  }
+  const program = builtProgram('pause', from);
+  return program === undefined ? undefined : { where: program, read: () => fs.readFileSync(program) };
 }
 
 /** The one-file layer as a tar: `/pause`, executable, owned by root. */

@@ -1,26 +1,24 @@
 // Dialing 127.0.0.1:<port> inside a pod's network namespace, for port forward. Node cannot
-// enter a namespace itself, so a relay process does (port-relay.ts): one per pod, shared by all
-// its port-forward sessions, started at the first connection and stopped when the last session
-// using it ends (also when that happens while it starts). It hands back connected sockets, so
-// however many connections there are, the pod costs one process and no copying.
+// enter a namespace itself, so a relay process does: the static C program port-relay.c (a few
+// hundred KiB of memory, where a Node process took some 43 MiB), one per pod, shared by all its
+// port-forward sessions, started at the first connection and stopped when the last session
+// using it ends (also when that happens while it starts). It hands back connected sockets over
+// Node's IPC channel, so however many connections there are, the pod costs one small process
+// and no copying: the shim relays the bytes itself.
 //
 // The namespace is the pause process's, entered by a descriptor, not by PID: the shim opens
 // /proc/<pid>/ns/net and then asks Docker again whether the sandbox still runs as that same PID
 // with the same start time. If it does, the process was alive throughout, so the descriptor is
 // its namespace and not that of a process that got its PID after it died (another pod's, or the
-// host's); nsenter enters the namespace by that descriptor (--net=/proc/self/fd/3).
+// host's); the relay enters the namespace by that descriptor (setns on its fd 3).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { DockerClient } from '../docker/client';
-import { PORT_RELAY_ENV, singleExecutable } from '../util/single-executable';
-
-/**
- * port-relay.js beside this module, or under streaming/ when this code runs from the one-file
- * bundle in dist/src (scripts/bundle.mjs), whose __dirname is that of the bundle.
- */
-const RELAY_SCRIPT = [path.join(__dirname, 'port-relay.js'), path.join(__dirname, 'streaming', 'port-relay.js')].find((f) => fs.existsSync(f)) ?? path.join(__dirname, 'port-relay.js');
+import { writeFileAtomic } from '../util/atomic-write';
+import { builtProgram } from '../util/built-program';
+import { assetBytes, SEA_ASSETS, singleExecutable } from '../util/single-executable';
 
 /** A connect inside the pod that takes longer than this fails (a listener whose backlog is full). */
 const DIAL_TIMEOUT_MS = 10_000;
@@ -137,14 +135,34 @@ export async function openPodNetns(docker: Pick<DockerClient, 'inspectContainer'
   }
 }
 
-/** Starts the relay in the namespace `netns` (a descriptor the caller keeps and closes). */
-export function startRelayIn(netns: number): Promise<PodRelay> {
-  // The single executable has no relay script: it is the relay itself when told so.
-  const sea = singleExecutable() !== undefined;
-  const child = spawn('nsenter', ['--net=/proc/self/fd/3', '--', process.execPath, ...(sea ? [] : [RELAY_SCRIPT])], {
-    stdio: ['ignore', 'ignore', 'pipe', netns, 'ipc'],
-    env: sea ? { ...process.env, [PORT_RELAY_ENV]: '1' } : process.env,
-  });
+let writtenOut: Promise<string> | undefined;
+
+/**
+ * The relay program: dist/port-relay/port-relay of this build; in the single executable its
+ * asset, written out as `<rootDirectory>/port-relay` (root's, mode 0700) once per run, since
+ * only a file can be executed.
+ */
+export function relayProgram(rootDirectory: string | undefined): Promise<string> {
+  const sea = singleExecutable();
+  if (!sea) {
+    const program = builtProgram('port-relay', __dirname);
+    return program ? Promise.resolve(program) : Promise.reject(new Error('the port relay was not built (npm run build needs gcc and libc6-dev)'));
+  }
+  if (rootDirectory === undefined) return Promise.reject(new Error('the single executable has no directory to write its port relay to'));
+  writtenOut ??= (async () => {
+    const program = path.join(rootDirectory, SEA_ASSETS.portRelay);
+    await writeFileAtomic(program, assetBytes(sea, SEA_ASSETS.portRelay), 0o700);
+    return program;
+  })();
+  // A failure is tried again at the next start.
+  writtenOut.catch(() => (writtenOut = undefined));
+  return writtenOut;
+}
+
+/** Starts `program` in the namespace `netns` (a descriptor the caller keeps and closes). */
+export function startRelayIn(program: string, netns: number): Promise<PodRelay> {
+  // The netns as its fd 3, the channel as fd 4 (port-relay.c); nothing of the shim's environment.
+  const child = spawn(program, [], { stdio: ['ignore', 'ignore', 'pipe', netns, 'ipc'], env: {} });
   // A relay never keeps the shim running; it exits by itself when the shim is gone.
   child.unref();
   child.channel?.unref();
@@ -175,10 +193,11 @@ export function startRelayIn(netns: number): Promise<PodRelay> {
 }
 
 /** A relay for `sandboxId`'s namespace, checked as openPodNetns does. */
-export async function startPodRelay(docker: Pick<DockerClient, 'inspectContainer'>, sandboxId: string): Promise<PodRelay> {
+export async function startPodRelay(docker: Pick<DockerClient, 'inspectContainer'>, sandboxId: string, rootDirectory?: string): Promise<PodRelay> {
+  const program = await relayProgram(rootDirectory);
   const netns = await openPodNetns(docker, sandboxId);
   try {
-    return await startRelayIn(netns);
+    return await startRelayIn(program, netns);
   } finally {
     // The relay has its own copy (and is in the namespace by now, or failed).
     fs.closeSync(netns);

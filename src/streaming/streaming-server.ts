@@ -63,6 +63,8 @@ export interface StreamingServerOptions {
    * that the sandbox still runs as the process it opened it by.
    */
   docker: DockerClient;
+  /** Where the single executable writes out its port relay (the shim's root directory). */
+  rootDirectory?: string;
   log: Logger;
   tokenTtlMs?: number;
   streamCreationTimeoutMs?: number;
@@ -97,7 +99,7 @@ export class StreamingServer {
     this.limits = { ...DEFAULT_STREAMING_LIMITS, ...opts.limits };
     this.sessions = new Slots(this.limits.sessionsPerPod, this.limits.sessions, 'streaming sessions');
     this.connections = new Slots(this.limits.portForwardConnectionsPerPod, Infinity, 'port-forward connections');
-    this.relays = new PodRelays((sandboxId) => startPodRelay(opts.docker, sandboxId));
+    this.relays = new PodRelays((sandboxId) => startPodRelay(opts.docker, sandboxId, opts.rootDirectory));
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.limits.webSocketMaxMessageBytes,

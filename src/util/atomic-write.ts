@@ -8,10 +8,11 @@ import * as path from 'node:path';
 import { diskFullOr } from '../errors';
 
 /**
- * Writes `text` to `target` atomically, readable by its owner only (`mode`, default 0600). Text
- * in pieces is written piece by piece, so that a large file is never one string in memory.
+ * Writes `text` (or bytes) to `target` atomically, readable by its owner only (`mode`, default
+ * 0600). Text in pieces is written piece by piece, so that a large file is never one string in
+ * memory.
  */
-export async function writeFileAtomic(target: string, text: string | Iterable<string>, mode = 0o600): Promise<void> {
+export async function writeFileAtomic(target: string, text: string | Uint8Array | Iterable<string>, mode = 0o600): Promise<void> {
   try {
     await writeThenRename(target, text, mode);
   } catch (err) {
@@ -19,7 +20,7 @@ export async function writeFileAtomic(target: string, text: string | Iterable<st
   }
 }
 
-async function writeThenRename(target: string, text: string | Iterable<string>, mode: number): Promise<void> {
+async function writeThenRename(target: string, text: string | Uint8Array | Iterable<string>, mode: number): Promise<void> {
   const temp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
   const file = await fs.open(temp, 'wx', mode);
   try {

@@ -1,7 +1,8 @@
 // The shim as one executable file (scripts/package.mjs): a copy of node with the shim injected as
 // a single executable application. It carries what the build leaves beside main.js as assets,
 // since such a program reads no files of its own: the one-file bundle, its V8 code cache and the
-// static pause program. Its main script is main.js bundled with what main.js imports.
+// static pause and port-relay programs. Its main script is main.js bundled with what main.js
+// imports.
 import type * as Sea from 'node:sea';
 
 /** The bundle and its code cache, beside main.js in dist/src (the launcher runs them). */
@@ -9,13 +10,7 @@ export const BUNDLE_FILE = 'cli.bundle.js';
 export const CODE_CACHE_FILE = 'cli.bundle.cache';
 
 /** The assets' names, as scripts/package.mjs stores them. */
-export const SEA_ASSETS = { bundle: BUNDLE_FILE, codeCache: CODE_CACHE_FILE, pause: 'pause' } as const;
-
-/**
- * In the single executable, the port relay (streaming/port-relay.ts) is this same program started
- * with this variable set, since there is no relay script to give node.
- */
-export const PORT_RELAY_ENV = 'CRI_DOCKER_SHIM_PORT_RELAY';
+export const SEA_ASSETS = { bundle: BUNDLE_FILE, codeCache: CODE_CACHE_FILE, pause: 'pause', portRelay: 'port-relay' } as const;
 
 /** node:sea when this process is the single executable, else undefined. */
 export function singleExecutable(): typeof Sea | undefined {

@@ -3,13 +3,11 @@
 // example), and an install into a clean Debian container (the compose images' debootstrap
 // base, which has no Node) where the installed /usr/bin/cri-docker-shim, started as its unit
 // starts it, serves the CRI over the host's Docker: Version, Status, a pod run and removed, and
-// a port forward into it through the port relay, which is the executable itself (it has no
-// relay script); the relay is also checked on its own, outside any pod.
+// a port forward into it through the port relay, the static program the executable carries and
+// writes out into its root directory.
 import { strict as assert } from 'node:assert';
-import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -21,7 +19,6 @@ import { dockerApi, TEST_PAUSE_IMAGE } from '../support/images';
 import { busybox, removeTestPod, runContainer, startTestPod } from '../support/pods';
 import { waitFor } from '../support/poll';
 import { httpGetThroughPortForward } from '../support/streaming-clients';
-import { PORT_RELAY_ENV } from '../../src/util/single-executable';
 
 const run = promisify(execFile);
 /** The compose images' base (scripts/build-base-image.sh): Debian trixie minbase, no Node. */
@@ -88,37 +85,6 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
     fs.mkdirSync(path.join(dir, 'cri-docker-shim.socket.d'));
     fs.writeFileSync(path.join(dir, 'cri-docker-shim.socket.d', 'cri-dockerd.conf'), dropIn);
     verify();
-  });
-
-  it('has an executable that is the port relay when started as one', async () => {
-    const server = net.createServer((socket) => socket.end('hello-from-loopback'));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    f.onCleanUp(() => void server.close());
-    // Paths of the test's own, in case it took them for the shim's flags instead (it ignores them as a relay).
-    const scratch = f.tempDir('deb-relay');
-    const relay = spawn(path.join(tree, 'usr/bin/cri-docker-shim'), [`--container-runtime-endpoint=unix://${scratch}/cri.sock`, `--cri-dockerd-root-directory=${scratch}/root`], {
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      env: { ...process.env, [PORT_RELAY_ENV]: '1' },
-    });
-    let stderr = '';
-    relay.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = once(relay, 'exit');
-    f.onCleanUp(() => void relay.kill('SIGKILL'));
-    const message = (): Promise<unknown[]> =>
-      Promise.race([once(relay, 'message'), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no message from the relay in 10 s: ${stderr}`)), 10_000).unref())]);
-    const [ready] = await message();
-    assert.deepEqual(ready, { ready: true }, stderr);
-    relay.send({ id: 7, port: (server.address() as net.AddressInfo).port });
-    const [answer, socket] = (await message()) as [unknown, net.Socket | undefined];
-    assert.deepEqual(answer, { id: 7 });
-    assert.ok(socket instanceof net.Socket, 'the connected socket itself is handed over');
-    const chunks: Buffer[] = [];
-    for await (const chunk of socket) chunks.push(chunk as Buffer);
-    assert.equal(Buffer.concat(chunks).toString(), 'hello-from-loopback');
-    // It lives as long as the channel to the shim.
-    relay.disconnect();
-    assert.deepEqual(await exited, [0, null], stderr);
   });
 
   describe('installed into a clean Debian container', () => {
@@ -192,7 +158,7 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       assert.equal(config.dockerEndpoint, 'unix:///var/run/docker.sock', 'from the installed config.yaml');
 
       // On Docker's bridge, in a network namespace of its own: the port forward enters it through
-      // the relay, which is the installed executable itself (nsenter from util-linux).
+      // the relay the executable carries (no nsenter, no Node).
       const pod = await startTestPod(client, f.run, 'deb');
       const port = 8080;
       try {
@@ -208,6 +174,8 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
         }, { timeoutMs: 20_000, explain: log });
         assert.match(got.body, /^HTTP\/1\.[01] 200/);
         assert.equal(got.error, '');
+        const relay = fs.statSync(path.join(work, 'root', 'port-relay'));
+        assert.equal(relay.mode & 0o777, 0o700, 'the relay written out is root\'s alone');
       } finally {
         await removeTestPod(client, pod);
       }

@@ -1,13 +1,14 @@
 // Hostile streams against the real shim (issue 22): floods of stdin into a command that never
 // reads it and of output to a client that stops reading must leave the shim's memory bounded
 // (its VmRSS, read from /proc), and port forward must run one relay per pod, none once its
-// sessions are gone, however quickly connections come and go.
+// sessions are gone, however quickly connections come and go, each costing kilobytes, not a
+// Node process (issue 42: 42 MiB of VmRSS per forwarded pod with the Node relay).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
-import { busybox, runContainer, SLEEP_FOREVER } from '../support/pods';
+import { busybox, runContainer, SLEEP_FOREVER, type TestPod } from '../support/pods';
 import { rawSpdyConnect, type RawSpdyClient, wsConnect } from '../support/streaming-clients';
 import { memoryBytes } from '../../bench/procfs';
 
@@ -58,6 +59,7 @@ const fmt = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
 describe('streaming floods and port-forward relays against the real shim', () => {
   const f = useShim({ pod: 'floods' });
+  const WEB = busybox(f.run, 'web', { command: ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www'] });
   let sleeper: string;
   let shimPid: number;
 
@@ -70,11 +72,7 @@ describe('streaming floods and port-forward relays against the real shim', () =>
   before(async () => {
     sleeper = await f.runContainer('sleeper', SLEEP_FOREVER);
     shimPid = f.shim.child.pid!;
-    await runContainer(
-      f.client,
-      f.pod,
-      busybox(f.run, 'web', { command: ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www'] }),
-    );
+    await runContainer(f.client, f.pod, WEB);
   });
 
   it('keeps RSS bounded under a stdin flood into a command that never reads it (spdystream-style SPDY, then WebSocket)', async () => {
@@ -158,33 +156,33 @@ describe('streaming floods and port-forward relays against the real shim', () =>
     assert.ok(wsAfter - wsBefore < RSS_GROWTH_BOUND, `WebSocket output flood grew the shim by ${fmt(wsAfter - wsBefore)}`);
   });
 
-  it('runs one port-forward relay per pod whatever the connections, and leaves none once sessions close, even mid-start', async () => {
-    const session = async () => {
-      const { url } = await f.client.runtime.PortForward({ podSandboxId: f.pod.id, port: [8080] });
-      return rawSpdyConnect(url, 'portforward.k8s.io');
-    };
-    /** Opens a pair; resolves once both streams were answered. */
-    const pair = async (c: RawSpdyClient, requestId: number) => {
-      const error = await c.open({ streamType: 'error', port: '8080', requestID: String(requestId) }, { fin: true });
-      const data = await c.open({ streamType: 'data', port: '8080', requestID: String(requestId) });
-      return { error, data };
-    };
-    const get = async (c: RawSpdyClient, requestId: number): Promise<string> => {
-      const { data } = await pair(c, requestId);
-      c.write(data, Buffer.from('GET /index.html HTTP/1.0\r\n\r\n'), true);
-      await c.until(`the answer on pair ${requestId}`, () => c.finished(data), 20_000);
-      return c.dataOf(data).toString();
-    };
-
-    // httpd may take a moment to listen.
-    await waitFor('the pod port to answer through port forward', async () => {
-      const c = await session();
-      try {
-        return (await get(c, 0)).includes('hello-from-pod');
-      } finally {
-        c.destroy();
-      }
+  const session = async (pod: TestPod = f.pod) => {
+    const { url } = await f.client.runtime.PortForward({ podSandboxId: pod.id, port: [8080] });
+    return rawSpdyConnect(url, 'portforward.k8s.io');
+  };
+  /** Opens a pair; resolves once both streams were answered. */
+  const pair = async (c: RawSpdyClient, requestId: number) => {
+    const error = await c.open({ streamType: 'error', port: '8080', requestID: String(requestId) }, { fin: true });
+    const data = await c.open({ streamType: 'data', port: '8080', requestID: String(requestId) });
+    return { error, data };
+  };
+  const get = async (c: RawSpdyClient, requestId: number): Promise<string> => {
+    const { data } = await pair(c, requestId);
+    c.write(data, Buffer.from('GET /index.html HTTP/1.0\r\n\r\n'), true);
+    await c.until(`the answer on pair ${requestId}`, () => c.finished(data), 20_000);
+    return c.dataOf(data).toString();
+  };
+  /** A session to `pod` whose first connection got httpd's answer (httpd may take a moment to listen). */
+  const answeringSession = (pod: TestPod = f.pod): Promise<RawSpdyClient> =>
+    waitFor('the pod port to answer through port forward', async () => {
+      const c = await session(pod);
+      if ((await get(c, 0).catch(() => '')).includes('hello-from-pod')) return c;
+      c.destroy();
+      return undefined;
     }, { timeoutMs: 20_000 });
+
+  it('runs one port-forward relay per pod whatever the connections, and leaves none once sessions close, even mid-start', async () => {
+    (await answeringSession()).destroy();
     await waitFor('no relay left from the probe', () => relaysOf(shimPid).length === 0, { timeoutMs: 10_000 });
 
     // Two sessions, five connections each, all open at once (the request not finished, so that
@@ -213,5 +211,22 @@ describe('streaming floods and port-forward relays against the real shim', () =>
     console.log(`port forward: at most ${during} relay(s) for 10 connections in 2 sessions; ${afterLoop.length} left after 20 sessions closed mid-start`);
     assert.equal(during, 1, 'one relay serves every connection to the pod');
     assert.deepEqual(afterLoop, [], 'no relay is left once the sessions are gone');
+  });
+
+  it('costs under 2 MiB of RSS per port-forwarded pod (its relay\'s VmRSS)', async () => {
+    const pods = [f.pod, ...(await Promise.all([1, 2, 3, 4].map((i) => f.startPod(`relay-${i}`))))];
+    await Promise.all(pods.slice(1).map((pod) => runContainer(f.client, pod, WEB)));
+    const sessions: RawSpdyClient[] = [];
+    try {
+      for (const pod of pods) sessions.push(await answeringSession(pod));
+      const relays = relaysOf(shimPid);
+      assert.equal(relays.length, pods.length, 'one relay per forwarded pod');
+      const rss = relays.reduce((sum, pid) => sum + memoryBytes(pid), 0);
+      console.log(`port forward into ${pods.length} pods: relays' VmRSS ${fmt(rss)} in all, ${((rss / pods.length) / 1024).toFixed(0)} KiB per pod`);
+      assert.ok(rss / pods.length < 2 * MiB, `a forwarded pod costs ${fmt(rss / pods.length)} of relay`);
+    } finally {
+      for (const c of sessions) c.destroy();
+    }
+    await waitFor('relays to be gone', () => relaysOf(shimPid).length === 0, { timeoutMs: 10_000 });
   });
 });

@@ -1,14 +1,19 @@
 // The streaming bounds that need no Docker: Docker's output passed on with backpressure, the
-// per-pod port-forward relays (one per pod, none left once released, even mid-start), the
-// check that the namespace opened is the sandbox's, and the counting of sessions.
+// per-pod port-forward relays (one per pod, none left once released, even mid-start), the relay
+// program itself (in this process's own network namespace), the check that the namespace
+// opened is the sandbox's, and the counting of sessions.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import { waitFor } from '../../support/poll';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { DockerOutput } from '../../../src/streaming/docker-output';
 import { DEFAULT_STREAMING_LIMITS, IdleTimer, Slots } from '../../../src/streaming/limits';
-import { openPodNetns, PodRelays, type PodRelay } from '../../../src/streaming/pod-relay';
+import { openPodNetns, PodRelays, relayProgram, startRelayIn, type PodRelay } from '../../../src/streaming/pod-relay';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -182,6 +187,97 @@ describe('port-forward relays', () => {
     pool.close();
     await sleep(0);
     assert.equal(relays[1]!.killed, true);
+  });
+});
+
+describe('the port relay program', () => {
+  /** A loopback listener that greets each connection; its port, and a port nothing listens on. */
+  const listener = async (): Promise<{ port: number; closedPort: number; close: () => void }> => {
+    const server = net.createServer((socket) => {
+      // A dial given up on is reset unread.
+      socket.on('error', () => undefined);
+      socket.end('hello-from-loopback');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const closed = net.createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const closedPort = (closed.address() as net.AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    return { port: (server.address() as net.AddressInfo).port, closedPort, close: () => void server.close() };
+  };
+  const readAll = async (socket: net.Socket): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString();
+  };
+  /** Runs `body` with a relay in this process's own namespace (entering it needs root, as the shim). */
+  const withRelay = async (body: (relay: PodRelay) => Promise<void>): Promise<void> => {
+    const netns = fs.openSync('/proc/self/ns/net', 'r');
+    let relay: PodRelay;
+    try {
+      relay = await startRelayIn(await relayProgram(undefined), netns);
+    } finally {
+      fs.closeSync(netns);
+    }
+    try {
+      await body(relay);
+    } finally {
+      relay.kill();
+      await relay.exited;
+    }
+  };
+
+  it('hands back connected sockets, many at once, and says why a dial failed', async () => {
+    const { port, closedPort, close } = await listener();
+    try {
+      await withRelay(async (relay) => {
+        const answers = await Promise.all(Array.from({ length: 40 }, async () => readAll(await relay.dial(port))));
+        assert.deepEqual(new Set(answers), new Set(['hello-from-loopback']));
+        await assert.rejects(relay.dial(closedPort), new RegExp(`^Error: failed to connect to localhost:${closedPort} in the pod's network namespace: connect ECONNREFUSED 127\\.0\\.0\\.1:${closedPort}$`));
+        assert.equal(await readAll(await relay.dial(port)), 'hello-from-loopback', 'a failed dial leaves the relay working');
+        // Answers done while a socket waits for the shim's ACK all come, failures between sockets.
+        const mixed = await Promise.allSettled([port, closedPort, port, closedPort, port].map((p) => relay.dial(p)));
+        assert.deepEqual(mixed.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+        for (const r of mixed) if (r.status === 'fulfilled') assert.equal(await readAll(r.value), 'hello-from-loopback');
+      });
+    } finally {
+      close();
+    }
+  });
+
+  it('refuses a descriptor that is no network namespace', async () => {
+    const notNetns = fs.openSync('/dev/null', 'r');
+    try {
+      await assert.rejects(startRelayIn(await relayProgram(undefined), notNetns), /port-relay: cannot enter the pod's network namespace/);
+    } finally {
+      fs.closeSync(notNetns);
+    }
+  });
+
+  it('exits when the shim closes its channel, and takes no request but a dial to a port in range', async () => {
+    const netns = fs.openSync('/proc/self/ns/net', 'r');
+    const child = spawn(await relayProgram(undefined), [], { stdio: ['ignore', 'ignore', 'pipe', netns, 'ipc'], env: {} });
+    fs.closeSync(netns);
+    const exited = once(child, 'exit');
+    try {
+      const messages: unknown[] = [];
+      child.on('message', (m: unknown, handle: unknown) => {
+        messages.push(m);
+        if (handle instanceof net.Socket) handle.destroy();
+      });
+      await waitFor('the relay to be ready', () => messages.length > 0, { timeoutMs: 10_000 });
+      assert.deepEqual(messages, [{ ready: true }]);
+      for (const bad of [{ id: 1, port: 0 }, { id: 2, port: 65536 }, { id: 3, port: '80' }, { id: 'x', port: 80 }, { port: 80 }, { id: 4, port: 80, more: 1 }]) child.send(bad);
+      // A dial after them is answered: they were read, and nothing was dialed for them.
+      child.send({ id: 5, port: 1 });
+      await waitFor('the answer to the good dial', () => messages.length > 1, { timeoutMs: 10_000 });
+      assert.deepEqual(messages.slice(1).map((m) => (m as { id?: unknown }).id), [5]);
+      child.disconnect();
+      assert.deepEqual(await exited, [0, null]);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
 
