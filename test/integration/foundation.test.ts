@@ -236,10 +236,23 @@ describe('Docker going away and coming back', () => {
 describe('start-up checks', () => {
   const f = useShim({ shim: false });
 
-  it('refuses a Docker whose API is older than 1.41, naming both versions', async () => {
-    const dir = f.tempDir('olddocker');
+  /** The shim started against a stand-in Docker answering with `answer`, run until it exits; no CRI socket may be left served. */
+  async function startAgainst(name: string, answer: http.RequestListener): Promise<{ code: number | null; stderr: string }> {
+    const dir = f.tempDir(name);
     const socket = path.join(dir, 'docker.sock');
-    const fake = http.createServer((req, res) => {
+    const fake = http.createServer(answer);
+    await new Promise<void>((resolve) => fake.listen(socket, resolve));
+    try {
+      const res = await runShimToExit([`--docker-endpoint=unix://${socket}`, `--container-runtime-endpoint=unix://${dir}/cri.sock`, `--cri-dockerd-root-directory=${dir}/root`]);
+      assert.equal(fs.existsSync(`${dir}/cri.sock`), false, 'no socket is served by a refused start');
+      return res;
+    } finally {
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    }
+  }
+
+  it('refuses a Docker whose API is older than 1.41, naming both versions', async () => {
+    const res = await startAgainst('olddocker', (req, res) => {
       res.setHeader('Content-Type', 'application/json');
       if (req.url?.endsWith('/version')) {
         res.end(JSON.stringify({ Version: '19.03.15', ApiVersion: '1.40', Os: 'linux', Arch: 'amd64' }));
@@ -247,46 +260,22 @@ describe('start-up checks', () => {
         res.end(JSON.stringify({ CgroupDriver: 'cgroupfs', CgroupVersion: '1' }));
       }
     });
-    await new Promise<void>((resolve) => fake.listen(socket, resolve));
-    try {
-      const res = await runShimToExit([
-        `--docker-endpoint=unix://${socket}`,
-        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
-        `--cri-dockerd-root-directory=${dir}/root`,
-      ]);
-      assert.equal(res.code, 1);
-      assert.match(res.stderr, /19\.03\.15/);
-      assert.match(res.stderr, /API 1\.40/);
-      assert.match(res.stderr, /1\.41 or newer/);
-      assert.equal(fs.existsSync(`${dir}/cri.sock`), false, 'no socket is served by a refused start');
-    } finally {
-      await new Promise<void>((resolve) => fake.close(() => resolve()));
-    }
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /19\.03\.15/);
+    assert.match(res.stderr, /API 1\.40/);
+    assert.match(res.stderr, /1\.41 or newer/);
   });
 
   it('exits at once, with Docker\'s words, when Docker refuses the request\'s API version', async () => {
-    const dir = f.tempDir('refusing');
-    const socket = path.join(dir, 'docker.sock');
     // What Docker 29.0 answers a request older than its oldest API (1.44).
-    const fake = http.createServer((_req, res) => {
+    const res = await startAgainst('refusing', (_req, res) => {
       res.statusCode = 400;
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ message: 'client version 1.41 is too old. Minimum supported API version is 1.44, please upgrade your client to a newer version' }));
     });
-    await new Promise<void>((resolve) => fake.listen(socket, resolve));
-    try {
-      const res = await runShimToExit([
-        `--docker-endpoint=unix://${socket}`,
-        `--container-runtime-endpoint=unix://${dir}/cri.sock`,
-        `--cri-dockerd-root-directory=${dir}/root`,
-      ]);
-      assert.equal(res.code, 1);
-      // Said as a refusal, not as a Docker that did not answer (which start-up waits 10 s for).
-      assert.match(res.stderr, /refuses the shim's requests: .*Minimum supported API version is 1\.44/);
-      assert.equal(fs.existsSync(`${dir}/cri.sock`), false, 'no socket is served by a refused start');
-    } finally {
-      await new Promise<void>((resolve) => fake.close(() => resolve()));
-    }
+    assert.equal(res.code, 1);
+    // Said as a refusal, not as a Docker that did not answer (which start-up waits 10 s for).
+    assert.match(res.stderr, /refuses the shim's requests: .*Minimum supported API version is 1\.44/);
   });
 
   it('refuses a --cgroup-driver that differs from Docker’s, naming both', async () => {

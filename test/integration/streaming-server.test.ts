@@ -3,7 +3,6 @@
 // SPDY's initial 64 KiB window must still flow. And token expiry, on a server run in-process
 // with a short token lifetime.
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
@@ -16,21 +15,8 @@ import { createLogger } from '../../src/util/logger';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
 import { SLEEP_FOREVER } from '../support/pods';
+import { rawUpgrade } from '../support/streaming-clients';
 import { parseStatus, spdyConnect } from '../support/streaming-clients';
-
-/** An HTTP upgrade to SPDY/3.1 that hands back the raw socket. */
-function upgrade(url: string, protocol: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocol } });
-    req.once('upgrade', (_res, socket: Socket, head: Buffer) => {
-      if (head.length > 0) socket.unshift(head);
-      resolve(socket);
-    });
-    req.once('response', (res) => reject(new Error(`HTTP ${res.statusCode}`)));
-    req.once('error', reject);
-    req.end();
-  });
-}
 
 /** SYN_STREAM as spdystream sends it: only the caller's headers, no :method or :path. */
 async function synStream(codec: HeaderCodec, streamId: number, headers: Record<string, string>, fin: boolean): Promise<Buffer> {
@@ -80,7 +66,7 @@ describe('streaming server with a spdystream-style client', () => {
     bombs.push(['a 4 MiB value', big]);
     for (const [what, block] of bombs) {
       const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['true'], stdout: true });
-      const socket = await upgrade(url, 'v4.channel.k8s.io');
+      const socket = await rawUpgrade(url, 'v4.channel.k8s.io');
       const goAway = new Promise<number>((resolve, reject) => {
         let buffered: Buffer = Buffer.alloc(0);
         socket.on('data', (chunk: Buffer) => {
@@ -108,7 +94,7 @@ describe('streaming server with a spdystream-style client', () => {
   it('delivers 300 kB of output without any window update from the client', async () => {
     const size = 300_000;
     const { url } = await f.client.runtime.Exec({ containerId: sleeper, cmd: ['head', '-c', String(size), '/dev/zero'], stdout: true });
-    const socket = await upgrade(url, 'v4.channel.k8s.io');
+    const socket = await rawUpgrade(url, 'v4.channel.k8s.io');
     const codec = new HeaderCodec();
     try {
       const streams = readStreams(socket, [1, 3]);

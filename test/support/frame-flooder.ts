@@ -4,10 +4,9 @@
 // as JSON a line: ready once every connection is upgraded, closed as the shim ends one, done
 // once it flooded for `ms`; then holds its connections until its stdin ends.
 import { randomBytes } from 'node:crypto';
-import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import { ControlType, encodeControl, encodeData } from '../../src/streaming/spdy/framing';
-import { rawUpgrade, RawSpdyClient } from './streaming-clients';
+import { rawUpgrade, RawSpdyClient, upgradeRequest, webSocketUpgradeHeaders } from './streaming-clients';
 
 export type FloodKind = 'spdy-unknown-stream' | 'spdy-ping' | 'spdy-valid-stream' | 'ws-ping';
 
@@ -39,26 +38,8 @@ function maskedEmpty(opcode: number): Buffer {
   return Buffer.concat([Buffer.from([0x80 | opcode, 0x80]), randomBytes(4)]);
 }
 
-function wsUpgrade(url: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'GET',
-      headers: {
-        Connection: 'Upgrade',
-        Upgrade: 'websocket',
-        'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
-        'Sec-WebSocket-Protocol': 'v4.channel.k8s.io',
-      },
-    });
-    req.once('upgrade', (_res, socket: Socket, head: Buffer) => {
-      if (head.length > 0) socket.unshift(head);
-      resolve(socket);
-    });
-    req.once('response', (res) => reject(new Error(`HTTP ${res.statusCode}`)));
-    req.once('error', reject);
-    req.end();
-  });
+async function wsUpgrade(url: string): Promise<Socket> {
+  return (await upgradeRequest(url, 'GET', webSocketUpgradeHeaders('v4.channel.k8s.io'))).socket;
 }
 
 interface Flooder {

@@ -160,25 +160,9 @@ export const SPDY_TUNNEL_PORTFORWARD = 'SPDY/3.1+portforward.k8s.io';
  * SPDY/3.1+portforward.k8s.io (which `ws`'s own client refuses to send, for its "/"), whose
  * binary messages carry SPDY; with a spdystream-like client over it.
  */
-export function wsSpdyTunnel(url: string): Promise<{ client: RawSpdyClient; protocol: string; socket: Socket }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'GET',
-      headers: {
-        Connection: 'Upgrade',
-        Upgrade: 'websocket',
-        'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
-        'Sec-WebSocket-Protocol': SPDY_TUNNEL_PORTFORWARD,
-      },
-    });
-    req.once('upgrade', (res, socket: Socket, head: Buffer) => {
-      if (head.length > 0) socket.unshift(head);
-      resolve({ client: new RawSpdyClient(new WebSocketClientStream(socket)), protocol: String(res.headers['sec-websocket-protocol']), socket });
-    });
-    rejectOnRefusal(req, reject);
-    req.end();
-  });
+export async function wsSpdyTunnel(url: string): Promise<{ client: RawSpdyClient; protocol: string; socket: Socket }> {
+  const { socket, res } = await upgradeRequest(url, 'GET', webSocketUpgradeHeaders(SPDY_TUNNEL_PORTFORWARD));
+  return { client: new RawSpdyClient(new WebSocketClientStream(socket)), protocol: String(res.headers['sec-websocket-protocol']), socket };
 }
 
 /**
@@ -280,11 +264,27 @@ export async function rawSpdyConnect(url: string, protocol: string): Promise<Raw
 
 /** An HTTP upgrade to SPDY/3.1 offering `protocol`; hands back the raw socket. */
 export function rawUpgrade(url: string, protocol: string): Promise<Socket> {
+  return upgradeRequest(url, 'POST', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocol }).then(({ socket }) => socket);
+}
+
+/** A client's WebSocket upgrade headers offering `protocol`. */
+export function webSocketUpgradeHeaders(protocol: string): Record<string, string> {
+  return {
+    Connection: 'Upgrade',
+    Upgrade: 'websocket',
+    'Sec-WebSocket-Version': '13',
+    'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+    'Sec-WebSocket-Protocol': protocol,
+  };
+}
+
+/** An HTTP upgrade of `url`: the raw socket (what came with the answer put back) and the answer. */
+export function upgradeRequest(url: string, method: string, headers: Record<string, string>): Promise<{ socket: Socket; res: http.IncomingMessage }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': protocol } });
-    req.once('upgrade', (_res, socket: Socket, head: Buffer) => {
+    const req = http.request(url, { method, headers });
+    req.once('upgrade', (res: http.IncomingMessage, socket: Socket, head: Buffer) => {
       if (head.length > 0) socket.unshift(head);
-      resolve(socket);
+      resolve({ socket, res });
     });
     rejectOnRefusal(req, reject);
     req.end();
