@@ -140,8 +140,13 @@ export class RuntimeCgroupPlacer {
     for (const p of away) {
       try {
         fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(p.pid));
-        report.moved.push({ pid: p.pid, dir });
-        used = true;
+        // The kernel takes an exiting process's PID without moving it: the cgroup's list tells.
+        if (readOr(path.join(dir, 'cgroup.procs')).split('\n').includes(String(p.pid))) {
+          report.moved.push({ pid: p.pid, dir });
+          used = true;
+        } else {
+          report.warnings.push(`${p.name} (PID ${p.pid}) is not in ${dir} (${label}) after being written there: it is exiting or gone`);
+        }
       } catch (err) {
         report.warnings.push(`cannot move ${p.name} (PID ${p.pid}) into ${dir} (${label}): ${reason(err)}`);
       }
