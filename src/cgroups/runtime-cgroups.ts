@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from '../util/logger';
 import { GivenDaemonFinder, ProcDaemonFinder, type DaemonFinder, type DaemonProcess } from './docker-daemon';
-import { dirUnder, parseMountInfo, parseProcCgroup, usesV1, type CgroupMount } from './paths';
+import { dirUnder, parseMountInfo, parseProcCgroup, usesV1, type CgroupMount, type ProcCgroupEntry } from './paths';
 
 export const DEFAULT_CGROUP_ROOT = '/sys/fs/cgroup';
 /** kubelet's DockerMemoryLimitThresholdPercent: Docker's leaks (kubernetes#9881) are bounded. */
@@ -110,19 +110,21 @@ export class RuntimeCgroupPlacer {
     if (layout.version === 1 && !layout.hierarchies.some((m) => m.controllers.includes('memory'))) {
       report.warnings.push(`no memory controller among the cgroup hierarchies; ${this.cgroup} gets no memory limit (${this.opts.memoryLimitBytes} bytes)`);
     }
-    for (const target of targets) this.placeIn(target, processes, report);
+    // Each process's /proc/<pid>/cgroup once a pass: one read tells every hierarchy.
+    const cgroups = new Map(processes.map((p) => [p.pid, this.procCgroup(p.pid)]));
+    for (const target of targets) this.placeIn(target, processes, cgroups, report);
     for (const p of processes) setOomScore(p, this.procRoot, report);
     return report;
   }
 
-  private placeIn(target: Target, processes: readonly DaemonProcess[], report: PlacementReport): void {
+  private placeIn(target: Target, processes: readonly DaemonProcess[], cgroups: ReadonlyMap<number, ProcCgroupEntry[] | undefined>, report: PlacementReport): void {
     const { mount, label, dir } = target;
     if (dir === undefined) {
       report.warnings.push(`${label} is mounted at ${mount.mountPoint} showing only ${mount.root}, not ${this.cgroup}`);
       return;
     }
     const away = processes.filter((p) => {
-      const now = this.cgroupOf(p.pid, mount);
+      const now = pathIn(cgroups.get(p.pid), mount);
       return now !== undefined && now !== this.cgroup;
     });
     if (away.length === 0) return;
@@ -154,17 +156,13 @@ export class RuntimeCgroupPlacer {
     if (!used) report.removed.push(...removeLevels(created));
   }
 
-  /** The process's cgroup in the hierarchy; undefined when it is gone (or shows none there). */
-  private cgroupOf(pid: number, mount: CgroupMount): string | undefined {
-    let text: string;
+  /** The process's /proc/<pid>/cgroup; undefined when it is gone. */
+  private procCgroup(pid: number): ProcCgroupEntry[] | undefined {
     try {
-      text = fs.readFileSync(`${this.procRoot}/${pid}/cgroup`, 'utf8');
+      return parseProcCgroup(fs.readFileSync(`${this.procRoot}/${pid}/cgroup`, 'utf8'));
     } catch {
       return undefined;
     }
-    const entries = parseProcCgroup(text);
-    const entry = mount.version === 2 ? entries.find((e) => e.controllers.length === 0) : entries.find((e) => e.controllers.includes(mount.controllers[0]!));
-    return entry?.path;
   }
 
   /** Each level below the mount whose cpuset.cpus or cpuset.mems is empty takes its parent's. */
@@ -228,6 +226,12 @@ function setOomScore(p: DaemonProcess, procRoot: string, report: PlacementReport
     const why = code === 'EACCES' || code === 'EPERM' ? ' (lowering a score needs CAP_SYS_RESOURCE)' : '';
     report.warnings.push(`cannot set oom_score_adj ${DOCKER_OOM_SCORE_ADJ} of ${p.name} (PID ${p.pid}): ${reason(err)}${why}`);
   }
+}
+
+/** The process's cgroup in the hierarchy of `mount`; undefined when it shows none there. */
+function pathIn(entries: readonly ProcCgroupEntry[] | undefined, mount: CgroupMount): string | undefined {
+  const entry = mount.version === 2 ? entries?.find((e) => e.controllers.length === 0) : entries?.find((e) => e.controllers.includes(mount.controllers[0]!));
+  return entry?.path;
 }
 
 /** The directories from just below `mountPoint` down to `dir`, top first. */
