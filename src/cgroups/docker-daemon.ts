@@ -11,7 +11,7 @@
 // re-check of an unchanged daemon reads the PID file and one stat file per process.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readStat } from '../shim/container/process-tree';
+import { readStat } from '../kernel/proc-stat';
 
 export const DOCKERD_PID_FILE = '/var/run/docker.pid';
 const NAMES = { dockerd: ['dockerd'], containerd: ['containerd', 'docker-containerd'] } as const;

@@ -14,6 +14,7 @@
 // host is treated as v1 (its unified tree has no controllers).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { normalCgroupPath } from '../config/flags';
 import type { Logger } from '../util/logger';
 import { GivenDaemonFinder, ProcDaemonFinder, type DaemonFinder, type DaemonProcess } from './docker-daemon';
 import { dirUnder, parseMountInfo, parseProcCgroup, usesV1, type CgroupMount, type ProcCgroupEntry } from './paths';
@@ -35,13 +36,6 @@ export function memoryLimitFor(meminfo: string | undefined): number {
   const m = /MemTotal:\s*(\d+) kB/.exec(meminfo ?? '');
   const limit = m ? Math.floor((Number(m[1]) * 1024 * MEMORY_LIMIT_PERCENT) / 100) : 0;
   return Math.max(limit, MIN_MEMORY_LIMIT_BYTES);
-}
-
-/** An absolute cgroup path without . or .. levels, normalised; undefined when it is not one. */
-export function normalCgroupPath(cgroup: string): string | undefined {
-  if (!cgroup.startsWith('/') || cgroup.split('/').some((p) => p === '..' || p === '.')) return undefined;
-  const normal = path.posix.normalize(cgroup);
-  return normal.length > 1 ? normal.replace(/\/$/, '') : normal;
 }
 
 /**

@@ -4,12 +4,12 @@
 // FlagError out; main.ts turns a FlagError into exit code 2.
 import * as fs from 'node:fs';
 import { isIP } from 'node:net';
+import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
 import { MAX_REQUEST_TIMEOUT_MS, MAX_TIMER_DELAY_MS } from '../util/timer-delay';
 import { isCidr, parseHostPort, splitCidrList } from '../util/net';
-import { normalCgroupPath } from '../cgroups/runtime-cgroups';
 import { parseConfigFile } from './config-file';
 import { DEFAULT_DOCKER_ENDPOINT, parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
 
@@ -230,6 +230,13 @@ function endpoint<E>(label: string, value: string, parse: (text: string) => E): 
   } catch (err) {
     throw new FlagError(`${label}: ${(err as Error).message}`);
   }
+}
+
+/** --runtime-cgroups: an absolute cgroup path without . or .. levels, normalised; undefined when it is not one. */
+export function normalCgroupPath(cgroup: string): string | undefined {
+  if (!cgroup.startsWith('/') || cgroup.split('/').some((p) => p === '..' || p === '.')) return undefined;
+  const normal = path.posix.normalize(cgroup);
+  return normal.length > 1 ? normal.replace(/\/$/, '') : normal;
 }
 
 /** The hidden flags' values (given on the command line only); undefined when none is given. */
