@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { normalCgroupPath } from '../config/flags';
+import { InvalidArgumentError } from '../errors';
 import type { Logger } from '../util/logger';
 import { GivenDaemonFinder, ProcDaemonFinder, type DaemonFinder, type DaemonProcess } from './docker-daemon';
 import { dirUnder, parseMountInfo, parseProcCgroup, usesV1, type CgroupMount, type ProcCgroupEntry } from './paths';
@@ -89,7 +90,7 @@ export class RuntimeCgroupPlacer {
 
   constructor(private readonly opts: PlacerOptions) {
     const cgroup = normalCgroupPath(opts.cgroup);
-    if (cgroup === undefined) throw new RangeError(`--runtime-cgroups: ${JSON.stringify(opts.cgroup)} must be an absolute cgroup path without . or ..`);
+    if (cgroup === undefined) throw new InvalidArgumentError(`--runtime-cgroups: ${JSON.stringify(opts.cgroup)} must be an absolute cgroup path without . or ..`);
     this.cgroup = cgroup;
     this.procRoot = opts.procRoot ?? '/proc';
   }
