@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { detectCgroupSetup } from './cgroups/driver';
-import { moveSelfToCgroup } from './cgroups/self';
+import { RuntimeCgroups } from './cgroups/runtime-cgroups';
 import type { Config } from './config/flags';
 import { criContract, FIRST_CALLS } from './cri/contract';
 import type { DockerClient } from './docker/client';
@@ -249,9 +249,15 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const { rawDocker, dockerSockets, docker, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
+  // The Docker daemon's processes, not the shim's (as cri-dockerd): never fatal, re-checked on a timer.
   if (config.runtimeCgroups !== '') {
-    const moved = wrap(() => moveSelfToCgroup(config.runtimeCgroups, cgroups.version));
-    log.info({ cgroups: moved }, 'moved into --runtime-cgroups');
+    const runtime = RuntimeCgroups.create({
+      cgroup: config.runtimeCgroups,
+      log,
+      root: config.testOnly?.runtimeCgroupsRoot,
+      daemonPids: config.testOnly?.dockerDaemonPids,
+    });
+    started.add('--runtime-cgroups re-check', runtime, (r) => r.stop()).start();
   }
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
   // Log followers read their containers' documents from the state cache, which tells them of each

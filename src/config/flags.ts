@@ -4,6 +4,7 @@
 // FlagError out; main.ts turns a FlagError into exit code 2.
 import * as fs from 'node:fs';
 import { isIP } from 'node:net';
+import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../util/logger';
 import { parseDuration } from '../util/duration';
@@ -21,8 +22,10 @@ export interface Config {
   containerRuntimeEndpoint: ListenEndpoint;
   dockerEndpoint: Endpoint;
   podInfraContainerImage: string;
-  /** Cgroup the shim moves itself into at start-up ('' = stay where started). */
+  /** Cgroup the Docker daemon's processes are put in, re-checked every 5 minutes ('' = none). */
   runtimeCgroups: string;
+  /** Settings only the tests give (hidden flags, see FlagSpec.hidden). */
+  testOnly?: TestOnlySettings;
   /** Asked for by the operator; undefined means "whatever Docker uses". */
   cgroupDriver: CgroupDriver | undefined;
   networkPlugin: NetworkPluginName;
@@ -55,6 +58,16 @@ export interface Config {
   ipv6DualStack: boolean;
 }
 
+/**
+ * What lets a test run the real --runtime-cgroups code without touching the host's cgroups or
+ * its Docker daemon: a cgroup root of the test's own (a hierarchy it mounted), and its own
+ * processes standing in for the daemon.
+ */
+export interface TestOnlySettings {
+  runtimeCgroupsRoot?: string;
+  dockerDaemonPids?: number[];
+}
+
 export class FlagError extends Error {}
 
 export type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' } | { kind: 'buildinfo' };
@@ -73,6 +86,8 @@ interface FlagSpec {
   switch?: true;
   /** A one-letter alias (-h). */
   short?: string;
+  /** For tests only: left out of --help, the README and --config files. */
+  hidden?: true;
 }
 
 export const FLAGS: Readonly<Record<string, FlagSpec>> = {
@@ -85,7 +100,12 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     default: DEFAULT_DOCKER_ENDPOINT,
   },
   'pod-infra-container-image': { help: 'Image of the pause container that holds a pod', default: DEFAULT_POD_INFRA_IMAGE },
-  'runtime-cgroups': { help: 'Cgroup to move the shim process into at start-up', default: '' },
+  'runtime-cgroups': {
+    help: "Cgroup to put the Docker daemon's processes (dockerd, containerd) in, limited to 70% of memory, re-checked every 5 minutes",
+    default: '',
+  },
+  'test-only-runtime-cgroups-root': { help: 'Tests only: where --runtime-cgroups finds the cgroup hierarchies', hidden: true },
+  'test-only-docker-daemon-pids': { help: 'Tests only: comma-separated PIDs --runtime-cgroups takes as the Docker daemon', hidden: true },
   'cgroup-driver': { help: 'cgroupfs or systemd; must match Docker (default: detected from Docker)' },
   'network-plugin': { help: 'Pod network plugin: cni, kubenet, or empty for Docker\'s own bridge network', default: 'cni' },
   'cni-bin-dir': { help: 'Directories of CNI plugin binaries, comma-separated, searched in order', default: '/opt/cni/bin,/usr/lib/cni' },
@@ -130,6 +150,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
 export function usage(): string {
   const lines = ['Usage: cri-docker-shim [flags]', '', 'Flags:'];
   for (const [name, spec] of Object.entries(FLAGS)) {
+    if (spec.hidden) continue;
     const def = spec.default !== undefined && spec.default !== '' ? ` (default ${JSON.stringify(spec.default)})` : '';
     const alias = spec.short ? `-${spec.short}, ` : '';
     lines.push(`  ${alias}--${name}${spec.boolean ? '' : spec.switch ? '[=true|false]' : ' value'}`);
@@ -211,6 +232,31 @@ function endpoint<E>(label: string, value: string, parse: (text: string) => E): 
   }
 }
 
+/** --runtime-cgroups: an absolute cgroup path without . or .. levels, normalised; undefined when it is not one. */
+export function normalCgroupPath(cgroup: string): string | undefined {
+  if (!cgroup.startsWith('/') || cgroup.split('/').some((p) => p === '..' || p === '.')) return undefined;
+  const normal = path.posix.normalize(cgroup);
+  return normal.length > 1 ? normal.replace(/\/$/, '') : normal;
+}
+
+/** The hidden flags' values (given on the command line only); undefined when none is given. */
+function testOnlySettings(values: Record<string, string | boolean | undefined>): TestOnlySettings | undefined {
+  const root = values['test-only-runtime-cgroups-root'];
+  const pids = values['test-only-docker-daemon-pids'];
+  if (typeof root !== 'string' && typeof pids !== 'string') return undefined;
+  const settings: TestOnlySettings = {};
+  if (typeof root === 'string') {
+    if (!root.startsWith('/')) throw new FlagError(`--test-only-runtime-cgroups-root: ${JSON.stringify(root)} must be an absolute path`);
+    settings.runtimeCgroupsRoot = root;
+  }
+  if (typeof pids === 'string') {
+    const list = pids.split(',').filter((p) => p !== '');
+    if (!list.every((p) => /^[1-9]\d{0,9}$/.test(p))) throw new FlagError(`--test-only-docker-daemon-pids: ${JSON.stringify(pids)} is not a list of PIDs`);
+    settings.dockerDaemonPids = list.map(Number);
+  }
+  return settings;
+}
+
 /** Reads --config's file; injected so parsing stays testable without files. */
 export type ConfigFileReader = (file: string) => string;
 
@@ -224,7 +270,7 @@ function settingsFromFile(file: string, read: ConfigFileReader): Map<string, str
     throw new FlagError(`--config: cannot read ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   try {
-    return parseConfigFile(text, new Set(Object.keys(FLAGS)));
+    return parseConfigFile(text, new Set(Object.entries(FLAGS).flatMap(([name, spec]) => (spec.hidden ? [] : [name]))));
   } catch (err) {
     throw new FlagError(`--config ${file}: ${(err as Error).message}`);
   }
@@ -288,11 +334,18 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const cniBinDirs = str('cni-bin-dir').split(',').map((d) => d.trim()).filter((d) => d !== '');
   for (const dir of cniBinDirs) if (!dir.startsWith('/')) throw new FlagError(`${label('cni-bin-dir')}: ${JSON.stringify(dir)} must be an absolute path`);
 
+  const runtimeCgroups = str('runtime-cgroups');
+  if (runtimeCgroups !== '' && normalCgroupPath(runtimeCgroups) === undefined) {
+    throw new FlagError(`${label('runtime-cgroups')}: ${JSON.stringify(runtimeCgroups)} must be an absolute cgroup path without . or ..`);
+  }
+  const testOnly = testOnlySettings(values);
+
   const config: Config = {
     containerRuntimeEndpoint: endpoint(label('container-runtime-endpoint'), str('container-runtime-endpoint'), parseListenEndpoint),
     dockerEndpoint: endpoint(label('docker-endpoint'), dockerEndpointRaw, parseEndpoint),
     podInfraContainerImage,
-    runtimeCgroups: str('runtime-cgroups'),
+    runtimeCgroups,
+    ...(testOnly ? { testOnly } : {}),
     cgroupDriver,
     networkPlugin,
     cniBinDirs,

@@ -17,6 +17,7 @@
 // most MAX_TREE_PROCESSES.
 import * as fs from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { readStat } from '../../kernel/proc-stat';
 
 /** Processes walked (or signalled) between two yields to the event loop: ~3 ms of reads. */
 export const PROCESSES_PER_TURN = 64;
@@ -31,28 +32,6 @@ export interface ProcessIdentity {
   pid: number;
   /** /proc/<pid>/stat field 22. */
   startTime: string;
-}
-
-interface Stat {
-  ppid: number;
-  startTime: string;
-}
-
-/** The parent and start time from /proc/<pid>/stat; undefined when there is no such process. */
-export function readStat(pid: number, procRoot = '/proc'): Stat | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // Field 2 (the command name, in parentheses) may hold spaces and parentheses of its own.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state): ppid is field 4, starttime field 22.
-  const ppid = Number(fields[1]);
-  const startTime = fields[19];
-  if (!Number.isInteger(ppid) || startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
-  return { ppid, startTime };
 }
 
 function childrenOf(pid: number, procRoot: string): number[] {

@@ -108,6 +108,10 @@ describe('parseFlags', () => {
     [['--non-masquerade-cidr=10.0.0.0'], /--non-masquerade-cidr: "10.0.0.0" is not a CIDR/],
     [['--cni-bin-dir=relative'], /--cni-bin-dir: "relative" must be an absolute path/],
     [['positional'], /positional/],
+    [['--runtime-cgroups=system.slice/cri-docker.service'], /--runtime-cgroups: "system.slice\/cri-docker.service" must be an absolute cgroup path/],
+    [['--runtime-cgroups=/system.slice/../docker'], /--runtime-cgroups: "\/system.slice\/..\/docker" must be an absolute cgroup path without \. or \.\./],
+    [['--test-only-docker-daemon-pids=1,x'], /--test-only-docker-daemon-pids: "1,x" is not a list of PIDs/],
+    [['--test-only-runtime-cgroups-root=tmp/cg'], /--test-only-runtime-cgroups-root: "tmp\/cg" must be an absolute path/],
   ];
   for (const [argv, message] of bad) {
     it(`refuses ${argv.join(' ')}`, () => {
@@ -268,5 +272,21 @@ describe("cri-dockerd's flags", () => {
   it('lists the new flags in --help', () => {
     const text = usage();
     for (const flag of ['--pod-cidr value', '--ipv6-dual-stack[=true|false]', '--buildinfo', '-h, --help']) assert.ok(text.includes(flag), flag);
+  });
+});
+
+describe('the tests-only flags', () => {
+  it('point --runtime-cgroups at a cgroup root and stand-in daemon processes of the test', () => {
+    const c = run(['--runtime-cgroups=/system.slice/cri-docker.service/', '--test-only-runtime-cgroups-root=/tmp/cg', '--test-only-docker-daemon-pids=12,34']);
+    assert.equal(c.runtimeCgroups, '/system.slice/cri-docker.service/');
+    assert.deepEqual(c.testOnly, { runtimeCgroupsRoot: '/tmp/cg', dockerDaemonPids: [12, 34] });
+    assert.equal(run([]).testOnly, undefined);
+  });
+
+  it('are not in --help, and a --config file cannot give them', () => {
+    assert.doesNotMatch(usage(), /test-only/);
+    assert.match(usage(), /--runtime-cgroups value\n\s+Cgroup to put the Docker daemon's processes \(dockerd, containerd\) in/);
+    const read = (): string => 'test-only-docker-daemon-pids: "1"\n';
+    assert.throws(() => parseFlags(['--config=/etc/a.yaml'], {}, read), /test-only-docker-daemon-pids/);
   });
 });
