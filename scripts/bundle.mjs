@@ -1,23 +1,32 @@
 // After tsc: bundles dist/src/cli.js and everything it loads into dist/src/cli.bundle.js, then
 // makes V8's code cache for it (dist/src/cli.bundle.cache) by running a start-up of it under the
-// same Node flags as main.js's shebang (code-cache.mjs). main.js runs the bundle with that cache.
+// same Node flags as main.js's shebang (code-cache.mjs). main.js runs the bundle with that cache,
+// which V8 takes only from the Node that made it: the project's (project-node.mjs).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { makeCodeCache } from './code-cache.mjs';
+import { requireProjectNode } from './project-node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist', 'src');
 const bundle = path.join(dist, 'cli.bundle.js');
 const cache = path.join(dist, 'cli.bundle.cache');
 
+try {
+  requireProjectNode('the code cache');
+} catch (err) {
+  process.stderr.write(`bundle: ${err.message}\n`);
+  process.exit(1);
+}
+
 await build({
   entryPoints: [path.join(dist, 'cli.js')],
   outfile: bundle,
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   alias: {
     ssh2: path.join(root, 'scripts', 'ssh2-unsupported.cjs'),
