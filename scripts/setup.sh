@@ -81,7 +81,7 @@ say "docker $(docker version -f '{{.Server.Version}}') is running"
 # Node dependencies, only when package-lock.json changed since the last install, or when npm ci
 # left out the project's Node (an optional dependency it could not fetch).
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
-   || [ ! -x node_modules/.bin/node ]; then
+   || [ ! -x "node_modules/node-linux-$(node -p process.arch)/bin/node" ]; then
   say "installing node dependencies"
   npm ci --no-audit --no-fund --loglevel=error
 fi
@@ -112,6 +112,6 @@ fi
 if [ "${1:-}" = "--run" ]; then
   shift
   say "starting cri-docker-shim $*"
-  # On the project's Node, as npm's run-scripts find it (main.js's shebang looks it up on PATH).
-  PATH="$PWD/node_modules/.bin:$PATH" exec dist/src/main.js "$@"
+  # On the project's Node (scripts/project-node.mjs): main.js's shebang looks it up on PATH.
+  PATH="$PWD/node_modules/node-linux-$(node -p process.arch)/bin:$PATH" exec dist/src/main.js "$@"
 fi

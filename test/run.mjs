@@ -2,14 +2,14 @@
 // runs every compiled *.test.js (unit tests need no Docker; integration tests use the real
 // engine), then sweeps any container a failed test left behind.
 // Usage: node test/run.mjs [substring ...]   (only test files whose path contains one of them)
-// The tests run on the project's Node whichever Node runs this (scripts/project-node.mjs), and
-// with it first on their PATH, as npm's run-scripts have it: the shim they start through its
-// shebang runs on it too, and takes the code cache the build made with it.
+// The tests run on the project's Node whichever Node runs this (scripts/project-node.mjs), with
+// it first on their PATH: the shim they start through its shebang runs on it too, and takes the
+// code cache the build made with it.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join, relative } from 'node:path';
-import { PROJECT_NODE } from '../scripts/project-node.mjs';
+import { join, relative } from 'node:path';
+import { projectNode, projectNodeEnv } from '../scripts/project-node.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('..', import.meta.url).pathname;
@@ -39,11 +39,13 @@ if (existsSync(mainJs)) chmodSync(mainJs, 0o755);
 
 const needsDocker = files.some((f) => !relative(dist, f).startsWith('unit'));
 
-if (!existsSync(PROJECT_NODE)) {
-  console.error(`${relative(root, PROJECT_NODE)} is missing: run npm ci (again)`);
+let node;
+try {
+  node = projectNode();
+} catch (err) {
+  console.error(err.message);
   process.exit(1);
 }
-const testPath = [dirname(PROJECT_NODE), process.env.PATH ?? ''].join(delimiter);
 
 /**
  * Runs `testFiles` with node's runner on the engine Docker's socket names now, then sweeps the
@@ -64,9 +66,9 @@ async function runPass(testFiles, label) {
   const session = `s${Date.now().toString(36)}${process.pid}`;
   const concurrency = process.env.TEST_CONCURRENCY ?? '2';
   const result = spawnSync(
-    PROJECT_NODE,
+    node,
     ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-timeout=600000', ...testFiles],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, PATH: testPath, CDS_TEST_SESSION: session } },
+    { stdio: 'inherit', cwd: root, env: projectNodeEnv({ ...process.env, CDS_TEST_SESSION: session }) },
   );
   if (docker) {
     // Node's global agent keeps the connection the image check used alive (Node 19 on); spawnSync
