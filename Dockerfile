@@ -1,5 +1,6 @@
-# cri-docker-shim images. Debian trixie is the base because its own nodejs is 20.x (the shim needs
-# Node 20; bookworm's is 18), so every layer comes from Debian's packages and the npm registry.
+# cri-docker-shim images, on Debian trixie; every layer comes from Debian's packages and the npm
+# registry. Debian's nodejs and npm only run npm in the build stage: the shim's Node is the one
+# package.json pins (24.x), which npm ci brings, and the runtime stages carry that one.
 #   target shim      the shim alone, next to a Docker engine it reaches through a socket
 #   target node      the shim plus its own dockerd: one node of the docker-compose test cluster
 #   target registry  Debian's docker-registry, the cluster's local registry
@@ -27,8 +28,9 @@ COPY proto ./proto
 COPY scripts ./scripts
 COPY src ./src
 # The project's own build (tsc compiles src, test and bench together, then the command is
-# bundled with its code cache, made by this stage's Node, the runtime's own); only dist/src
-# goes into the image, with the static programs (dist/pause, dist/port-relay).
+# bundled with its code cache, made by the project's Node, the runtime's own); only dist/src
+# goes into the image, with the static programs (dist/pause, dist/port-relay), and the
+# production node_modules, the project's Node among them (an optional dependency, which prune keeps).
 COPY test ./test
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
@@ -43,13 +45,16 @@ FROM ${BASE_IMAGE} AS shim
 # Marks the images a rebuild replaces, so scripts/build-image.sh can remove those left untagged.
 LABEL io.cri-docker-shim.image=shim
 # iptables/ip/sysctl for host ports and kubenet, Debian's CNI plugins in /usr/lib/cni (the
-# shim's default --cni-bin-dir searches there).
+# shim's default --cni-bin-dir searches there). No Debian nodejs.
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      nodejs iptables iproute2 procps containernetworking-plugins >/dev/null \
+      iptables iproute2 procps containernetworking-plugins >/dev/null \
  && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out /opt/cri-docker-shim
-# The built command itself (its shebang carries the shim's Node flags), as `cri-docker-shim`.
+# The built command itself (its shebang carries the shim's Node flags), as `cri-docker-shim`, and
+# the project's Node (this CPU's node-linux-*, the one npm ci installed) as `node`, which that
+# shebang and the health check look up on PATH.
 RUN ln -s /opt/cri-docker-shim/dist/src/main.js /usr/local/bin/cri-docker-shim \
+ && ln -s /opt/cri-docker-shim/node_modules/node-linux-*/bin/node /usr/local/bin/node \
  && mkdir -p /etc/cni/net.d /var/lib/cri-docker-shim /var/log/pods /run/cri-docker-shim
 ENTRYPOINT ["/usr/local/bin/cri-docker-shim"]
 HEALTHCHECK --interval=10s --timeout=6s --start-period=20s --retries=3 \

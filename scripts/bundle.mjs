@@ -1,11 +1,13 @@
 // After tsc: bundles dist/src/cli.js and everything it loads into dist/src/cli.bundle.js, then
 // makes V8's code cache for it (dist/src/cli.bundle.cache) by running a start-up of it under the
-// same Node flags as main.js's shebang (code-cache.mjs). main.js runs the bundle with that cache.
+// same Node flags as main.js's shebang (code-cache.mjs). main.js runs the bundle with that cache,
+// which V8 takes only from the Node that made it: so the project's makes it (project-node.mjs).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { makeCodeCache } from './code-cache.mjs';
+import { projectNode } from './project-node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist', 'src');
@@ -17,7 +19,7 @@ await build({
   outfile: bundle,
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   alias: {
     ssh2: path.join(root, 'scripts', 'ssh2-unsupported.cjs'),
@@ -36,6 +38,7 @@ const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 
 const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S (?:[A-Z_]+=\S*\s+)*node\s*/, '').split(/\s+/).filter((f) => f !== '');
 try {
   await makeCodeCache({
+    node: projectNode(),
     bundle,
     cache,
     launcher: path.join(dist, 'launcher.js'),

@@ -6,9 +6,10 @@
 // exits on SIGTERM. The stand-in answers only what start-up and those calls ask (an engine with
 // no containers and no images); it is no Docker for anything else, and nothing here checks the
 // answers: the tests do that against a real engine.
-//   makeCodeCache({ bundle, cache, launcher, earlyAnswers, contract, nodeFlags }): resolves once
-//   the cache is written (launcher, earlyAnswers, contract: launcher.js, docker/early-answers.js
-//   and cri/contract.js as tsc compiled them beside the bundle)
+//   makeCodeCache({ node, bundle, cache, launcher, earlyAnswers, contract, nodeFlags }): resolves
+//   once the cache is written (node: the Node that will run the bundle, the only one whose V8
+//   takes the cache; launcher, earlyAnswers, contract: launcher.js, docker/early-answers.js and
+//   cri/contract.js as tsc compiled them beside the bundle)
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -79,7 +80,7 @@ async function appeared(file, failed) {
   }
 }
 
-export async function makeCodeCache({ bundle, cache, launcher, earlyAnswers, contract, nodeFlags }) {
+export async function makeCodeCache({ node, bundle, cache, launcher, earlyAnswers, contract, nodeFlags }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-code-cache-'));
   const dockerSocket = path.join(dir, 'docker.sock');
   const criSocket = path.join(dir, 'cri.sock');
@@ -101,7 +102,7 @@ export async function makeCodeCache({ bundle, cache, launcher, earlyAnswers, con
     compiled.run().runCli(argv, early);
   `;
   fs.rmSync(cache, { force: true });
-  const shim = spawn(process.execPath, [...nodeFlags, '-e', child], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  const shim = spawn(node, [...nodeFlags, '-e', child], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
   let stderr = '';
   shim.stderr.on('data', (d) => (stderr = (stderr + d.toString()).slice(-4000)));
   let exit;

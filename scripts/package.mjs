@@ -1,9 +1,9 @@
 // Makes the release artifacts from a build (`npm run build`) into dist/package (or --out):
 //   sea    cri-docker-shim: one executable that needs no Node on the node. Node's single
-//          executable application: a copy of this node with the shim injected (postject). Its
-//          main script is main.js bundled with what it imports; the bundle, its code cache and
-//          the static pause and port-relay programs ride along as assets
-//          (src/util/single-executable.ts).
+//          executable application: a copy of the project's Node (scripts/project-node.mjs), which
+//          made the code cache, with the shim injected (postject). Its main script is main.js
+//          bundled with what it imports; the bundle, its code cache and the static pause and
+//          port-relay programs ride along as assets (src/util/single-executable.ts).
 //   deb    cri-docker-shim_<version>_<arch>.deb (dpkg-deb): that executable as /usr/bin/cri-docker-shim,
 //          the systemd units, /etc/cri-docker-shim/config.yaml as a conffile; nothing enabled.
 //   image  the three images of docker-compose.yml (scripts/build-image.sh).
@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { projectNode } from './project-node.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,8 +43,9 @@ function needBuild() {
 /** The single executable, dist/package/cri-docker-shim. */
 async function singleExecutable() {
   needBuild();
-  // This node, the one the code cache was made by (scripts/bundle.mjs), so V8 takes the cache.
-  if (!fs.readFileSync(process.execPath).includes(`${SEA_FUSE}:0`)) throw new Error(`${process.execPath} has no single-executable fuse (Node >= 20 built with SEA support is needed)`);
+  // The project's Node, which made the code cache (scripts/bundle.mjs), so V8 takes the cache.
+  const node = projectNode();
+  if (!fs.readFileSync(node).includes(`${SEA_FUSE}:0`)) throw new Error(`${node} has no single-executable fuse`);
   const { SEA_ASSETS, BUNDLE_FILE, CODE_CACHE_FILE } = require(path.join(dist, 'src/util/single-executable.js'));
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(work, { recursive: true });
@@ -55,7 +57,7 @@ async function singleExecutable() {
     outfile: main,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     format: 'cjs',
     logLevel: 'warning',
     plugins: [{ name: 'no-cli', setup: (b) => b.onResolve({ filter: /^\.\/cli$/ }, () => ({ path: './cli', external: true })) }],
@@ -76,10 +78,10 @@ async function singleExecutable() {
   };
   const configFile = path.join(work, 'sea-config.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
-  run(process.execPath, ['--experimental-sea-config', configFile]);
+  run(node, ['--experimental-sea-config', configFile]);
   const exe = path.join(out, NAME);
   const unstripped = path.join(work, 'node');
-  fs.copyFileSync(process.execPath, unstripped);
+  fs.copyFileSync(node, unstripped);
   // Node's symbols and debug information are most of its size and nothing the shim uses
   // (dynamic symbols, which addons would link against, stay).
   run('strip', ['--strip-debug', '--strip-unneeded', '-o', exe, unstripped]);

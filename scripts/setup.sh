@@ -13,9 +13,10 @@ need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (it installs pack
 # Debian packages: the Docker engine, and what the tests use (busybox, or a busybox-static already
 # installed, and gcc for the offline test images, docker-registry and htpasswd for pull tests,
 # CNI plugins and iptables, systemd's socket activator and unit checker; docker-compose and
-# debootstrap for the packaging tests; strip and dpkg-shlibdeps for `npm run package`).
+# debootstrap for the packaging tests; strip and dpkg-shlibdeps for `npm run package`). Debian's
+# nodejs only runs npm: the shim's Node is the one package.json pins, which npm ci brings.
 packages=()
-command -v node >/dev/null || packages+=(nodejs npm)
+command -v npm >/dev/null || packages+=(nodejs npm)
 command -v dockerd >/dev/null || packages+=(docker.io)
 [ -x /bin/busybox ] || packages+=(busybox)
 command -v gcc >/dev/null || packages+=(gcc libc6-dev)
@@ -62,12 +63,6 @@ if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok insta
   rm -rf "$work"
 fi
 
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 20 ]; then
-  echo "setup: Node.js $(node --version) is too old; cri-docker-shim needs Node.js 20 or newer" >&2
-  exit 1
-fi
-
 # Docker: start the daemon if it is not answering (there may be no systemd).
 if ! docker info >/dev/null 2>&1; then
   need_root
@@ -83,8 +78,10 @@ if ! docker info >/dev/null 2>&1; then
 fi
 say "docker $(docker version -f '{{.Server.Version}}') is running"
 
-# Node dependencies, only when package-lock.json changed since the last install.
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# Node dependencies, only when package-lock.json changed since the last install, or when npm ci
+# left out the project's Node (an optional dependency it could not fetch).
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+   || [ ! -x "node_modules/node-linux-$(node -p process.arch)/bin/node" ]; then
   say "installing node dependencies"
   npm ci --no-audit --no-fund --loglevel=error
 fi
@@ -115,5 +112,6 @@ fi
 if [ "${1:-}" = "--run" ]; then
   shift
   say "starting cri-docker-shim $*"
-  exec dist/src/main.js "$@"
+  # On the project's Node (scripts/project-node.mjs): main.js's shebang looks it up on PATH.
+  PATH="$PWD/node_modules/node-linux-$(node -p process.arch)/bin:$PATH" exec dist/src/main.js "$@"
 fi

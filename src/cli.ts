@@ -25,7 +25,9 @@ async function main(argv: string[], early: EarlyDockerAnswers | undefined): Prom
     return 0;
   }
   if (parsed.kind === 'version') {
-    process.stdout.write(`cri-docker-shim ${SHIM_VERSION}\n`);
+    // cri-dockerd's shape ("cri-dockerd 0.3.x (commit)"), the Node it runs on in the brackets:
+    // the single executable carries its own.
+    process.stdout.write(`cri-docker-shim ${SHIM_VERSION} (node ${process.version})\n`);
     return 0;
   }
   if (parsed.kind === 'buildinfo') {

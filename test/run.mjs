@@ -2,10 +2,14 @@
 // runs every compiled *.test.js (unit tests need no Docker; integration tests use the real
 // engine), then sweeps any container a failed test left behind.
 // Usage: node test/run.mjs [substring ...]   (only test files whose path contains one of them)
+// The tests run on the project's Node whichever Node runs this (scripts/project-node.mjs), with
+// it first on their PATH: the shim they start through its shebang runs on it too, and takes the
+// code cache the build made with it.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
+import { projectNode, projectNodeEnv } from '../scripts/project-node.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('..', import.meta.url).pathname;
@@ -35,6 +39,14 @@ if (existsSync(mainJs)) chmodSync(mainJs, 0o755);
 
 const needsDocker = files.some((f) => !relative(dist, f).startsWith('unit'));
 
+let node;
+try {
+  node = projectNode();
+} catch (err) {
+  console.error(err.message);
+  process.exit(1);
+}
+
 /**
  * Runs `testFiles` with node's runner on the engine Docker's socket names now, then sweeps the
  * containers they left; true when all passed.
@@ -54,14 +66,15 @@ async function runPass(testFiles, label) {
   const session = `s${Date.now().toString(36)}${process.pid}`;
   const concurrency = process.env.TEST_CONCURRENCY ?? '2';
   const result = spawnSync(
-    process.execPath,
+    node,
     ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-timeout=600000', ...testFiles],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, CDS_TEST_SESSION: session } },
+    { stdio: 'inherit', cwd: root, env: projectNodeEnv({ ...process.env, CDS_TEST_SESSION: session }) },
   );
   if (docker) {
-    // Node 20's global agent keeps the connection the image check used; spawnSync held the event
-    // loop for the whole run, so its close by dockerd in the meantime was never seen, and reusing
-    // it fails with EPIPE (seen after runs of 6 minutes and more). The sweep starts on new ones.
+    // Node's global agent keeps the connection the image check used alive (Node 19 on); spawnSync
+    // held the event loop for the whole run, so its close by dockerd in the meantime was never
+    // seen, and reusing it fails with EPIPE (seen after runs of 6 minutes and more on Node 20).
+    // The sweep starts on new ones.
     (await import('node:http')).globalAgent.destroy();
     const { removeTestContainers } = require(join(dist, 'support', 'cleanup.js'));
     const left = await removeTestContainers({ session });

@@ -142,7 +142,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   },
   'image-credential-provider-bin-dir': { help: 'Directory of the credential provider plugin binaries', default: '' },
   config: { help: 'YAML file of settings named like these flags (network-plugin: kubenet); flags given here win', default: '' },
-  version: { help: 'Print the version and exit', boolean: true },
+  version: { help: 'Print the version and the Node.js it runs on, and exit', boolean: true },
   buildinfo: { help: 'Print the program, its version and the Node.js it runs on, and exit', boolean: true },
   help: { help: 'Print this help and exit', boolean: true, short: 'h' },
 };

@@ -23,7 +23,10 @@ import { httpGetThroughPortForward } from '../support/streaming-clients';
 const run = promisify(execFile);
 /** The compose images' base (scripts/build-base-image.sh): Debian trixie minbase, no Node. */
 const BASE_IMAGE = 'cri-docker-shim/debian:trixie';
-const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; optionalDependencies: Record<string, string> };
+const VERSION = PACKAGE.version;
+/** The project's Node for this CPU (scripts/project-node.mjs), which the executable is a copy of. */
+const PINNED_NODE = PACKAGE.optionalDependencies[`node-linux-${process.arch}`]!;
 const DOCKER_SOCKET = process.env.TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
 
 const unavailable = ['dpkg-deb', 'strip', 'dpkg-shlibdeps'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
@@ -135,7 +138,7 @@ describe('the Debian package', { skip: unavailable && `${unavailable} is not ins
       assert.equal((await exec('find /etc/systemd -name "cri-docker-shim*"')).out, '', 'no unit enabled');
       const version = await exec('/usr/bin/cri-docker-shim --version');
       assert.equal(version.code, 0, version.out);
-      assert.match(version.out, new RegExp(`^cri-docker-shim ${VERSION.replace(/\./g, '\\.')}\\b`));
+      assert.match(version.out, new RegExp(`^cri-docker-shim ${VERSION.replace(/\./g, '\\.')} \\(node v${PINNED_NODE.replace(/\./g, '\\.')}\\)\n$`), 'the project\'s Node, which it carries');
     });
 
     it('serves the CRI over the host\'s Docker as its unit starts it, runs a pod and forwards a port into it', async () => {
