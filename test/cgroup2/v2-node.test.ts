@@ -6,6 +6,7 @@
 // waits for the kernel or the shim to catch up poll for several.
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Dockerode from 'dockerode';
 import type { ContainerConfig, PodSandboxConfig, PsiStats__Output } from '../../src/cri/types';
@@ -217,7 +218,10 @@ describe('cgroup v2 node: the shim in a QEMU guest on Docker with the systemd cg
     assert.equal((await guestFile(`${dir}/cpu.max`)).trim(), '20000 100000');
   });
 
-  it('runs an exec (ExecSync and over the streaming server) and a port forward', async () => {
+  it('runs an exec (ExecSync and over the streaming server) and a port forward', async (t) => {
+    // The SPDY connections stay open until closed, and would hold this process after the suite.
+    const sockets: Socket[] = [];
+    t.after(() => sockets.forEach((s) => s.destroy()));
     const res = await client.runtime.ExecSync({ containerId: workId, cmd: ['cat', '/proc/self/cgroup'], timeout: 50 }, call());
     assert.equal(res.exitCode, 0);
     assert.equal(res.stdout.toString().trim(), '0::/', 'a private cgroup namespace shows the container its own root');
@@ -225,13 +229,15 @@ describe('cgroup v2 node: the shim in a QEMU guest on Docker with the systemd cg
     // The streaming server's URLs name 0.0.0.0, the guest's bind address: the same port is forwarded here.
     const local = (url: string) => url.replace(/^http:\/\/[^/]+/, `http://127.0.0.1:${new URL(url).port}`);
     const { url } = await client.runtime.Exec({ containerId: workId, cmd: ['echo', 'streamed'], stdout: true }, call());
-    const { conn } = await spdyConnect(local(url), ['v4.channel.k8s.io']);
-    const s = await openExecStreams(conn, { stdout: true });
+    const exec = await spdyConnect(local(url), ['v4.channel.k8s.io']);
+    sockets.push(exec.socket);
+    const s = await openExecStreams(exec.conn, { stdout: true });
     assert.equal((await s.stdout).toString(), 'streamed\n');
     assert.equal(parseStatus(await s.error).status, 'Success');
 
     const pf = await client.runtime.PortForward({ podSandboxId: podId, port: [8080] }, call());
-    const { conn: pfConn } = await spdyConnect(local(pf.url), ['portforward.k8s.io']);
+    const { conn: pfConn, socket } = await spdyConnect(local(pf.url), ['portforward.k8s.io']);
+    sockets.push(socket);
     const error = await openStream(pfConn, { streamType: 'error', port: '8080', requestID: '0' });
     error.end();
     const data = await openStream(pfConn, { streamType: 'data', port: '8080', requestID: '0' });
@@ -249,6 +255,11 @@ describe('cgroup v2 node: the shim in a QEMU guest on Docker with the systemd cg
     assert.ok(argv.includes(`--runtime-cgroups=${RUNTIME_CGROUP}`), argv.join(' '));
     // It answered every call above: start-up with the flag did not fail.
     await client.runtime.Version({}, call());
+  });
+
+  it('logged no error in the guest', async () => {
+    const errors = (await guestFile('/root/shim.log')).split('\n').filter((l) => /"level":(50|60)/.test(l));
+    assert.deepEqual(errors, []);
   });
 
   // cri-dockerd's meaning of the flag: the Docker daemon's processes go there, under a memory limit.
