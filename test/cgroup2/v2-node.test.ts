@@ -203,9 +203,13 @@ describe('cgroup v2 node: the shim in a QEMU guest on Docker with the systemd cg
       },
       { timeoutMs: WAIT_MS, intervalMs: 2000 },
     );
-    console.log(`# OOM container: ${status.reason} ${status.exitCode} ${status.message}`);
+    // The container's scope goes with it; memory.events counts up the tree, so its pod's slice keeps the kill.
+    const podEvents = await guestFile(`/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/${parent}/memory.events`);
+    const dockerSays = (await docker.getContainer(id).inspect()).State.OOMKilled;
+    console.log(`# OOM container: ${status.reason} ${status.exitCode}; the pod slice's oom_kill ${keyed(podEvents, 'oom_kill')}; Docker's OOMKilled ${dockerSays}`);
     assert.equal(status.reason, 'OOMKilled');
     assert.equal(status.exitCode, 137);
+    assert.ok(keyed(podEvents, 'oom_kill') >= 1, `the kernel counted the kill: ${podEvents}`);
   });
 
   it('UpdateContainerResources lands in cpu.max and memory.max', async () => {
@@ -262,12 +266,16 @@ describe('cgroup v2 node: the shim in a QEMU guest on Docker with the systemd cg
     assert.deepEqual(errors, []);
   });
 
-  // cri-dockerd's meaning of the flag: the Docker daemon's processes go there, under a memory limit.
+  // cri-dockerd's meaning of the flag: the Docker daemon's processes go there, under a memory
+  // limit (70% of MemTotal, at least 150 MiB), with oom_score_adj -999.
   it('puts dockerd and containerd into --runtime-cgroups with a memory limit below MemTotal', async () => {
     for (const comm of ['dockerd', 'containerd']) {
       const pids = await guestPids(comm);
       assert.ok(pids.length > 0, `${comm} runs`);
-      for (const pid of pids) assert.equal((await guestFile(`/proc/${pid}/cgroup`)).trim(), `0::${RUNTIME_CGROUP}`, `${comm} ${pid}`);
+      for (const pid of pids) {
+        assert.equal((await guestFile(`/proc/${pid}/cgroup`)).trim(), `0::${RUNTIME_CGROUP}`, `${comm} ${pid}`);
+        assert.equal((await guestFile(`/proc/${pid}/oom_score_adj`)).trim(), '-999', `${comm} ${pid}'s oom_score_adj`);
+      }
     }
     const memTotal = Number(/^MemTotal:\s+(\d+) kB/m.exec(await guestFile('/proc/meminfo'))![1]) * 1024;
     const max = (await guestFile(`/sys/fs/cgroup${RUNTIME_CGROUP}/memory.max`)).trim();
