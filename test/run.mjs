@@ -99,8 +99,8 @@ if (needsDocker && wantNewer && existsSync(newer)) {
 
 // The cgroup v2 lane (test/cgroup2/lane.mjs): the shim's single executable in a QEMU guest on
 // the unified hierarchy with Docker's systemd cgroup driver, which these cgroup v1 machines
-// cannot be. Under CI (CDS_TEST_CGROUP2=0 leaves it out), or with CDS_TEST_CGROUP2=1; 2-3 min
-// with the guest image kept in /var/tmp, 1-3 min more when it is built first, at most ~18 min
+// cannot be. Under CI (CDS_TEST_CGROUP2=0 leaves it out), or with CDS_TEST_CGROUP2=1; 1.5-2.5 min
+// with the guest image kept in /var/tmp, 1-3 min more when it is built first, at most ~20 min
 // by its deadlines (CONTRIBUTING.md).
 const wantV2 = process.env.CDS_TEST_CGROUP2 === '1' || (process.env.CI === 'true' && process.env.CDS_TEST_CGROUP2 !== '0');
 if (needsDocker && wantV2) {
