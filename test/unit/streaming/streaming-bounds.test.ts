@@ -206,9 +206,11 @@ describe('the port relay program', () => {
     await new Promise((r) => closed.close(r));
     return { port: (server.address() as net.AddressInfo).port, closedPort, close: () => void server.close() };
   };
+  /** What the far end sent until it finished; then this end finishes too (the sockets are half-open, as the shim takes them). */
   const readAll = async (socket: net.Socket): Promise<string> => {
     const chunks: Buffer[] = [];
     for await (const chunk of socket) chunks.push(chunk as Buffer);
+    socket.end();
     return Buffer.concat(chunks).toString();
   };
   /** Runs `body` with a relay in this process's own namespace (entering it needs root, as the shim). */
