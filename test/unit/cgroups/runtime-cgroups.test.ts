@@ -1,7 +1,8 @@
 // --runtime-cgroups over trees the test lays out as plain files: what the shim would write in a
 // v1 and a v2 host's cgroup files (the memory limit, cpuset's CPUs and memory nodes, the
 // subtree_control, cgroup.procs) and in /proc/<pid>/oom_score_adj, and which processes count
-// as the Docker daemon. The kernel's own behaviour is in runtime-cgroups-v1.test.ts.
+// as the Docker daemon. The kernel's own behaviour is tested in the cgroup v2 lane (test/cgroup2/);
+// no test mounts a v1 hierarchy (test/support/daemon-stand-in.ts says why).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
