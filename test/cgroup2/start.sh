@@ -25,6 +25,7 @@ docker import /root/busybox.tar busybox:local >/dev/null && mark image
   --streaming-bind-addr "0.0.0.0:$STREAM_PORT" --network-plugin= \
   --runtime-cgroups=/system.slice/cri-docker.service > /root/shim.log 2>&1 &
 shim=$!
+echo "$shim" > /root/shim.pid
 mark "shim-started pid=$shim"
 wait $shim
 mark "shim-exited status=$?"
