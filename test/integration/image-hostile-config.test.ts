@@ -47,12 +47,12 @@ function kubeletAdmitsNonRoot(image: Image): boolean {
 describe("an image's USER", () => {
   const f = useShim({ pod: 'image-users' });
   // Each USER with a passwd line that makes Docker run it as root where it can, and the uid
-  // Docker runs it as when kubelet passes no run_as_user (as crictl runs it).
+  // Docker runs it as when kubelet passes no run_as_user (as crictl runs it): Docker 20.10 runs
+  // the three numbers past 2^31 as root, Docker 29 refuses to start them ("refused").
   const hostile = [
     { what: 'a uid followed by a zero-width character', user: '1000\uFEFF', passwd: ['1000\uFEFF:x:0:0::/:/bin/sh'], runsAs: '0' },
-    { what: 'a uid of 2^64 + 1000 (int64 wraps it to 1000)', user: '18446744073709552616', passwd: ['18446744073709552616:x:0:0::/:/bin/sh'], runsAs: '0' },
-    { what: 'a uid of 2^63 (negative as an int64)', user: '9223372036854775808', passwd: ['9223372036854775808:x:0:0::/:/bin/sh'], runsAs: '0' },
-    // Docker 20.10 cuts it to 32 bits and runs root; Docker 29 refuses to start it.
+    { what: 'a uid of 2^64 + 1000 (int64 wraps it to 1000)', user: '18446744073709552616', passwd: ['18446744073709552616:x:0:0::/:/bin/sh'], runsAs: '0|refused' },
+    { what: 'a uid of 2^63 (negative as an int64)', user: '9223372036854775808', passwd: ['9223372036854775808:x:0:0::/:/bin/sh'], runsAs: '0|refused' },
     { what: 'a uid of 2^32 with a passwd line of that uid (cut to 32 bits)', user: '4294967296', passwd: ['big:x:4294967296:0::/:/bin/sh'], runsAs: '0|refused' },
     // Go's Atoi takes the sign, so Docker runs uid 1000; a name to kubelet all the same.
     { what: 'a signed uid', user: '+1000', passwd: ['+1000:x:0:0::/:/bin/sh'], runsAs: '1000' },
