@@ -31,6 +31,9 @@ if (target) {
       if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) counts.major++;
       else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) counts.minor++;
     }
-    fs.writeFileSync(target, JSON.stringify(counts));
+    // Renamed into place, so that the test never reads a file half written (seen once: a parse
+    // of an empty file failed the transfer's count).
+    fs.writeFileSync(`${target}.tmp`, JSON.stringify(counts));
+    fs.renameSync(`${target}.tmp`, target);
   }).observe({ entryTypes: ['gc'] });
 }
