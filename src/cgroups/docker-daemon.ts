@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readStat } from '../kernel/proc-stat';
+import { readHead } from '../util/read-head';
 
 export const DOCKERD_PID_FILE = '/var/run/docker.pid';
 const NAMES = { dockerd: ['dockerd'], containerd: ['containerd', 'docker-containerd'] } as const;
@@ -36,24 +37,6 @@ export interface DaemonSearch {
 /** Finds the Docker daemon's processes; the caller asks again on each re-check. */
 export interface DaemonFinder {
   find(): DaemonSearch;
-}
-
-/** Up to `max` bytes of `file` as text; undefined when it cannot be read. */
-function readHead(file: string, max: number): string | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const buf = Buffer.alloc(max);
-    return buf.toString('utf8', 0, fs.readSync(fd, buf, 0, max, 0));
-  } catch {
-    return undefined;
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** The name procfs.PidOf matches: argv[0] up to a space or colon, without its directory. */

@@ -6,6 +6,7 @@
 // read from its root mount: the overlay's upperdir, in its init process's mountinfo.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readHead } from '../util/read-head';
 
 /** How much of a container's mountinfo is read: its root mount is its first line. */
 export const MOUNTINFO_READ_BYTES = 64 * 1024;
@@ -47,18 +48,8 @@ export function snapshotDirOf(upper: string, snapshotter: string): string | unde
  */
 export function containerSnapshotDir(pid: number, snapshotter: string, procRoot = '/proc'): string | undefined {
   if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
-  let text: string;
-  try {
-    const fd = fs.openSync(path.join(procRoot, String(pid), 'mountinfo'), 'r');
-    try {
-      const buf = Buffer.alloc(MOUNTINFO_READ_BYTES);
-      text = buf.toString('utf8', 0, fs.readSync(fd, buf, 0, buf.length, null));
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
+  const text = readHead(path.join(procRoot, String(pid), 'mountinfo'), MOUNTINFO_READ_BYTES);
+  if (text === undefined) return undefined;
   const upper = rootOverlayUpperDir(text);
   return upper === undefined ? undefined : snapshotDirOf(upper, snapshotter);
 }
