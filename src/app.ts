@@ -56,7 +56,7 @@ import { MetricsServer } from './telemetry/telemetry-server';
 import type { Logger } from './util/logger';
 import { StartedComponents } from './util/started-components';
 
-export class StartupError extends Error {}
+class StartupError extends Error {}
 
 export interface RunningShim {
   readonly context: ShimContext;

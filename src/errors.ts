@@ -25,7 +25,7 @@ export class PermissionDeniedError extends ShimError {}
 export class UnauthenticatedError extends ShimError {}
 export class ResourceExhaustedError extends ShimError {}
 /** The filesystem (or the quota) holding a directory the shim writes is full; it works again once space is freed. */
-export class DiskFullError extends ResourceExhaustedError {
+class DiskFullError extends ResourceExhaustedError {
   constructor(
     readonly directory: string,
     cause: NodeJS.ErrnoException,

@@ -10,7 +10,7 @@ import * as vm from 'node:vm';
 
 type ModuleFunction = (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string) => void;
 
-export interface CompiledBundle {
+interface CompiledBundle {
   /** Runs the bundle as the main module would run; gives its exports. */
   run(): unknown;
   /** Whether V8 refused the cache (undefined when there was none to offer). */

@@ -14,21 +14,21 @@ import * as path from 'node:path';
 import { readStat } from '../kernel/proc-stat';
 import { readHead } from '../util/read-head';
 
-export const DOCKERD_PID_FILE = '/var/run/docker.pid';
+const DOCKERD_PID_FILE = '/var/run/docker.pid';
 const NAMES = { dockerd: ['dockerd'], containerd: ['containerd', 'docker-containerd'] } as const;
 /** A PID file holds a number and a newline; anything longer is not one. */
 const MAX_PID_FILE_BYTES = 32;
 /** argv[0] is a path, at most PATH_MAX. */
 const MAX_ARGV0_BYTES = 4096;
 
-export type DaemonName = keyof typeof NAMES;
+type DaemonName = keyof typeof NAMES;
 
 export interface DaemonProcess {
   pid: number;
   name: DaemonName;
 }
 
-export interface DaemonSearch {
+interface DaemonSearch {
   processes: DaemonProcess[];
   /** Why a process was left out, or none found: for the caller to warn about. */
   problems: string[];

@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /** Why a file could not be read, other than its not existing. */
-export type KernelFileErrorHandler = (file: string, err: NodeJS.ErrnoException) => void;
+type KernelFileErrorHandler = (file: string, err: NodeJS.ErrnoException) => void;
 
 /** Larger contents (a blkio file listing many devices) are read the ordinary way. */
 const BUFFER_BYTES = 64 * 1024;

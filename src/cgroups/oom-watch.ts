@@ -14,7 +14,7 @@ import { parseFlatKeyed } from './parse';
 import type { CgroupReader } from './reader';
 
 /** Calls `onChange` whenever the kernel says the file changed; throws when it cannot be watched. */
-export type KernelFileWatcher = (file: string, onChange: () => void) => { close(): void };
+type KernelFileWatcher = (file: string, onChange: () => void) => { close(): void };
 
 /** fs.watch (inotify) on one file; it never keeps the process alive, and a failing watch just ends. */
 export const watchKernelFile: KernelFileWatcher = (file, onChange) => {
@@ -31,7 +31,7 @@ export function oomKillsOf(memoryEvents: string): bigint | undefined {
 }
 
 /** Containers followed at once at most (one inotify watch each); past it a run is not followed. */
-export const MAX_FOLLOWED = 4096;
+const MAX_FOLLOWED = 4096;
 /** Runs remembered as OOM-killed at most (the oldest are forgotten first). */
 const REMEMBERED = 10_000;
 

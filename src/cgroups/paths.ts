@@ -25,8 +25,8 @@ export interface ProcCgroupEntry {
 }
 
 /** The v1 controllers whose directories are kept: the stats read three, the metrics cpu and blkio too. */
-export const READ_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids', 'blkio'] as const;
-export type ReadController = (typeof READ_CONTROLLERS)[number];
+const READ_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids', 'blkio'] as const;
+type ReadController = (typeof READ_CONTROLLERS)[number];
 
 /** The directories a container's (or pod's) figures are read from. */
 export type CgroupDirs =

@@ -45,12 +45,12 @@ export interface CgroupOwner {
 }
 
 /** Which containers run, and word of those that stop, restart or go: the state cache. */
-export interface ContainerRuns {
+interface ContainerRuns {
   isRunning(id: string): boolean;
   onRunEnded(listener: (id: string) => void): () => void;
 }
 
-export interface CgroupReaderOptions {
+interface CgroupReaderOptions {
   driver: CgroupDriver;
   log: Logger;
   procRoot?: string;

@@ -20,14 +20,14 @@ import type { Logger } from '../util/logger';
 import { GivenDaemonFinder, ProcDaemonFinder, type DaemonFinder, type DaemonProcess } from './docker-daemon';
 import { dirUnder, parseMountInfo, parseProcCgroup, usesV1, type CgroupMount, type ProcCgroupEntry } from './paths';
 
-export const DEFAULT_CGROUP_ROOT = '/sys/fs/cgroup';
+const DEFAULT_CGROUP_ROOT = '/sys/fs/cgroup';
 /** kubelet's DockerMemoryLimitThresholdPercent: Docker's leaks (kubernetes#9881) are bounded. */
-export const MEMORY_LIMIT_PERCENT = 70;
+const MEMORY_LIMIT_PERCENT = 70;
 export const MIN_MEMORY_LIMIT_BYTES = 150 * 1024 * 1024;
 /** The OOM killer takes nearly anything before the daemon. */
-export const DOCKER_OOM_SCORE_ADJ = -999;
+const DOCKER_OOM_SCORE_ADJ = -999;
 /** cri-dockerd's period: a daemon restarted by its service manager is put back within it. */
-export const RECHECK_INTERVAL_MS = 5 * 60_000;
+const RECHECK_INTERVAL_MS = 5 * 60_000;
 
 /** The cgroup hierarchies the daemon is placed in. */
 export type RuntimeCgroupLayout = { version: 1; hierarchies: CgroupMount[] } | { version: 2; unified: CgroupMount };
@@ -58,7 +58,7 @@ export function layoutUnder(mountinfo: string, root: string): RuntimeCgroupLayou
   return hierarchies.length > 0 ? { version: 1, hierarchies } : undefined;
 }
 
-export interface PlacementReport {
+interface PlacementReport {
   /** Each process moved, with the directory (v1: one per hierarchy) it was written into. */
   moved: Array<{ pid: number; dir: string }>;
   /** Processes whose oom_score_adj is now -999 (written, or found so). */
@@ -68,7 +68,7 @@ export interface PlacementReport {
   removed: string[];
 }
 
-export interface PlacerOptions {
+interface PlacerOptions {
   /** The cgroup, as --runtime-cgroups names it (absolute, within each hierarchy). */
   cgroup: string;
   layout: RuntimeCgroupLayout;
@@ -275,7 +275,7 @@ function reason(err: unknown): string {
   return e.code ?? e.message;
 }
 
-export interface RuntimeCgroupsOptions {
+interface RuntimeCgroupsOptions {
   cgroup: string;
   log: Logger;
   /** Where the hierarchies are mounted (--test-only-runtime-cgroups-root for tests). */

@@ -40,7 +40,7 @@ export interface SandboxCheckpoint {
   fromCriDockerd?: true;
 }
 
-export type DecodeResult = { ok: true; checkpoint: SandboxCheckpoint } | { ok: false; reason: string };
+type DecodeResult = { ok: true; checkpoint: SandboxCheckpoint } | { ok: false; reason: string };
 
 function sortedRecord(r: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};

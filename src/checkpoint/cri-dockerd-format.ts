@@ -29,14 +29,14 @@ export interface GoCheckpointData {
 }
 
 /** What cri-dockerd's checkpoint records about a sandbox. */
-export interface CriDockerdCheckpoint {
+interface CriDockerdCheckpoint {
   name: string;
   namespace: string;
   hostNetwork: boolean;
   portMappings: CheckpointPortMapping[];
 }
 
-export type CriDockerdDecodeResult = { ok: true; checkpoint: CriDockerdCheckpoint } | { ok: false; reason: string };
+type CriDockerdDecodeResult = { ok: true; checkpoint: CriDockerdCheckpoint } | { ok: false; reason: string };
 
 const goPointer = (type: string, value: number | string | undefined): string => `(*${type})${value === undefined ? '<nil>' : String(value)}`;
 

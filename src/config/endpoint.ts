@@ -9,7 +9,7 @@ export type Endpoint =
 export const DEFAULT_DOCKER_ENDPOINT = 'unix:///var/run/docker.sock';
 
 /** A socket systemd opened for us; `name` picks one by its FileDescriptorName=. */
-export type ActivatedEndpoint = { kind: 'fd'; name: string | undefined; url: string };
+type ActivatedEndpoint = { kind: 'fd'; name: string | undefined; url: string };
 
 /** Where the CRI server listens. */
 export type ListenEndpoint = Endpoint | ActivatedEndpoint;

@@ -14,9 +14,9 @@ import { parseConfigFile } from './config-file';
 import { DEFAULT_DOCKER_ENDPOINT, parseEndpoint, parseListenEndpoint, type Endpoint, type ListenEndpoint } from './endpoint';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
-export type NetworkPluginName = 'noop' | 'cni' | 'kubenet';
+type NetworkPluginName = 'noop' | 'cni' | 'kubenet';
 export type HairpinMode = 'promiscuous-bridge' | 'hairpin-veth' | 'none';
-export const HAIRPIN_MODES: readonly HairpinMode[] = ['promiscuous-bridge', 'hairpin-veth', 'none'];
+const HAIRPIN_MODES: readonly HairpinMode[] = ['promiscuous-bridge', 'hairpin-veth', 'none'];
 
 export interface Config {
   containerRuntimeEndpoint: ListenEndpoint;
@@ -63,19 +63,19 @@ export interface Config {
  * its Docker daemon: a cgroup root of the test's own (a hierarchy it mounted), and its own
  * processes standing in for the daemon.
  */
-export interface TestOnlySettings {
+interface TestOnlySettings {
   runtimeCgroupsRoot?: string;
   dockerDaemonPids?: number[];
 }
 
 export class FlagError extends Error {}
 
-export type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' } | { kind: 'buildinfo' };
+type ParseResult = { kind: 'run'; config: Config } | { kind: 'help' } | { kind: 'version' } | { kind: 'buildinfo' };
 
 export const DEFAULT_RUNTIME_ENDPOINT = 'unix:///run/cri-docker-shim.sock';
 export { DEFAULT_DOCKER_ENDPOINT };
 export const DEFAULT_POD_INFRA_IMAGE = 'registry.k8s.io/pause:3.10';
-export const DEFAULT_ROOT_DIRECTORY = '/var/lib/cri-docker-shim';
+const DEFAULT_ROOT_DIRECTORY = '/var/lib/cri-docker-shim';
 
 interface FlagSpec {
   help: string;
@@ -90,7 +90,7 @@ interface FlagSpec {
   hidden?: true;
 }
 
-export const FLAGS: Readonly<Record<string, FlagSpec>> = {
+const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'container-runtime-endpoint': {
     help: 'Where the CRI server listens: unix:///path, tcp://host:port, or fd:// for a socket systemd passes',
     default: DEFAULT_RUNTIME_ENDPOINT,
@@ -258,7 +258,7 @@ function testOnlySettings(values: Record<string, string | boolean | undefined>):
 }
 
 /** Reads --config's file; injected so parsing stays testable without files. */
-export type ConfigFileReader = (file: string) => string;
+type ConfigFileReader = (file: string) => string;
 
 const readFileText: ConfigFileReader = (file) => fs.readFileSync(file, 'utf8');
 

@@ -5,9 +5,9 @@
 /** The first descriptor systemd passes (SD_LISTEN_FDS_START). */
 const FIRST_PASSED_FD = 3;
 
-export class SocketActivationError extends Error {}
+class SocketActivationError extends Error {}
 
-export interface ActivationEnv {
+interface ActivationEnv {
   LISTEN_PID?: string;
   LISTEN_FDS?: string;
   LISTEN_FDNAMES?: string;

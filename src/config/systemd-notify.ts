@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import type { Logger } from '../util/logger';
 
-export interface NotifyEnv {
+interface NotifyEnv {
   NOTIFY_SOCKET?: string;
 }
 

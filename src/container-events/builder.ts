@@ -15,13 +15,13 @@ import type { EventBuilder, EventHub } from './hub';
 import { eventTypesFor, podIdOf, type ContainerEventTypeName } from './transitions';
 
 /** The documents the cache holds, as the builder reads them. */
-export interface HeldContainers {
+interface HeldContainers {
   get(id: string): ContainerInspect | undefined;
   values(): IterableIterator<ContainerInspect>;
 }
 
 /** One change, with the pod as it stood right after it. */
-export interface PodSnapshot {
+interface PodSnapshot {
   containerId: string;
   types: ContainerEventTypeName[];
   podId: string;
@@ -74,7 +74,7 @@ export class EventClock {
 }
 
 /** What the builder reads besides the cache's documents: status sources and the checkpoints. */
-export interface EventSources extends StatusSources {
+interface EventSources extends StatusSources {
   readonly checkpoints: Pick<CheckpointCache, 'read'>;
 }
 

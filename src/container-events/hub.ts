@@ -20,12 +20,12 @@ export interface ChangeSource<C> {
  */
 export type EventBuilder<C, T> = (change: C) => (() => Promise<T[]>) | undefined;
 
-export interface HubOptions {
+interface HubOptions {
   /** Messages a listener may have waiting before it is dropped. */
   queueLimit: number;
 }
 
-export const DEFAULT_QUEUE_LIMIT = 1024;
+const DEFAULT_QUEUE_LIMIT = 1024;
 
 export class EventHub<C, T> {
   private readonly listeners = new Set<EventListener<T>>();
@@ -120,7 +120,7 @@ export class EventHub<C, T> {
 }
 
 /** One stream's queue. `next` hands out messages in order; a failure ends it for good. */
-export class EventListener<T> {
+class EventListener<T> {
   private readonly queue: T[] = [];
   private failure: Error | undefined;
   private closed = false;

@@ -4,7 +4,7 @@
 import { InvalidArgumentError } from '../errors';
 import { quote } from '../util/quote';
 
-export const DEFAULT_DOMAIN = 'docker.io';
+const DEFAULT_DOMAIN = 'docker.io';
 const LEGACY_DEFAULT_DOMAIN = 'index.docker.io';
 const OFFICIAL_REPO_PREFIX = 'library/';
 const DEFAULT_TAG = 'latest';

@@ -8,6 +8,7 @@
 // and reads back only those (shimLabels).
 import { InvalidArgumentError } from '../errors';
 import { quote } from '../util/quote';
+import { bareDockerName } from './naming';
 
 export const CONTAINER_TYPE_LABEL = 'io.kubernetes.docker.type';
 export const TYPE_SANDBOX = 'podsandbox';
@@ -24,8 +25,8 @@ export const RUNTIME_HANDLER_LABEL = 'io.kubernetes.cri-docker-shim.runtime-hand
  * carrying a record of its own (one committed from a shim container, or made to pass for one)
  * names another object, and is not believed.
  */
-export const OWN_LABELS_LABEL = 'io.cri-docker-shim.own-labels';
-export const ANNOTATION_PREFIX = 'annotation.';
+const OWN_LABELS_LABEL = 'io.cri-docker-shim.own-labels';
+const ANNOTATION_PREFIX = 'annotation.';
 
 /**
  * Whether Docker labels (a container's, or a container event's attributes) carry the type
@@ -36,7 +37,7 @@ export function hasTypeLabel(labels: Readonly<Record<string, string>> | null | u
 }
 
 /** Labels the shim itself sets; never handed back to the client as CRI labels. */
-export const INTERNAL_LABELS: ReadonlySet<string> = new Set([
+const INTERNAL_LABELS: ReadonlySet<string> = new Set([
   CONTAINER_TYPE_LABEL,
   SANDBOX_ID_LABEL,
   CONTAINER_LOG_PATH_LABEL,
@@ -77,8 +78,8 @@ export function toDockerLabels(
 }
 
 /** The value of OWN_LABELS_LABEL: the object's Docker name and the keys the shim wrote. */
-export function ownLabelsRecord(dockerName: string, keys: readonly string[]): string {
-  return JSON.stringify({ name: dockerName.replace(/^\//, ''), keys: [...keys].sort() });
+function ownLabelsRecord(dockerName: string, keys: readonly string[]): string {
+  return JSON.stringify({ name: bareDockerName(dockerName), keys: [...keys].sort() });
 }
 
 /** The keys the record vouches for, when it is one and names this object; else undefined. */
@@ -93,7 +94,7 @@ function recordedKeys(docker: Readonly<Record<string, string>>, dockerName: stri
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { name, keys } = parsed as { name?: unknown; keys?: unknown };
-  if (name !== dockerName.replace(/^\//, '') || !Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) return undefined;
+  if (name !== bareDockerName(dockerName) || !Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) return undefined;
   return new Set(keys as string[]);
 }
 

@@ -15,9 +15,9 @@ export interface PodMetadata {
   attempt: number;
 }
 
-export type SandboxNameParts = PodMetadata;
+type SandboxNameParts = PodMetadata;
 
-export interface ContainerNameParts {
+interface ContainerNameParts {
   containerName: string;
   attempt: number;
   pod: Omit<SandboxNameParts, 'attempt'>;
@@ -31,9 +31,13 @@ export function containerDockerName(containerName: string, attempt: number, pod:
   return [PREFIX, containerName, pod.name, pod.namespace, pod.uid, String(attempt)].join(DELIMITER);
 }
 
-/** Docker reports names with a leading '/'. */
+/** A name as Docker reports it ('/k8s_…', with a leading '/'), without the '/': the name it was created with. */
+export function bareDockerName(dockerName: string): string {
+  return dockerName.startsWith('/') ? dockerName.slice(1) : dockerName;
+}
+
 function parts(dockerName: string): string[] | undefined {
-  const p = dockerName.replace(/^\//, '').split(DELIMITER);
+  const p = bareDockerName(dockerName).split(DELIMITER);
   return p.length === 6 && p[0] === PREFIX ? p : undefined;
 }
 
@@ -55,9 +59,4 @@ export function parseContainerDockerName(dockerName: string): ContainerNameParts
   return attempt === undefined
     ? undefined
     : { containerName: p[1]!, attempt, pod: { name: p[2]!, namespace: p[3]!, uid: p[4]! } };
-}
-
-/** Docker reports a container's names with a leading '/'. */
-export function dockerNameOf(c: { Names: readonly string[] }): string {
-  return (c.Names[0] ?? '').replace(/^\//, '');
 }

@@ -23,7 +23,7 @@ export function numericId(text: string): number | undefined {
 }
 
 /** A user or group as Docker reads it: an ID, or a name to look up in the image. */
-export type UserOrGroup = { id: number } | { name: string };
+type UserOrGroup = { id: number } | { name: string };
 
 /**
  * Docker's `user[:group]` (an image's USER, a container's User): each part an ID or a name; an

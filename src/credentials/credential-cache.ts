@@ -3,7 +3,7 @@
 // a lookup tries image, then registry, then global, and drops expired entries on the way.
 import type { CacheKeyType, PluginCredential } from './credential-plugin';
 
-export const GLOBAL_CACHE_KEY = 'global';
+const GLOBAL_CACHE_KEY = 'global';
 
 interface Entry {
   auth: Record<string, PluginCredential>;

@@ -7,7 +7,7 @@ import { parseDuration } from '../util/duration';
 import type { CredentialProviderPlugin } from './provider-config';
 
 /** kubelet kills a plugin that has not answered within a minute. */
-export const PLUGIN_TIMEOUT_MS = 60_000;
+const PLUGIN_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 1 << 20;
 
 export type CacheKeyType = 'Image' | 'Registry' | 'Global';
@@ -70,7 +70,7 @@ export function parsePluginResponse(stdout: string, apiVersion: string): PluginR
 }
 
 /** The request body a plugin reads on stdin. */
-export function pluginRequest(apiVersion: string, image: string): string {
+function pluginRequest(apiVersion: string, image: string): string {
   return JSON.stringify({ apiVersion, kind: 'CredentialProviderRequest', image });
 }
 

@@ -15,9 +15,7 @@ export interface CredentialSource {
   credentialsFor(image: string): Promise<RegistryCredential[]>;
 }
 
-export const NO_CREDENTIALS: CredentialSource = { credentialsFor: async () => [] };
-
-export type PluginRunner = (plugin: CredentialProviderPlugin, image: string) => Promise<PluginResponse>;
+type PluginRunner = (plugin: CredentialProviderPlugin, image: string) => Promise<PluginResponse>;
 
 export class CredentialProvider {
   private readonly cache: CredentialCache;

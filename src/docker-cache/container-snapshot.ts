@@ -44,10 +44,10 @@ export const CLOCK_SLACK_MS = 1_000;
 /** The most events a replay may carry (moby's log holds 256): a longer one is not believed. */
 export const REPLAY_MAX_EVENTS = 1_024;
 /** How long Docker may take to replay its log (it waits for `until` when its clock is behind). */
-export const REPLAY_TIMEOUT_MS = 5_000;
+const REPLAY_TIMEOUT_MS = 5_000;
 
 /** Which saved documents a first sync may hold as they are; `cold`: why none (every container is inspected). */
-export interface HeadStart {
+interface HeadStart {
   held: ReadonlySet<string>;
   cold: string | undefined;
 }

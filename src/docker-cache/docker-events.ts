@@ -51,7 +51,7 @@ export const EVENT_FILTERS: DockerFilters = {
   event: [...new Set<string>([...CONTAINER_ACTIONS, HEALTH_STATUS, ...NETWORK_ACTIONS, ...IMAGE_ACTIONS, COMMIT])],
 };
 
-export type EventAction =
+type EventAction =
   | { kind: 'refresh'; id: string }
   /** Docker says the OOM killer acted in the container: remember it for the run, and re-inspect. */
   | { kind: 'oom'; id: string }

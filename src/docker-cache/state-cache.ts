@@ -15,7 +15,7 @@ import { actionForEvent, EVENT_FILTERS } from './docker-events';
 import type { ContainerSnapshotFile, SavedContainers } from './container-snapshot';
 import { ImageStore } from './image-store';
 
-export interface ReconnectBackoff {
+interface ReconnectBackoff {
   initialMs: number;
   maxMs: number;
   /** How long Docker may take to accept the subscription before the attempt is given up. */
@@ -23,7 +23,7 @@ export interface ReconnectBackoff {
 }
 
 /** Told of the cache's changes while it is synced (see `DockerStateCache.watch`). */
-export interface StateWatcher {
+interface StateWatcher {
   /** A container's document was stored or dropped; called in the order the cache applied them. */
   containerChanged(change: ContainerChange): void;
   /** The cache stopped vouching for its contents (Docker lost, or shut down): it said its last. */
@@ -56,7 +56,7 @@ interface AwaitedEvent {
 }
 
 /** What the caching client tells the cache once Docker answered the call `expectEvent` was for. */
-export interface ExpectedEvent {
+interface ExpectedEvent {
   /** `id`: the container (undefined: none was made); `ok`: whether Docker said it did the work. */
   settle(id: string | undefined, ok: boolean): void;
 }
@@ -68,7 +68,7 @@ export interface StateCacheRecorder {
   reconnecting(): void;
 }
 
-export const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefined };
+const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefined };
 
 /** How long after a container changed the snapshot is saved (and once more at a stop): nothing is armed while nothing changes. */
 export const SNAPSHOT_INTERVAL_MS = 60_000;

@@ -7,7 +7,7 @@ import { imageStoreKindOf, type ImageStoreKind } from './documents';
 import type { DockerInfo, DockerVersion } from './types';
 
 /** Docker 20.10's API; the oldest whose container, exec and image endpoints we rely on. */
-export const MIN_DOCKER_API_VERSION = '1.41';
+const MIN_DOCKER_API_VERSION = '1.41';
 
 /** Docker API versions are "major.minor"; semver wants three parts. */
 export function apiVersionToSemver(apiVersion: string): string {

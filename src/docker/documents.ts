@@ -41,7 +41,7 @@ export interface ImageStoreLayout {
 }
 
 /** containerd's root when dockerd runs its own containerd: <DockerRootDir>/containerd/daemon. */
-export function managedContainerdRoot(dockerRoot: string): string {
+function managedContainerdRoot(dockerRoot: string): string {
   return path.join(dockerRoot, 'containerd', 'daemon');
 }
 

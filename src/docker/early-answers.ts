@@ -14,7 +14,7 @@ const EARLY_TIMEOUT_MS = 2_000;
 export const EARLY_USER_AGENT = 'cri-docker-shim (before loading)';
 
 /** A JSON document Docker answered, and the seconds from asking until this process read it. */
-export interface EarlyAnswer {
+interface EarlyAnswer {
   document: unknown;
   seconds: number;
 }

@@ -97,7 +97,7 @@ export function answerError(head: Pick<HijackHead, 'statusCode'>, body: Buffer, 
 }
 
 /** A reader of lent reads: `giveBack(reusable)` once `data` is no longer referenced anywhere. */
-export type LentReader = (data: Buffer, giveBack: (reusable: boolean) => void) => void;
+type LentReader = (data: Buffer, giveBack: (reusable: boolean) => void) => void;
 
 const noGiveBack = (): void => undefined;
 

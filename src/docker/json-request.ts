@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { Endpoint } from '../config/endpoint';
 import { answerError, MAX_ERROR_BODY_BYTES } from './hijack';
 
-export interface JsonRequest {
+interface JsonRequest {
   method: 'GET' | 'POST' | 'DELETE';
   /** With its query (pathWithQuery). */
   path: string;

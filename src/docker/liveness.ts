@@ -8,10 +8,10 @@
 import { errorMessage } from '../errors';
 import type { DockerClient } from './client';
 
-export const ANSWER_WITHIN_MS = 800;
-export const NOT_READY_AFTER_MS = 5_000;
+const ANSWER_WITHIN_MS = 800;
+const NOT_READY_AFTER_MS = 5_000;
 
-export type Liveness = { ready: true } | { ready: false; message: string };
+type Liveness = { ready: true } | { ready: false; message: string };
 
 export class DockerLiveness {
   private inFlight: Promise<void> | undefined;

@@ -40,8 +40,8 @@ export interface DockerSocketCaps {
  * probes in flight; the streams' holds a full node's users: kubelet's default 110 pods at the
  * streaming server's 32 sessions each is 3,520.
  */
-export const MAX_CALL_SOCKETS = 256;
-export const MAX_SESSION_SOCKETS = 1024;
+const MAX_CALL_SOCKETS = 256;
+const MAX_SESSION_SOCKETS = 1024;
 export const MAX_STREAM_SOCKETS = 4096;
 /** Below this a limit leaves the shim too few descriptors to run anyway; the caps stay usable. */
 const MIN_SOCKETS = 8;
@@ -69,7 +69,7 @@ export function dockerSocketCaps(openFilesLimit: number): DockerSocketCaps {
 /** Which part a connection comes from. */
 export type SocketUse = 'call' | 'session' | 'stream';
 
-export interface SocketPoolUsage {
+interface SocketPoolUsage {
   calls: { inUse: number; waiting: number };
   sessions: { inUse: number; waiting: number };
   streams: { inUse: number; waiting: number };

@@ -12,11 +12,11 @@
 // did this; the log decoder took any header as a frame of stdout.)
 import type { Readable } from 'node:stream';
 
-export const FRAME_HEADER_BYTES = 8;
+const FRAME_HEADER_BYTES = 8;
 
 export type FrameStream = 'stdout' | 'stderr';
 
-export interface FrameHeader {
+interface FrameHeader {
   /** Where the payload goes: stdin (which Docker never sends back) and stdout to stdout, Docker's errors with stderr. */
   stream: FrameStream;
   /** The payload's length in bytes. */

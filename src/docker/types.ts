@@ -7,7 +7,7 @@ import type Dockerode from 'dockerode';
 export type ContainerSummary = Dockerode.ContainerInfo & { SizeRw?: number };
 export type ContainerInspect = Dockerode.ContainerInspectInfo;
 /** A bind in HostConfig.Mounts, with the bind options of API 1.44 (@types/dockerode has the older ones only). */
-export interface BindMount {
+interface BindMount {
   Type: 'bind';
   Source: string;
   Target: string;
@@ -154,6 +154,3 @@ export interface ContainerUpdateSpec {
   PidsLimit?: number;
   BlkioWeight?: number;
 }
-
-/** The multiplexed (non-TTY) stream Docker sends for logs/attach: which stream a chunk came from. */
-export type OutputStreamName = 'stdout' | 'stderr';

@@ -37,7 +37,7 @@ function deadlineMs(call: ServerCall): number | undefined {
  * (`call.cancelled`, the clock), so the signal says the same as if it had been watching from
  * the start.
  */
-export class LazyCallContext implements CallContext {
+class LazyCallContext implements CallContext {
   private controller: AbortController | undefined;
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
@@ -108,7 +108,7 @@ function toServiceError({ code, details }: GrpcStatus): Partial<grpc.ServiceErro
   return { code, details, message: details };
 }
 
-export interface InFlightTracker {
+interface InFlightTracker {
   begin(): () => void;
 }
 

@@ -13,7 +13,7 @@ import type { Logger } from '../util/logger';
 import { buildServiceHandlers, NO_RPC_RECORDER, type RpcRecorder } from './adapter';
 import { holdUntilReady, type StartupGate } from './startup-gate';
 
-export class EndpointInUseError extends Error {}
+class EndpointInUseError extends Error {}
 
 const SOCKET_MODE = 0o660;
 /** kubelet sends pulls and big lists; match its own 16 MiB message limit. */
@@ -151,7 +151,7 @@ export class CriServer {
  * Makes sure a socket can be created at `socketPath`: the directory exists; an old socket
  * nobody answers on (a crashed run) is removed; a live one, or a non-socket file, is an error.
  */
-export async function prepareSocketPath(socketPath: string, log: Logger): Promise<void> {
+async function prepareSocketPath(socketPath: string, log: Logger): Promise<void> {
   fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o750 });
   let stat: fs.Stats;
   try {

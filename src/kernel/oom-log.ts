@@ -17,7 +17,7 @@ export function oomKilledContainerOf(record: string): string | undefined {
 }
 
 /** New records of the kernel log since the last call. */
-export interface KernelLogSource {
+interface KernelLogSource {
   read(): string[];
 }
 

@@ -4,7 +4,7 @@
 // from it (docker/socket-pool.ts). Node has no getrlimit; /proc/self/limits says the same.
 import * as fs from 'node:fs';
 
-export interface OpenFilesLimit {
+interface OpenFilesLimit {
   /** The limit in force (Infinity for "unlimited"). */
   soft: number;
   /** What it may be raised to. */
@@ -12,7 +12,7 @@ export interface OpenFilesLimit {
 }
 
 /** What Linux's default soft limit is, assumed when /proc cannot be read. */
-export const ASSUMED_OPEN_FILES: OpenFilesLimit = { soft: 1024, hard: 1024 };
+const ASSUMED_OPEN_FILES: OpenFilesLimit = { soft: 1024, hard: 1024 };
 
 /** The "Max open files" line of a /proc/<pid>/limits text; undefined without one. Pure. */
 export function parseOpenFilesLimit(limitsText: string): OpenFilesLimit | undefined {

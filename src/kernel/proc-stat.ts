@@ -2,7 +2,7 @@
 // tells a process from a later one given the same PID: two processes with one PID cannot share it.
 import * as fs from 'node:fs';
 
-export interface Stat {
+interface Stat {
   ppid: number;
   startTime: string;
 }

@@ -175,7 +175,7 @@ export class RawLogDecoder implements LogDecoder {
 }
 
 /** One stream's latest run of records sharing one timestamp (the pieces of one line). */
-export interface StreamRun {
+interface StreamRun {
   timestamp: string;
   count: number;
 }

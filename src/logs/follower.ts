@@ -47,7 +47,7 @@ export interface LogRecorder {
 
 export const NO_LOG_RECORDER: LogRecorder = { written: () => undefined, rotated: () => undefined };
 
-export interface FollowerDeps {
+interface FollowerDeps {
   /** Docker itself: its log API, and whether a container runs the moment its log stream ended (the cache may not have heard yet). */
   docker: DockerClient;
   /**
@@ -65,7 +65,7 @@ export interface FollowerDeps {
 }
 
 /** Where a container's output is read from. */
-export type LogSource = { kind: 'json-file'; jsonLogPath: string } | { kind: 'docker-api' } | { kind: 'none' };
+type LogSource = { kind: 'json-file'; jsonLogPath: string } | { kind: 'docker-api' } | { kind: 'none' };
 
 /**
  * The source for a container, from Docker's inspect: its json-file log when its LogPath is

@@ -19,12 +19,12 @@ import type { LogRecord } from './cri-format';
 import type { JsonLogPosition } from './follower-records';
 import { afterEndOfFile, JsonLogDecoder, planResumeRead, type FileIdentity, type JsonLogProblem, type LogGeneration } from './json-file';
 
-export const CHUNK_BYTES = 64 * 1024;
+const CHUNK_BYTES = 64 * 1024;
 /** Rotated copies looked at when resuming (`.1` ... `.9`; the shim's containers keep one). */
 const MAX_ROTATED = 9;
 const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 
-export interface JsonLogTailDeps {
+interface JsonLogTailDeps {
   containerId: string;
   /** The json-file log, checked to be where Docker keeps this container's (expectedJsonLogPath). */
   jsonLogPath: string;

@@ -16,7 +16,7 @@ export const MAX_JSON_LINE_BYTES = 1024 * 1024;
 const LF = 0x0a;
 
 /** The records one JSON line gave, and where in the file the line ends. */
-export interface JsonLogLine {
+interface JsonLogLine {
   records: LogRecord[];
   /** The byte offset right after the line's newline. */
   end: number;
@@ -168,7 +168,7 @@ export interface FileIdentity {
   inode: bigint;
 }
 
-export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
+function sameFile(a: FileIdentity, b: FileIdentity): boolean {
   return a.device === b.device && a.inode === b.inode;
 }
 
@@ -180,7 +180,7 @@ export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
  * - `done`: the container exited (so json-file wrote its last line) and all is read;
  * - `wait`: for the next change in the container's directory.
  */
-export type EndOfFileAction = 'switch' | 'restart' | 'done' | 'wait';
+type EndOfFileAction = 'switch' | 'restart' | 'done' | 'wait';
 
 export function afterEndOfFile(o: {
   reading: FileIdentity & { size: bigint };
@@ -202,7 +202,7 @@ export interface LogGeneration extends FileIdentity {
 }
 
 /** Where a resumed reader starts: the generations to read, oldest first, and the offset in the first. */
-export interface ResumeRead {
+interface ResumeRead {
   /** Indexes into the generations given, oldest first; the last is the live file. */
   order: number[];
   offset: number;

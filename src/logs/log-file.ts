@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FailedPreconditionError, PermissionDeniedError, ResourceExhaustedError, type ShimError } from '../errors';
 
-export const LOG_DIR_MODE = 0o755;
-export const LOG_FILE_MODE = 0o640;
+const LOG_DIR_MODE = 0o755;
+const LOG_FILE_MODE = 0o640;
 
 const OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW;
 

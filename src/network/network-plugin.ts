@@ -4,11 +4,6 @@
 // know about a pod beyond its identity they ask of the NetworkHost (./network-host.ts).
 import type { PodDns, PodRef } from './network-host';
 
-export type { PodDns, PodRef };
-
-/** The old name, kept for callers that describe the pod a plugin works on. */
-export type PodNetworkTarget = PodRef;
-
 export interface PodNetworkStatus {
   /** The primary IP first, then the other family's; empty when the plugin knows none. */
   ips: string[];

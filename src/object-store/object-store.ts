@@ -12,7 +12,7 @@ import { isFullId } from '../conventions/ids';
 import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectKind, type ObjectQuery, type ShimIdentity, type ShimObject } from './shim-objects';
 
 /** What the store reads of the state cache. */
-export type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images' | 'caughtUp'>;
+type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images' | 'caughtUp'>;
 
 /** Whoever needs to find the shim's objects takes this, not the store itself. */
 export interface ObjectFinder {

@@ -7,11 +7,12 @@ import type { ContainerInspect, ContainerSummary, DockerFilters } from '../docke
 import type { ContainerState__Output, PodSandboxState__Output } from '../cri/types';
 import { isFullId } from '../conventions/ids';
 import { CONTAINER_TYPE_LABEL, fromDockerLabels, matchesLabelSelector, SANDBOX_ID_LABEL, shimLabels, TYPE_CONTAINER, TYPE_SANDBOX } from '../conventions/labels';
+import { bareDockerName } from '../conventions/naming';
 
 export type ObjectKind = 'sandbox' | 'container';
 
 /** CRI's state of an object: a container's ContainerState, a sandbox's PodSandboxState. */
-export type ObjectState = ContainerState__Output | PodSandboxState__Output;
+type ObjectState = ContainerState__Output | PodSandboxState__Output;
 
 /** Which of the shim's objects a caller wants: every part given must hold. */
 export interface ObjectQuery {
@@ -113,7 +114,7 @@ function objectOf(
 export function objectFromInspect(c: ContainerInspect, image: string): ShimObject | undefined {
   return objectOf({
     id: c.Id,
-    name: c.Name.replace(/^\//, ''),
+    name: bareDockerName(c.Name),
     dockerLabels: c.Config.Labels ?? {},
     status: c.State.Status,
     createdSeconds: Math.floor(Date.parse(c.Created) / 1000),
@@ -128,7 +129,7 @@ export function objectFromInspect(c: ContainerInspect, image: string): ShimObjec
 export function objectFromSummary(c: ContainerSummary): ShimObject | undefined {
   return objectOf({
     id: c.Id,
-    name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+    name: bareDockerName(c.Names?.[0] ?? ''),
     dockerLabels: c.Labels ?? {},
     status: c.State,
     createdSeconds: c.Created,

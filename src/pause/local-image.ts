@@ -13,7 +13,7 @@ export const LOCAL_PAUSE_LABEL = 'io.cri-docker-shim.pause';
 export const LOCAL_PAUSE_LABEL_VALUE = 'built-locally';
 
 /** The pause program this build carries: where it is (for the log), and its bytes. */
-export interface PauseProgram {
+interface PauseProgram {
   readonly where: string;
   read(): Buffer;
 }

@@ -8,7 +8,7 @@ import { u64 } from '../cri/u64';
 import type { InterfaceCounters } from '../cgroups/net-dev';
 import { METRICS, type BaseLabels, type ContainerReading, type MetricSpec } from './metric-table';
 
-export type { BaseLabels, ContainerReading, LayerFigures } from './metric-table';
+export type { ContainerReading, LayerFigures } from './metric-table';
 
 export class MetricList {
   readonly metrics: Metric[] = [];

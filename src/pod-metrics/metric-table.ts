@@ -11,7 +11,7 @@ import type { BlockIoEntry, PressureLine } from '../cgroups/parse';
 import type { ProcessFigures } from './proc-figures';
 
 /** Every metric's first labels: pod name, pod namespace, container name, container ID, image. */
-export const BASE_LABEL_KEYS = ['pod', 'namespace', 'container', 'id', 'image'] as const;
+const BASE_LABEL_KEYS = ['pod', 'namespace', 'container', 'id', 'image'] as const;
 
 export interface BaseLabels {
   pod: string;
@@ -45,13 +45,13 @@ export interface ContainerReading {
   deviceNames: ReadonlyMap<string, string>;
 }
 
-export type MetricKind = 'COUNTER' | 'GAUGE';
+type MetricKind = 'COUNTER' | 'GAUGE';
 
 /** A value and its labels after the base ones; an undefined value was not read and is left out. */
-export type Sample = readonly [value: bigint | undefined, extraLabels: readonly string[]];
+type Sample = readonly [value: bigint | undefined, extraLabels: readonly string[]];
 
 /** How a metric's values come from the figures: a container's reading, or each of a pod's interfaces. */
-export type MetricValues =
+type MetricValues =
   | { readonly of: 'container'; samples(r: ContainerReading): readonly Sample[] }
   | { readonly of: 'interface'; value(i: InterfaceCounters): bigint | undefined };
 
@@ -177,7 +177,7 @@ export const METRICS: readonly MetricSpec[] = [
 ];
 
 /** The label keys of a metric, as its descriptor lists them. */
-export function labelKeysOf(s: MetricSpec): string[] {
+function labelKeysOf(s: MetricSpec): string[] {
   return [...BASE_LABEL_KEYS, ...s.extraLabels];
 }
 

@@ -22,7 +22,7 @@ import type { DockerStorage } from '../storage/docker-storage';
 import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
-export interface ContainerTarget {
+interface ContainerTarget {
   inspect: ContainerInspect;
   /** The container's CRI name. */
   name: string;

@@ -4,7 +4,7 @@
 // A scrape whose caller gave up stops at the next slice.
 
 /** Containers or pods handled per turn of the event loop. */
-export const SCRAPE_SLICE = 32;
+const SCRAPE_SLICE = 32;
 
 /**
  * `fn` over `items`, `slice` at a time, yielding to the event loop between slices; results in

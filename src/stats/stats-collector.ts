@@ -35,11 +35,6 @@ const FORGET_AFTER_MS = 10 * 60_000;
 /** Which of a cgroup's files a sample reads (../cgroups/figures.ts). */
 type FigureFiles = Exclude<keyof typeof FIGURE_FILES, 'all'>;
 
-export interface MemberSample {
-  id: string;
-  sample: CgroupFigures | undefined;
-}
-
 export class StatsCollector {
   private readonly targets = new Map<string, Target>();
   readonly rates = new CpuRateTracker();

@@ -30,7 +30,7 @@ function psiData(line: PressureLine): PsiData {
 }
 
 /** A PSI file as CRI's PsiStats; undefined when the cgroup has none (cgroup v1, or no CONFIG_PSI). */
-export function psiStats(p: Pressure | undefined): PsiStats | undefined {
+function psiStats(p: Pressure | undefined): PsiStats | undefined {
   if (!p) return undefined;
   const out: PsiStats = {};
   if (p.full) out.Full = psiData(p.full);

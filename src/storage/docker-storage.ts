@@ -65,22 +65,20 @@ import { containerSnapshotDir } from './snapshot-layers';
 import { StoreLayout } from './store-layout';
 
 /** A call this long after the last pass began asks for another (the running containers' layers). */
-export const REFRESH_MS = 10_000;
+const REFRESH_MS = 10_000;
 /**
  * How long a pass's requests to Docker may take: a request that does not come back (a container
  * whose lock a stuck removal holds, a dead connection) must not hold every later pass.
  */
-export const RECONCILE_TIMEOUT_MS = 10_000;
-export const RUNNING_LAYER_MAX_AGE_MS = 10_000;
+const RECONCILE_TIMEOUT_MS = 10_000;
+const RUNNING_LAYER_MAX_AGE_MS = 10_000;
 /** How long after a container changed the pass that finds it runs (the changes meanwhile join it). */
-export const CHANGE_PASS_DELAY_MS = 1_000;
+const CHANGE_PASS_DELAY_MS = 1_000;
 /** The share of one core the walks may take. */
-export const WALK_SHARE = 0.25;
+const WALK_SHARE = 0.25;
 
-export type { Measured } from './measured';
-export { LAYER_FIGURES_SAVE_MS } from './saved-figures';
 
-export interface ImageFsFigures {
+interface ImageFsFigures {
   /** <DockerRootDir>/<driver>, or containerd's snapshotter directory: the filesystem both figures are on. */
   mountpoint: string;
   images: Measured;
@@ -109,7 +107,7 @@ interface ContainerLayer {
   cpuNs: bigint | undefined;
 }
 
-export interface DockerStorageOptions {
+interface DockerStorageOptions {
   refreshMs?: number;
   changePassDelayMs?: number;
   runningLayerMaxAgeMs?: number;

@@ -8,7 +8,7 @@ import type { LayerFiguresFile, SavedLayer } from './layer-figures-file';
 import type { ImageLayerState, Measured } from './measured';
 
 /** How often the image layers' figures are saved while the walker is still measuring. */
-export const LAYER_FIGURES_SAVE_MS = 30_000;
+const LAYER_FIGURES_SAVE_MS = 30_000;
 
 export class SavedLayerFigures {
   /** What an earlier run measured (loaded at start); an entry is taken once its layer is seen. */

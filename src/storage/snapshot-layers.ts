@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { readHead } from '../util/read-head';
 
 /** How much of a container's mountinfo is read: its root mount is its first line. */
-export const MOUNTINFO_READ_BYTES = 64 * 1024;
+const MOUNTINFO_READ_BYTES = 64 * 1024;
 
 /** mountinfo escapes space, tab, newline and backslash as \ooo. */
 function unescapeMountField(field: string): string {

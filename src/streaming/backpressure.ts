@@ -27,7 +27,7 @@ export interface FlowPeer {
 /** The hold for our own output piling up unsent. */
 const UNSENT = 'unsent';
 
-export type SendCallback = (err?: Error | null) => void;
+type SendCallback = (err?: Error | null) => void;
 
 /** Holds a connection's reading for reasons and paces its writers (see above). */
 export class Backpressure {

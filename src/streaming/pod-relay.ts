@@ -34,7 +34,7 @@ export interface PodRelay {
 }
 
 /** What one port-forward session holds of its pod's relay. */
-export interface PodDialer {
+interface PodDialer {
   dial(port: number): Promise<net.Socket>;
   /** The session is done with the relay; the last to release it stops it. */
   release(): void;

@@ -15,7 +15,7 @@ import { checkPort } from './requests';
 import type { SpdyServerSession, SpdyStream } from './spdy/session';
 import { pipeInBatches } from './batched-pipe';
 
-export interface PortForwardTarget {
+interface PortForwardTarget {
   sandboxId: string;
   /** Ports the CRI request named; empty allows any (kubelet sends the pod's requested ports). */
   ports: number[];

@@ -37,7 +37,7 @@ export function negotiate(offered: readonly string[], supported: readonly string
 }
 
 /** Version 4 and later carry a metav1.Status on the error stream; older ones plain text. */
-export function statusIsJson(protocol: string): boolean {
+function statusIsJson(protocol: string): boolean {
   return /^v[4-9]\./.test(protocol);
 }
 

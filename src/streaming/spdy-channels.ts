@@ -5,7 +5,7 @@ import { encodeOutcome, supportsResize, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 import type { SpdyServerSession, SpdyStream } from './spdy/session';
 
-export type StreamType = 'error' | 'stdin' | 'stdout' | 'stderr' | 'resize';
+type StreamType = 'error' | 'stdin' | 'stdout' | 'stderr' | 'resize';
 
 /** The streams a client must open for these options under this protocol. */
 export function expectedStreamTypes(opts: StdioOptions, protocol: string): StreamType[] {

@@ -53,9 +53,9 @@ export const NO_STREAMING_RECORDER: StreamingRecorder = {
 };
 
 /** How long a client has to open its streams after the upgrade (kubelet's default too). */
-export const DEFAULT_STREAM_CREATION_TIMEOUT_MS = 30_000;
+const DEFAULT_STREAM_CREATION_TIMEOUT_MS = 30_000;
 
-export interface StreamingServerOptions {
+interface StreamingServerOptions {
   /** host:port; port 0 picks a free one. */
   bindAddress: string;
   /**

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ResourceExhaustedError } from '../errors';
 
 export const DEFAULT_TOKEN_TTL_MS = 60_000;
-export const DEFAULT_MAX_TOKENS = 1000;
+const DEFAULT_MAX_TOKENS = 1000;
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
 
 interface Entry<T> {

@@ -14,7 +14,7 @@ import { IdleTimer, MAX_WEBSOCKET_PINGS, PING_REPLIES_PER_SECOND, RateBudget, ST
 import { encodeOutcome, isBase64WebSocket, type Outcome } from './protocol';
 import type { StdioOptions } from './requests';
 
-export const enum Channel {
+const enum Channel {
   Stdin = 0,
   Stdout = 1,
   Stderr = 2,
@@ -60,7 +60,7 @@ export interface WsChannelOptions {
 }
 
 /** A received message: its channel, and its payload decoded on demand (a channel nobody reads is dropped undecoded). */
-export type ChannelMessageListener = (channel: number | undefined, payload: () => Buffer) => void;
+type ChannelMessageListener = (channel: number | undefined, payload: () => Buffer) => void;
 
 /**
  * One WebSocket connection carrying channels, its flow control that of backpressure.ts: output

@@ -55,7 +55,7 @@ export function forwardingError(port: number, sandboxId: string, message: string
   return `error forwarding port ${port} to pod ${sandboxId}, uid : ${message}`;
 }
 
-export type WsPortForwardOptions = Omit<PortForwardOptions, 'pairTimeoutMs'> & { ports: number[] };
+type WsPortForwardOptions = Omit<PortForwardOptions, 'pairTimeoutMs'> & { ports: number[] };
 
 /** Serves kubelet's channel protocol on `ws` for `opts.ports`; resolves once the connection closed. */
 export function serveWsPortForward(ws: WebSocket, conn: WsChannelOptions, opts: WsPortForwardOptions): Promise<void> {

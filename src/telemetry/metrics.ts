@@ -19,7 +19,7 @@ const PREFIX = 'cri_docker_shim_';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** What is read at scrape time, once the pieces that hold it are built (see `ShimMetrics.read`). */
-export interface ScrapedSources {
+interface ScrapedSources {
   stateCache: { readonly synced: boolean; readonly containers: { readonly size: number }; readonly images: { readonly size: number } };
   network: { readonly pluginName: string; operationCounts(): Readonly<Record<NetworkOperation, Readonly<OperationCounts>>> };
 }

@@ -11,13 +11,13 @@ import { criContract } from '../cri/contract';
 import type { StatusResponse__Output } from '../generated/runtime/v1/StatusResponse';
 import { parseDuration } from '../util/duration';
 
-export interface HealthOptions {
+interface HealthOptions {
   endpoint: Endpoint;
   timeoutMs: number;
   requireNetwork: boolean;
 }
 
-export interface Verdict {
+interface Verdict {
   healthy: boolean;
   /** One line for `docker inspect`'s health log. */
   summary: string;
@@ -57,7 +57,7 @@ export function judgeStatus(res: StatusResponse__Output, requireNetwork: boolean
   return { healthy, summary: describe || 'Status answered without conditions' };
 }
 
-export async function askStatus(options: HealthOptions): Promise<StatusResponse__Output> {
+async function askStatus(options: HealthOptions): Promise<StatusResponse__Output> {
   const v1 = criContract().runtime.v1;
   const client = new v1.RuntimeService(grpcAddress(options.endpoint), grpc.credentials.createInsecure(), {
     'grpc.enable_retries': 0,

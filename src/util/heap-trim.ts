@@ -33,13 +33,13 @@ import * as v8 from 'node:v8';
 import type { Logger } from './logger';
 
 export const CHECK_MS = 5_000;
-export const COOLDOWN_MS = 30_000;
+const COOLDOWN_MS = 30_000;
 /** Below this nothing is worth a collection (an idle shim with no pod sits near 60 MiB). */
-export const FLOOR_BYTES = 64 * 1024 * 1024;
+const FLOOR_BYTES = 64 * 1024 * 1024;
 /** Garbage a collection must be able to give back to be worth its pause. */
-export const SLACK_BYTES = 16 * 1024 * 1024;
+const SLACK_BYTES = 16 * 1024 * 1024;
 
-export interface HeapTrimOptions {
+interface HeapTrimOptions {
   log: Logger;
   /** The process's resident size in bytes. */
   residentBytes?: () => number;
@@ -171,7 +171,7 @@ function mib(bytes: number): number {
 }
 
 /** What V8's heap holds after a collection, in MiB to a tenth: the compiled code and bytecode are what start-up leaves. */
-export function heapFigures(): Record<'heapTotalMiB' | 'heapUsedMiB' | 'externalMiB' | 'codeMiB' | 'bytecodeMiB', number> {
+function heapFigures(): Record<'heapTotalMiB' | 'heapUsedMiB' | 'externalMiB' | 'codeMiB' | 'bytecodeMiB', number> {
   const { heapTotal, heapUsed, external } = process.memoryUsage();
   const code = v8.getHeapCodeStatistics();
   const tenths = (bytes: number): number => Math.round((bytes * 10) / 2 ** 20) / 10;

@@ -8,7 +8,7 @@ export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn'
 export type LogFormat = 'json' | 'pretty' | 'auto';
 
 /** Field names whose values are secrets; pino replaces them wherever they appear in a log object. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'password',
   'auth',
   'identityToken',

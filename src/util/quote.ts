@@ -4,7 +4,7 @@
 // with the total length when it was cut.
 
 /** How many characters of a caller's value an error message may quote. */
-export const QUOTE_LIMIT = 128;
+const QUOTE_LIMIT = 128;
 
 export function quote(value: string, limit: number = QUOTE_LIMIT): string {
   if (value.length <= limit) return JSON.stringify(value);

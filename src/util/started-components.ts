@@ -1,5 +1,5 @@
 /** One started part of the process, and how it stops. */
-export interface Component {
+interface Component {
   readonly name: string;
   stop(): void | Promise<void>;
 }

@@ -17,7 +17,8 @@ import { ContainerLogManager } from '../../src/logs/log-manager';
 import { NoopNetworkPlugin } from '../../src/network/noop-plugin';
 import { DockerNetworkHost } from '../../src/network/docker-host';
 import { NetworkManager } from '../../src/network/network-manager';
-import type { PodNetworkStatus, PodNetworkTarget } from '../../src/network/network-plugin';
+import type { PodNetworkStatus } from '../../src/network/network-plugin';
+import type { PodRef } from '../../src/network/network-host';
 import type { ShimContext } from '../../src/shim/context';
 import { CgroupReader } from '../../src/cgroups/reader';
 import { ExecOutputPool } from '../../src/shim/container/capped-output';
@@ -56,7 +57,7 @@ export class RecordingNetwork extends NoopNetworkPlugin {
   /** The next setUpPod fails with this (once). */
   failNextSetUp: Error | undefined;
 
-  override async setUpPod(target: PodNetworkTarget): Promise<PodNetworkStatus> {
+  override async setUpPod(target: PodRef): Promise<PodNetworkStatus> {
     this.calls.push({ step: 'setUp', sandboxId: target.sandboxId });
     const err = this.failNextSetUp;
     this.failNextSetUp = undefined;
@@ -70,7 +71,7 @@ export class RecordingNetwork extends NoopNetworkPlugin {
   /** While set, tearDownPod hangs until it settles (a plugin that neither answers nor fails). */
   holdTearDown: Promise<void> | undefined;
 
-  override async tearDownPod(target: PodNetworkTarget): Promise<void> {
+  override async tearDownPod(target: PodRef): Promise<void> {
     this.calls.push({ step: 'tearDown', sandboxId: target.sandboxId });
     await this.holdTearDown;
     const err = this.failNextTearDown;

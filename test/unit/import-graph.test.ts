@@ -1,5 +1,5 @@
 // The shape of src/ as the architecture promises it: no two files and no two folders import each
-// other (directly or round a longer loop; type-only imports count), every folder sits in one of
+// other (directly or round a longer loop; type-only imports and require() count), every folder sits in one of
 // the layers of docs/architecture.md and imports only its own layer and those below, the feature
 // folders and the translation never import the handler tree, and the two directions of
 // translation stand apart. Read from the sources themselves, so a change that bends the shape
@@ -53,7 +53,7 @@ function importsOf(root: string): Array<{ file: string; target: string; spec: st
   const out: Array<{ file: string; target: string; spec: string }> = [];
   for (const file of sources(root)) {
     const text = fs.readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    for (const m of text.matchAll(/(?:from|import|require)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
       const target = path.resolve(path.dirname(file), m[1]!);
       if (!target.startsWith(root) || path.relative(root, target).startsWith('generated')) continue;
       out.push({ file, target: target.endsWith('.ts') ? target : `${target}.ts`, spec: m[1]! });

@@ -16,9 +16,9 @@ import { podIpsOf } from '../libcni/result';
 import type { CniRuntime } from '../libcni/runtime';
 
 /** How long Status waits for a VERSION probe under way before it answers "asking". */
-export const STATUS_PROBE_WAIT_MS = 500;
+const STATUS_PROBE_WAIT_MS = 500;
 
-export interface CniPluginOptions {
+interface CniPluginOptions {
   binDirs: readonly string[];
   confDir: string;
   cacheDir: string;

@@ -25,7 +25,7 @@ import { CommandFailedError, type CommandRunner } from './runner';
 /** A host port another pod, or another process on the node, already has. */
 export class HostPortInUseError extends FailedPreconditionError {}
 
-export interface HostportManagerOptions {
+interface HostportManagerOptions {
   /** Where the rules go: the shim's namespace (hostRunner) or another (netnsRunner). */
   runner: CommandRunner;
   /**
@@ -41,7 +41,7 @@ export interface HostportManagerOptions {
   logger?: Logger;
 }
 
-export interface SyncReport {
+interface SyncReport {
   /** Mapping chains in place per family after the sync. */
   chains: Partial<Record<IpFamily, number>>;
   /** Mapping chains deleted because no pod has them any more. */

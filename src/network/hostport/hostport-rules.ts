@@ -21,10 +21,10 @@ import { InvalidArgumentError } from '../../errors';
 import type { PortMapping } from '../network-host';
 import { ensureJumpLines, renderChainRemoval, ruleChain, ruleTarget, type IpFamily, type JumpRule, type SavedTable } from './iptables';
 
-export const HOSTPORTS_CHAIN = 'CDS-HOSTPORTS';
-export const HOSTPORTS_SNAT_CHAIN = 'CDS-HOSTPORTS-SNAT';
-export const HOSTPORTS_GUARD_CHAIN = 'CDS-HOSTPORTS-GUARD';
-export const MAPPING_CHAIN_PREFIX = 'CDS-HP-';
+const HOSTPORTS_CHAIN = 'CDS-HOSTPORTS';
+const HOSTPORTS_SNAT_CHAIN = 'CDS-HOSTPORTS-SNAT';
+const HOSTPORTS_GUARD_CHAIN = 'CDS-HOSTPORTS-GUARD';
+const MAPPING_CHAIN_PREFIX = 'CDS-HP-';
 /** iptables refuses chain names longer than this. */
 export const MAX_CHAIN_NAME = 28;
 
@@ -44,12 +44,12 @@ export interface PodHostports {
 }
 
 /** The pod's IP in one family, if it has one. */
-export function podIpOf(pod: PodHostports, family: IpFamily): string | undefined {
+function podIpOf(pod: PodHostports, family: IpFamily): string | undefined {
   return pod.ips.find((ip) => isIP(ip) === family);
 }
 
 /** '' and the unspecified addresses mean every local address. */
-export function isAnyHostIp(hostIp: string): boolean {
+function isAnyHostIp(hostIp: string): boolean {
   return hostIp === '' || hostIp === '0.0.0.0' || hostIp === '::';
 }
 
@@ -122,12 +122,12 @@ export function isMappingChain(name: string): boolean {
 }
 
 /** Every chain this module creates, in either table. */
-export function isHostportChain(name: string): boolean {
+function isHostportChain(name: string): boolean {
   return name === HOSTPORTS_CHAIN || name === HOSTPORTS_SNAT_CHAIN || name === HOSTPORTS_GUARD_CHAIN || isMappingChain(name);
 }
 
 /** A mapping as it applies in one family. */
-export interface FamilyMapping {
+interface FamilyMapping {
   sandboxId: string;
   chain: string;
   podIp: string;
@@ -279,13 +279,13 @@ export function ruleSandbox(line: string): string | undefined {
   return SANDBOX_TAG.exec(line)?.[1];
 }
 
-export const HOSTPORT_JUMPS: readonly JumpRule[] = [
+const HOSTPORT_JUMPS: readonly JumpRule[] = [
   { table: 'nat', from: 'PREROUTING', to: HOSTPORTS_CHAIN, matches: `${comment('cds hostport portals')} -m addrtype --dst-type LOCAL` },
   { table: 'nat', from: 'OUTPUT', to: HOSTPORTS_CHAIN, matches: `${comment('cds hostport portals')} -m addrtype --dst-type LOCAL` },
   { table: 'nat', from: 'POSTROUTING', to: HOSTPORTS_SNAT_CHAIN, matches: comment('cds hostport masquerade') },
 ];
 
-export const GUARD_JUMP: JumpRule = { table: 'filter', from: 'INPUT', to: HOSTPORTS_GUARD_CHAIN, matches: comment('cds hostport localnet guard') };
+const GUARD_JUMP: JumpRule = { table: 'filter', from: 'INPUT', to: HOSTPORTS_GUARD_CHAIN, matches: comment('cds hostport localnet guard') };
 
 function mappingRules(m: FamilyMapping): { top: string; chain: string[] } {
   const pm = m.mapping;
@@ -299,7 +299,7 @@ function mappingRules(m: FamilyMapping): { top: string; chain: string[] } {
   };
 }
 
-export interface NatRenderInput {
+interface NatRenderInput {
   family: IpFamily;
   /** Validated pods, the whole set this shim manages. */
   pods: readonly PodHostports[];
@@ -315,7 +315,7 @@ export interface NatRenderInput {
   keepForeign: (sandboxId: string) => boolean;
 }
 
-export interface NatRender {
+interface NatRender {
   /** iptables-restore input for the nat table. */
   text: string;
   /** Mapping chains that exist after the restore (ours and kept ones). */

@@ -6,7 +6,7 @@ import type { CommandRunner } from './runner';
 export type IpFamily = 4 | 6;
 export type Table = 'nat' | 'filter';
 
-export function iptablesCommand(family: IpFamily): string {
+function iptablesCommand(family: IpFamily): string {
   return family === 4 ? 'iptables' : 'ip6tables';
 }
 
@@ -61,7 +61,7 @@ export interface JumpRule {
   matches: string;
 }
 
-export function jumpLine(op: '-A' | '-I' | '-D', jump: JumpRule): string {
+function jumpLine(op: '-A' | '-I' | '-D', jump: JumpRule): string {
   return `${op} ${jump.from}${jump.matches ? ` ${jump.matches}` : ''} -j ${jump.to}`;
 }
 

@@ -11,9 +11,8 @@ import type { HairpinMode } from '../../config/flags';
 import { validateInterfaceName } from '../hostport/hostport-rules';
 import type { CommandRunner } from '../hostport/runner';
 
-export type { HairpinMode };
 
-export interface HairpinPlan {
+interface HairpinPlan {
   /** Put the bridge in promiscuous mode. */
   bridgePromisc: boolean;
   /** Set the hairpin flag on the pods' bridge ports. */
@@ -31,12 +30,12 @@ export function hairpinPlan(mode: HairpinMode): HairpinPlan {
   }
 }
 
-export async function setBridgePromisc(runner: CommandRunner, bridge: string, on: boolean): Promise<void> {
+async function setBridgePromisc(runner: CommandRunner, bridge: string, on: boolean): Promise<void> {
   await runner.run('ip', ['link', 'set', 'dev', validateInterfaceName(bridge), 'promisc', on ? 'on' : 'off']);
 }
 
 /** The hairpin flag of one bridge port (the host side of a pod's veth). */
-export async function setVethHairpin(runner: CommandRunner, veth: string, on: boolean): Promise<void> {
+async function setVethHairpin(runner: CommandRunner, veth: string, on: boolean): Promise<void> {
   await runner.run('ip', ['link', 'set', 'dev', validateInterfaceName(veth), 'type', 'bridge_slave', 'hairpin', on ? 'on' : 'off']);
 }
 

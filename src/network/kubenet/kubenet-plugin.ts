@@ -23,7 +23,7 @@ export const KUBENET_BRIDGE = 'cbr0';
 const NETWORK_NAME = 'kubenet';
 const REQUIRED_PLUGINS = ['bridge', 'host-local', 'loopback', 'bandwidth'];
 
-export interface KubenetOptions {
+interface KubenetOptions {
   binDirs: readonly string[];
   cacheDir: string;
   /** --network-plugin-mtu; 0 detects it. */

@@ -25,19 +25,17 @@ import {
 } from '../hostport/iptables';
 import { CommandFailedError, type CommandRunner } from '../hostport/runner';
 
-export const KUBENET_MASQ_CHAIN = 'CDS-KUBENET-MASQ';
-export const KUBENET_FWD_CHAIN = 'CDS-KUBENET-FWD';
-/** kubelet's default for --non-masquerade-cidr. */
-export const DEFAULT_NON_MASQUERADE_CIDR = '10.0.0.0/8';
+const KUBENET_MASQ_CHAIN = 'CDS-KUBENET-MASQ';
+const KUBENET_FWD_CHAIN = 'CDS-KUBENET-FWD';
 
-export interface KubenetRulesConfig {
+interface KubenetRulesConfig {
   /** The node's pod CIDRs, at most one per family. */
   podCidrs: readonly string[];
   /** Destinations reached without masquerade (--non-masquerade-cidr). */
   nonMasqueradeCidr: string;
 }
 
-export function cidrFamily(cidr: string): IpFamily {
+function cidrFamily(cidr: string): IpFamily {
   return isIP(cidr.slice(0, cidr.indexOf('/'))) === 6 ? 6 : 4;
 }
 
@@ -61,7 +59,7 @@ function isKubenetChain(chain: string): boolean {
 const MASQ_JUMP: JumpRule = { table: 'nat', from: 'POSTROUTING', to: KUBENET_MASQ_CHAIN, matches: '-m comment --comment "cds kubenet masquerade"' };
 const FWD_JUMP: JumpRule = { table: 'filter', from: 'FORWARD', to: KUBENET_FWD_CHAIN, matches: '-m comment --comment "cds kubenet forward"' };
 
-export interface ExistingTables {
+interface ExistingTables {
   nat: SavedTable | undefined;
   filter: SavedTable | undefined;
 }

@@ -7,14 +7,14 @@ import type { CommandRunner } from '../hostport/runner';
 export const FALLBACK_MTU = 1460;
 const MIN_MTU = 576;
 
-export interface LinkInfo {
+interface LinkInfo {
   name: string;
   mtu: number;
   /** As `ip -j link` prints them: UP, LOOPBACK, POINTOPOINT, ... */
   flags: readonly string[];
 }
 
-export interface MtuChoice {
+interface MtuChoice {
   mtu: number;
   /** The interface it came from; undefined for the fallback. */
   from: string | undefined;

@@ -19,8 +19,8 @@ export function cniArgsEnv(args: ReadonlyArray<[string, string]>): string {
   return args.map(([k, v]) => `${k}=${v.replace(/[;=]/g, '_')}`).join(';');
 }
 
-export const INGRESS_BANDWIDTH_ANNOTATION = 'kubernetes.io/ingress-bandwidth';
-export const EGRESS_BANDWIDTH_ANNOTATION = 'kubernetes.io/egress-bandwidth';
+const INGRESS_BANDWIDTH_ANNOTATION = 'kubernetes.io/ingress-bandwidth';
+const EGRESS_BANDWIDTH_ANNOTATION = 'kubernetes.io/egress-bandwidth';
 
 /** kubelet refuses shaping outside this range (bits per second). */
 const MIN_BANDWIDTH = 1_000;
@@ -44,7 +44,7 @@ const SUFFIX: Record<string, number> = {
   Ei: 2 ** 60,
 };
 
-export class BandwidthAnnotationError extends Error {}
+class BandwidthAnnotationError extends Error {}
 
 /** A Kubernetes quantity such as "10M" or "1.5Gi" as a number, rounded up. */
 export function parseQuantity(text: string): number {
@@ -53,7 +53,7 @@ export function parseQuantity(text: string): number {
   return Math.ceil(Number(m[1]) * SUFFIX[m[2] ?? '']!);
 }
 
-export interface BandwidthArgs {
+interface BandwidthArgs {
   ingressRate?: number;
   ingressBurst?: number;
   egressRate?: number;

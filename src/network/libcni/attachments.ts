@@ -12,7 +12,7 @@ import { podIpsOf, type CniResult } from './result';
 import { CniRuntime, type Attachment, type CniRuntimeOptions } from './runtime';
 
 /** The pod's interface, as kubelet and every CNI runtime name it. */
-export const POD_IFNAME = 'eth0';
+const POD_IFNAME = 'eth0';
 const LOOPBACK_IFNAME = 'lo';
 /** How many recently released pods are remembered (Remove follows Stop). */
 const RELEASED_REMEMBERED = 4096;

@@ -28,7 +28,7 @@ export interface CachedAttachment {
 }
 
 /** One cache file of a container: its entry as far as it can be used, and what could not be. */
-export interface CacheRead {
+interface CacheRead {
   /** The file's name in <cache dir>/results. */
   file: string;
   /** Undefined when the file cannot be used at all (torn, foreign). */

@@ -20,7 +20,7 @@ export interface NetworkConfigList {
 
 export const CONFIG_EXTENSIONS = ['.conf', '.conflist', '.json'];
 
-export class CniConfigError extends Error {}
+class CniConfigError extends Error {}
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,7 +68,7 @@ export function parseNetworkConfig(fileName: string, text: string, versions: 'su
   return { name: doc.name, cniVersion, plugins: [pluginOf(rest, fileName)], source: fileName, bytes: text };
 }
 
-export type NetworkChoice = { network: NetworkConfigList; skipped: string[] } | { network: undefined; problem: string; skipped: string[] };
+type NetworkChoice = { network: NetworkConfigList; skipped: string[] } | { network: undefined; problem: string; skipped: string[] };
 
 /**
  * The pod network among the conf dir's files: the first, in lexical order, that parses and

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { PluginFailedError } from '../../errors';
 import { cniArgsEnv } from './args';
 
-export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION';
+type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION';
 
 export interface PluginCall {
   command: CniCommand;

@@ -3,13 +3,13 @@
 // 0.2.0 have `ip4` and `ip6`, each an address with its gateway and routes, and no interfaces.
 import { isIP } from 'node:net';
 
-export interface CniInterface {
+interface CniInterface {
   name: string;
   mac?: string;
   sandbox?: string;
 }
 
-export interface CniIp {
+interface CniIp {
   /** CIDR notation, e.g. 10.88.0.5/16. */
   address: string;
   gateway?: string;
@@ -25,7 +25,7 @@ export interface CniResult {
   dns: { nameservers?: string[]; domain?: string; search?: string[]; options?: string[] };
 }
 
-export class CniResultError extends Error {}
+class CniResultError extends Error {}
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

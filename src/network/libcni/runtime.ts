@@ -44,7 +44,7 @@ export function pluginStdin(network: Pick<NetworkConfigList, 'name' | 'cniVersio
 }
 
 /** A VERSION probe that failed (no answer, not JSON) is asked again after this long. */
-export const VERSION_RETRY_MS = 5_000;
+const VERSION_RETRY_MS = 5_000;
 
 /** What one binary said of the versions it supports, asked as one spec version. */
 interface VersionProbe {
@@ -57,7 +57,7 @@ interface VersionProbe {
 }
 
 /** A plugin's answer to VERSION: what it supports, or why that is not known. */
-export type VersionAnswer = { supported: string[] } | { failure: string } | 'asking';
+type VersionAnswer = { supported: string[] } | { failure: string } | 'asking';
 
 /** A binary's identity for the probe cache: a replaced or rebuilt file differs in one of these. */
 function identityOf(binary: string): string | undefined {

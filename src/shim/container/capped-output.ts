@@ -18,7 +18,7 @@ export const EXEC_OUTPUT_BUDGET = MESSAGE_LIMIT - RESERVED;
 /** What each call may hold without drawing on the node's pool: a probe's whole answer, as a rule (kubelet keeps 10 KiB of it). */
 export const EXEC_OUTPUT_OWN_BYTES = 64 * 1024;
 /** What all ExecSync calls together may hold past their own 64 KiB each: four whole answers. */
-export const EXEC_OUTPUT_POOL_BYTES = 64 * 1024 * 1024;
+const EXEC_OUTPUT_POOL_BYTES = 64 * 1024 * 1024;
 /** The pool is drawn on in steps of this much, not per chunk. */
 const DRAW_STEP = 1024 * 1024;
 /** A field's tag and a length varint of up to 32 bits. */
@@ -44,10 +44,10 @@ export class ExecOutputPool {
   }
 }
 
-export type OutputStreamName = 'stdout' | 'stderr';
+type OutputStreamName = 'stdout' | 'stderr';
 
 /** Why bytes were dropped: the call's 16 MiB, or the node's pool being in use by other calls. */
-export interface Dropped {
+interface Dropped {
   bytes: number;
   byPool: boolean;
 }

@@ -3,6 +3,7 @@
 import type { CallContext, ContainerStatusRequest__Output, ContainerStatusResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { SANDBOX_ID_LABEL } from '../../conventions/labels';
+import { bareDockerName } from '../../conventions/naming';
 import { inspectShimContainer } from '../resolve';
 import { assembleContainerStatus } from '../../translate/to-cri/assemble-status';
 
@@ -20,7 +21,7 @@ export async function containerStatus(
       info: JSON.stringify({
         pid: inspect.State.Pid,
         sandboxID: inspect.Config.Labels?.[SANDBOX_ID_LABEL] ?? '',
-        dockerName: inspect.Name.replace(/^\//, ''),
+        dockerName: bareDockerName(inspect.Name),
         privileged: inspect.HostConfig.Privileged === true,
       }),
     };

@@ -25,10 +25,10 @@ export const PROCESSES_PER_TURN = 64;
  * The most processes one walk takes: the container's pids limit, if any, bounds a tree anyway;
  * without one this bounds what a fork bomb costs the shim (memory, and turns of reads).
  */
-export const MAX_TREE_PROCESSES = 16_384;
+const MAX_TREE_PROCESSES = 16_384;
 
 /** A process as it was when the tree was walked. */
-export interface ProcessIdentity {
+interface ProcessIdentity {
   pid: number;
   /** /proc/<pid>/stat field 22. */
   startTime: string;
@@ -87,7 +87,7 @@ export async function processTree(pid: number, procRoot = '/proc', limit = MAX_T
 }
 
 /** Whether the process is in the container's cgroup (both cgroup drivers name it after the full ID). */
-export function inContainerCgroup(pid: number, containerId: string, procRoot = '/proc'): boolean {
+function inContainerCgroup(pid: number, containerId: string, procRoot = '/proc'): boolean {
   try {
     return fs.readFileSync(`${procRoot}/${pid}/cgroup`, 'utf8').includes(containerId);
   } catch {

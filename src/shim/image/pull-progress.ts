@@ -6,7 +6,7 @@ import { DeadlineExceededError } from '../../errors';
 import type { Logger } from '../../util/logger';
 
 /** How often a long pull's progress is logged. */
-export const PROGRESS_LOG_INTERVAL_MS = 10_000;
+const PROGRESS_LOG_INTERVAL_MS = 10_000;
 
 export interface PullSummary {
   layers: number;

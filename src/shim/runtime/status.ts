@@ -7,9 +7,9 @@ import { NETWORK_NOT_READY } from '../../network/network-plugin';
 import type { ShimContext } from '../context';
 import { SHIM_VERSION } from '../context';
 
-export const RUNTIME_READY = 'RuntimeReady';
-export const NETWORK_READY = 'NetworkReady';
-export const DOCKER_NOT_READY_REASON = 'DockerDaemonNotReady';
+const RUNTIME_READY = 'RuntimeReady';
+const NETWORK_READY = 'NetworkReady';
+const DOCKER_NOT_READY_REASON = 'DockerDaemonNotReady';
 
 export async function status(shim: ShimContext, req: StatusRequest__Output, ctx: CallContext): Promise<StatusResponse> {
   const runtime = await runtimeCondition(shim, ctx.signal);

@@ -2,10 +2,10 @@
 import type { VersionRequest__Output, VersionResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 
-export const RUNTIME_NAME = 'docker';
-export const CRI_API_VERSION = 'v1';
+const RUNTIME_NAME = 'docker';
+const CRI_API_VERSION = 'v1';
 /** The VersionResponse.version field: the version of the kubelet runtime API we speak. */
-export const KUBELET_RUNTIME_API_VERSION = '0.1.0';
+const KUBELET_RUNTIME_API_VERSION = '0.1.0';
 
 export async function version(shim: ShimContext, _req: VersionRequest__Output): Promise<VersionResponse> {
   const docker = await shim.dockerFacts.version();

@@ -4,7 +4,7 @@ import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
 import type { CallOptions } from '../../docker/client';
 import type { ShimIdentity } from '../../object-store/shim-objects';
 import { InvalidArgumentError, NotFoundError } from '../../errors';
-import type { PodNetworkTarget } from '../../network/network-plugin';
+import type { PodRef } from '../../network/network-host';
 import type { ShimContext } from '../context';
 import { validateId } from '../../conventions/ids';
 import { identifyShimObject } from '../resolve';
@@ -47,6 +47,6 @@ export function networkFacts(found: FoundSandbox): PodNetworkFacts {
 }
 
 /** What the network plugin needs to know about the pod. */
-export function networkTarget(found: FoundSandbox): PodNetworkTarget {
+export function networkTarget(found: FoundSandbox): PodRef {
   return podRefOf(found.id, found.container?.name ?? '', found.container?.dockerLabels, found.checkpoint);
 }

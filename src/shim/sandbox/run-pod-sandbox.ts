@@ -7,7 +7,7 @@ import { CHECKPOINT_VERSION } from '../../checkpoint/checkpoint';
 import type { CallContext, RunPodSandboxRequest__Output, RunPodSandboxResponse } from '../../cri/types';
 import type { ContainerCreateSpec } from '../../docker/types';
 import { AlreadyExistsError, DockerConflictError, errorMessage } from '../../errors';
-import type { PodNetworkTarget } from '../../network/network-plugin';
+import type { PodRef } from '../../network/network-host';
 import { rfc3339ToNanos } from '../../util/time';
 import type { ShimContext } from '../context';
 import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../../conventions/labels';
@@ -68,7 +68,7 @@ async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSp
 async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ctx: CallContext): Promise<void> {
   const opts = { signal: ctx.signal };
   const { checkpoints } = shim;
-  const target: PodNetworkTarget = {
+  const target: PodRef = {
     podName: plan.metadata.name,
     podNamespace: plan.metadata.namespace,
     podUid: plan.metadata.uid,

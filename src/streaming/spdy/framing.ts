@@ -6,7 +6,6 @@ import spdyDictionaries from 'spdy-transport/lib/spdy-transport/protocol/spdy/di
 
 export const SPDY_VERSION = 3;
 export const FLAG_FIN = 0x01;
-export const FLAG_UNIDIRECTIONAL = 0x02;
 
 export const enum ControlType {
   SynStream = 1,
@@ -32,12 +31,9 @@ export const DEFAULT_INITIAL_WINDOW = 64 * 1024;
 /** A window never exceeds 2^31 - 1. */
 export const MAX_WINDOW = 0x7fffffff;
 
-export type Frame =
+type Frame =
   | { kind: 'data'; streamId: number; flags: number; data: Buffer }
   | { kind: 'control'; type: number; flags: number; payload: Buffer };
-
-/** Frames are at most 16 MiB (24-bit length); we refuse anything larger than this before buffering it. */
-export const MAX_FRAME_PAYLOAD = 0xffffff;
 
 /** Splits complete frames off the front of `buf`; returns them and the unconsumed rest. */
 export function decodeFrames(buf: Buffer): { frames: Frame[]; rest: Buffer } {

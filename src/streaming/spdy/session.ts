@@ -76,8 +76,8 @@ export const MAX_REFUSED_STREAMS = 8;
  * reset a stream, until it reads the RST_STREAM, is a few frames (kubectl writes 32 KiB ones);
  * a flood of 1-byte frames to an unknown stream stalled every CRI call for seconds.
  */
-export const MAX_STRAY_DATA_FRAMES = 1024;
-export const STRAY_DATA_FRAMES_PER_SECOND = 64;
+const MAX_STRAY_DATA_FRAMES = 1024;
+const STRAY_DATA_FRAMES_PER_SECOND = 64;
 
 export interface SpdySessionOptions {
   /** Streams the client may have open at once; a SYN_STREAM past it is answered RST_STREAM REFUSED_STREAM. */

@@ -26,7 +26,7 @@ export interface StatusSources {
 }
 
 /** How long a status waits for a stopped container's last output to reach its file. */
-export const LOG_DRAIN_WAIT_MS = 5_000;
+const LOG_DRAIN_WAIT_MS = 5_000;
 
 /**
  * A container's status. For a stopped container it first waits until its log follower has
@@ -55,7 +55,7 @@ export async function imageIdentity(docker: DockerClient, inspect: ContainerInsp
 }
 
 /** Who the container's main process runs as; only knowable while it runs. */
-export function processUser(inspect: ContainerInspect): ContainerUser | undefined {
+function processUser(inspect: ContainerInspect): ContainerUser | undefined {
   if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
   try {
     return userFromProcStatus(fs.readFileSync(`/proc/${inspect.State.Pid}/status`, 'utf8'));

@@ -13,13 +13,13 @@ import type { ContainerInspect, DockerMount, ImageMount } from '../../docker/typ
 import { containerStateOf, type ShimObject } from '../../object-store/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
 import { containerLogPath, fromDockerLabels, shimLabels } from '../../conventions/labels';
-import { parseContainerDockerName } from '../../conventions/naming';
+import { bareDockerName, parseContainerDockerName } from '../../conventions/naming';
 import { criSignal } from '../../conventions/signals';
 
-export const REASON_COMPLETED = 'Completed';
-export const REASON_ERROR = 'Error';
-export const REASON_OOM_KILLED = 'OOMKilled';
-export const REASON_CANNOT_RUN = 'ContainerCannotRun';
+const REASON_COMPLETED = 'Completed';
+const REASON_ERROR = 'Error';
+const REASON_OOM_KILLED = 'OOMKilled';
+const REASON_CANNOT_RUN = 'ContainerCannotRun';
 
 /** The image a container runs, as resolved from Docker's image store by the handler. */
 export interface ImageIdentity {
@@ -46,11 +46,11 @@ export function stateOf(state: ContainerInspect['State']): ContainerState__Outpu
 
 function metadataOf(dockerName: string): { name: string; attempt: number } {
   const parts = parseContainerDockerName(dockerName);
-  return parts ? { name: parts.containerName, attempt: parts.attempt } : { name: dockerName.replace(/^\//, ''), attempt: 0 };
+  return parts ? { name: parts.containerName, attempt: parts.attempt } : { name: bareDockerName(dockerName), attempt: 0 };
 }
 
 /** What the shim saw of a container beyond Docker's document of it. */
-export interface ContainerWitness {
+interface ContainerWitness {
   /** Docker's `oom` event came during the run the document shows. */
   oomKilled: boolean;
 }
@@ -64,7 +64,7 @@ export const SIGKILL_EXIT_CODE = 137;
  * killer acted in it. Any other exit (a SIGKILL from someone else, an exit code of the
  * process's own after the killer took one of its children) is not OOMKilled.
  */
-export function endedByOomKiller(state: ContainerInspect['State'], witness: ContainerWitness): boolean {
+function endedByOomKiller(state: ContainerInspect['State'], witness: ContainerWitness): boolean {
   return state.ExitCode === SIGKILL_EXIT_CODE && (state.OOMKilled || witness.oomKilled);
 }
 
@@ -178,7 +178,7 @@ export function mountsFromInspect(inspect: ContainerInspect): Mount[] {
 }
 
 /** The resources a container runs with, as ContainerStatus reports them. */
-export function resourcesFromInspect(inspect: ContainerInspect): ContainerResources {
+function resourcesFromInspect(inspect: ContainerInspect): ContainerResources {
   const hc = inspect.HostConfig;
   return {
     linux: {

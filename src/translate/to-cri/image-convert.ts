@@ -7,7 +7,7 @@ const NO_TAG = '<none>:<none>';
 const NO_DIGEST = '<none>@<none>';
 
 /** What kubelet learns about an image's user: a numeric uid, or a name to resolve later. */
-export interface ImageUser {
+interface ImageUser {
   uid?: { value: string };
   username: string;
 }

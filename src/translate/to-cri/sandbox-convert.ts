@@ -1,16 +1,16 @@
 // What Docker (and the checkpoint) say about a pause container, turned into the CRI's
 // PodSandbox and PodSandboxStatus. Pure.
 import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
-import type { PodNetworkTarget } from '../../network/network-plugin';
+import type { PodRef } from '../../network/network-host';
 import type { NamespaceOption, PodSandbox, PodSandboxStatus } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
 import { sandboxStateOf, type ShimObject } from '../../object-store/shim-objects';
 import { rfc3339ToNanos, secondsToNanos } from '../../util/time';
-import { parseSandboxDockerName, type PodMetadata } from '../../conventions/naming';
+import { bareDockerName, parseSandboxDockerName, type PodMetadata } from '../../conventions/naming';
 import { fromDockerLabels, runtimeHandlerFromDocker, shimLabels } from '../../conventions/labels';
 
 /** A sandbox's metadata from its Docker name, else from its checkpoint. */
-export function sandboxMetadata(dockerName: string, checkpoint: SandboxCheckpoint | undefined): PodMetadata {
+function sandboxMetadata(dockerName: string, checkpoint: SandboxCheckpoint | undefined): PodMetadata {
   const parsed = parseSandboxDockerName(dockerName);
   if (parsed) return { name: parsed.name, namespace: parsed.namespace, uid: parsed.uid, attempt: parsed.attempt };
   if (checkpoint) return checkpointMetadata(checkpoint);
@@ -75,7 +75,7 @@ export function statusFromInspect(c: ContainerInspect, checkpoint: SandboxCheckp
   const host = c.HostConfig;
   return {
     id: c.Id,
-    metadata: sandboxMetadata(c.Name.replace(/^\//, ''), checkpoint),
+    metadata: sandboxMetadata(bareDockerName(c.Name), checkpoint),
     state: sandboxStateOf(c.State.Running),
     createdAt: rfc3339ToNanos(c.Created),
     network: networkStatus(ips),
@@ -109,8 +109,8 @@ export function podRefOf(
   dockerName: string,
   dockerLabels: Readonly<Record<string, string>> | null | undefined,
   checkpoint: SandboxCheckpoint | undefined,
-): PodNetworkTarget {
-  const meta = sandboxMetadata(dockerName.replace(/^\//, ''), checkpoint);
+): PodRef {
+  const meta = sandboxMetadata(bareDockerName(dockerName), checkpoint);
   const annotations = ownCheckpoint(checkpoint)?.annotations ?? fromDockerLabels(shimLabels(dockerLabels, dockerName)).annotations;
   return { podName: meta.name, podNamespace: meta.namespace, podUid: meta.uid, sandboxId, annotations };
 }

@@ -23,7 +23,7 @@ export interface HostView extends HostFiles {
   resolvePath(p: string): string;
 }
 
-export interface CreateInput {
+interface CreateInput {
   sandboxId: string;
   config: ContainerConfig__Output | null;
   sandboxConfig: PodSandboxConfig__Output | null;
@@ -33,7 +33,7 @@ export interface CreateInput {
   engine: EngineFeatures;
 }
 
-export interface CreatePlan {
+interface CreatePlan {
   spec: ContainerCreateSpec;
   /** Where the container's CRI log goes ("" when kubelet asked for none). */
   logPath: string;

@@ -12,7 +12,7 @@ import type { DeviceRequest, DockerMount } from '../../docker/types';
 import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { quote } from '../../util/quote';
 
-export interface DockerDevice {
+interface DockerDevice {
   PathOnHost: string;
   PathInContainer: string;
   CgroupPermissions: string;
@@ -31,7 +31,7 @@ function checkPath(field: string, p: string): void {
   if (/[:,\0]/.test(p)) throw new InvalidArgumentError(`${field}: ${quote(p)} must not contain ':' or ','`);
 }
 
-export interface DockerMounts {
+interface DockerMounts {
   /** HostConfig.Binds */
   binds: string[];
   /** HostConfig.Mounts: the read-only binds where bind options say whether they are recursive, and images (kubelet's image volumes). */
@@ -54,7 +54,7 @@ const PROPAGATION_OF_OPTION: ReadonlyMap<string, MountPropagation__Output> = new
  * ro and rro (readonly, recursive_read_only), rw, rbind (every bind here is recursive) and the
  * recursive propagation modes; an option that contradicts a field is refused.
  */
-export function withMountOptions(f: string, m: Mount__Output): Mount__Output {
+function withMountOptions(f: string, m: Mount__Output): Mount__Output {
   const out = { ...m };
   const propagations = new Set<MountPropagation__Output>(m.propagation === 'PROPAGATION_PRIVATE' ? [] : [m.propagation]);
   let writable = false;

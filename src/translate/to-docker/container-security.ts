@@ -5,7 +5,7 @@ import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { apparmorOption, seccompOption, selinuxOptions, uidGid, type HostFiles } from './security-options';
 import { quote } from '../../util/quote';
 
-export interface SecurityTranslation {
+interface SecurityTranslation {
   privileged: boolean;
   capAdd: string[];
   capDrop: string[];
@@ -29,7 +29,7 @@ const KNOWN_CAPABILITIES: ReadonlySet<string> = new Set([
 ]);
 
 /** "net_admin", "CAP_NET_ADMIN" and "ALL" in the form Docker takes ("CAP_NET_ADMIN", "ALL"). */
-export function normalizeCapability(field: string, name: string): string {
+function normalizeCapability(field: string, name: string): string {
   const upper = name.trim().toUpperCase();
   if (upper === 'ALL') return 'ALL';
   const bare = upper.startsWith('CAP_') ? upper.slice(4) : upper;

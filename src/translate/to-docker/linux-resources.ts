@@ -8,7 +8,7 @@ import { InvalidArgumentError, UnimplementedError } from '../../errors';
 import { quote } from '../../util/quote';
 
 /** Docker refuses memory limits below this (its own minimum, 6 MiB). */
-export const DOCKER_MIN_MEMORY_BYTES = 6 * 1024 * 1024;
+const DOCKER_MIN_MEMORY_BYTES = 6 * 1024 * 1024;
 const CPU_PERIOD_MIN_US = 1_000;
 const CPU_PERIOD_MAX_US = 1_000_000;
 const CPU_QUOTA_MIN_US = 1_000;

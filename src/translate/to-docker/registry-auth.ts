@@ -9,9 +9,8 @@ import type { RegistryAuth } from '../../docker/types';
 import { InvalidArgumentError } from '../../errors';
 import type { RegistryCredential } from '../../conventions/registry-credential';
 
-export type { RegistryCredential };
 
-export function hasCredentials(c: RegistryCredential | null | undefined): c is RegistryCredential {
+function hasCredentials(c: RegistryCredential | null | undefined): c is RegistryCredential {
   return !!c && !!(c.username || c.password || c.auth || c.identityToken || c.registryToken);
 }
 

@@ -19,7 +19,6 @@ import { checkResources, type CheckedResources } from './linux-resources';
 import { apparmorOption, nodeHostFiles, seccompOption, selinuxOptions, uidGid, type HostFiles } from './security-options';
 import { quote } from '../../util/quote';
 
-export type { PodMetadata };
 
 
 export interface SandboxSecurity {

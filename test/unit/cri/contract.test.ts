@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import * as protobuf from 'protobufjs';
-import { criContract, criDescriptor, descriptorFor, LOADER_OPTIONS, protoPath } from '../../../src/cri/contract';
+import { criContract, criDescriptor, descriptorFor, LOADER_OPTIONS, protoPath, type typesMade } from '../../../src/cri/contract';
 
 const fromProto = protoLoader.loadSync(protoPath(), LOADER_OPTIONS);
 const SERVICE_NAMES = ['runtime.v1.RuntimeService', 'runtime.v1.ImageService'] as const;
@@ -94,7 +94,7 @@ describe('the CRI contract from the build-time descriptor', () => {
       steps.push(typesMade());
       process.stdout.write(JSON.stringify({ steps, version: version.length }));`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(__dirname, '../../../..'), encoding: 'utf8' })) as {
-      steps: unknown[];
+      steps: Array<ReturnType<typeof typesMade>>;
       version: number;
     };
     assert.deepEqual(out.steps, [
