@@ -276,20 +276,52 @@ function settingsFromFile(file: string, read: ConfigFileReader): Map<string, str
   }
 }
 
+/** The command line's values by flag name, or a FlagError naming what node:util could not parse. */
+function commandLineValues(argv: readonly string[]): Record<string, string | boolean | undefined> {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
+  for (const [name, spec] of Object.entries(FLAGS)) options[name] = { type: spec.boolean ? 'boolean' : 'string', ...(spec.short ? { short: spec.short } : {}) };
+  try {
+    return parseArgs({ args: asParseArgs(argv), options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new FlagError((err as Error).message.replace(/^TypeError \[\w+\]: /, ''));
+  }
+}
+
+type NetworkSettings = Pick<Config, 'networkPlugin' | 'cniBinDirs' | 'cniConfDir' | 'cniCacheDir' | 'networkPluginMtu' | 'hairpinMode' | 'nonMasqueradeCidr' | 'podCidrs' | 'ipv6DualStack'>;
+
+/** The pod network's flags, checked: `str` gives a flag's value, `label` where it came from. */
+function networkSettings(str: (name: string) => string, label: (name: string) => string): NetworkSettings {
+  const networkPluginRaw = str('network-plugin');
+  const networkPlugin: NetworkPluginName =
+    networkPluginRaw === '' ? 'noop' : oneOf(label('network-plugin'), networkPluginRaw, ['cni', 'kubenet'] as const);
+  const mtuText = str('network-plugin-mtu');
+  const networkPluginMtu = Number(mtuText);
+  if (!/^\d+$/.test(mtuText) || networkPluginMtu > 65535 || (networkPluginMtu !== 0 && networkPluginMtu < 576)) {
+    throw new FlagError(`${label('network-plugin-mtu')}: ${JSON.stringify(mtuText)} must be 0 (detect) or an MTU from 576 to 65535`);
+  }
+  const nonMasqueradeCidr = str('non-masquerade-cidr');
+  if (!isCidr(nonMasqueradeCidr)) throw new FlagError(`${label('non-masquerade-cidr')}: ${JSON.stringify(nonMasqueradeCidr)} is not a CIDR`);
+  const cniBinDirs = str('cni-bin-dir').split(',').map((d) => d.trim()).filter((d) => d !== '');
+  for (const dir of cniBinDirs) if (!dir.startsWith('/')) throw new FlagError(`${label('cni-bin-dir')}: ${JSON.stringify(dir)} must be an absolute path`);
+  return {
+    networkPlugin,
+    cniBinDirs,
+    cniConfDir: str('cni-conf-dir'),
+    cniCacheDir: str('cni-cache-dir'),
+    networkPluginMtu,
+    hairpinMode: oneOf(label('hairpin-mode'), str('hairpin-mode'), HAIRPIN_MODES),
+    nonMasqueradeCidr,
+    podCidrs: podCidrs(label('pod-cidr'), str('pod-cidr')),
+    ipv6DualStack: switchValue(label('ipv6-dual-stack'), str('ipv6-dual-stack')),
+  };
+}
+
 /**
  * Flags first, then the --config file, then the defaults. Errors name where the bad value
  * came from: `--flag` or `flag (in FILE)`.
  */
 export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, readFile: ConfigFileReader = readFileText): ParseResult {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const [name, spec] of Object.entries(FLAGS)) options[name] = { type: spec.boolean ? 'boolean' : 'string', ...(spec.short ? { short: spec.short } : {}) };
-
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: asParseArgs(argv), options, strict: true, allowPositionals: false }));
-  } catch (err) {
-    throw new FlagError((err as Error).message.replace(/^TypeError \[\w+\]: /, ''));
-  }
+  const values = commandLineValues(argv);
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   if (values.buildinfo) return { kind: 'buildinfo' };
@@ -304,10 +336,6 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const label = (name: string): string => (typeof values[name] !== 'string' && fromFile.has(name) ? `${name} (in ${configFile})` : `--${name}`);
 
   const dockerEndpointRaw = given('docker-endpoint') ?? (env.DOCKER_HOST || DEFAULT_DOCKER_ENDPOINT);
-
-  const networkPluginRaw = str('network-plugin');
-  const networkPlugin: NetworkPluginName =
-    networkPluginRaw === '' ? 'noop' : oneOf(label('network-plugin'), networkPluginRaw, ['cni', 'kubenet'] as const);
 
   const cgroupDriverRaw = given('cgroup-driver');
   const cgroupDriver =
@@ -324,16 +352,6 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const metricsBindAddrRaw = str('metrics-bind-addr');
   const metricsBindAddr = metricsBindAddrRaw === '' ? '' : hostPort(label('metrics-bind-addr'), metricsBindAddrRaw);
 
-  const mtuText = str('network-plugin-mtu');
-  const networkPluginMtu = Number(mtuText);
-  if (!/^\d+$/.test(mtuText) || networkPluginMtu > 65535 || (networkPluginMtu !== 0 && networkPluginMtu < 576)) {
-    throw new FlagError(`${label('network-plugin-mtu')}: ${JSON.stringify(mtuText)} must be 0 (detect) or an MTU from 576 to 65535`);
-  }
-  const nonMasqueradeCidr = str('non-masquerade-cidr');
-  if (!isCidr(nonMasqueradeCidr)) throw new FlagError(`${label('non-masquerade-cidr')}: ${JSON.stringify(nonMasqueradeCidr)} is not a CIDR`);
-  const cniBinDirs = str('cni-bin-dir').split(',').map((d) => d.trim()).filter((d) => d !== '');
-  for (const dir of cniBinDirs) if (!dir.startsWith('/')) throw new FlagError(`${label('cni-bin-dir')}: ${JSON.stringify(dir)} must be an absolute path`);
-
   const runtimeCgroups = str('runtime-cgroups');
   if (runtimeCgroups !== '' && normalCgroupPath(runtimeCgroups) === undefined) {
     throw new FlagError(`${label('runtime-cgroups')}: ${JSON.stringify(runtimeCgroups)} must be an absolute cgroup path without . or ..`);
@@ -347,13 +365,7 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     runtimeCgroups,
     ...(testOnly ? { testOnly } : {}),
     cgroupDriver,
-    networkPlugin,
-    cniBinDirs,
-    cniConfDir: str('cni-conf-dir'),
-    cniCacheDir: str('cni-cache-dir'),
-    networkPluginMtu,
-    hairpinMode: oneOf(label('hairpin-mode'), str('hairpin-mode'), HAIRPIN_MODES),
-    nonMasqueradeCidr,
+    ...networkSettings(str, label),
     streamingBindAddr,
     metricsBindAddr,
     rootDirectory,
@@ -364,8 +376,6 @@ export function parseFlags(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     shutdownGraceMs: duration(label('shutdown-grace-period'), str('shutdown-grace-period')),
     imageCredentialProviderConfig: str('image-credential-provider-config'),
     imageCredentialProviderBinDir: str('image-credential-provider-bin-dir'),
-    podCidrs: podCidrs(label('pod-cidr'), str('pod-cidr')),
-    ipv6DualStack: switchValue(label('ipv6-dual-stack'), str('ipv6-dual-stack')),
   };
   if ((config.imageCredentialProviderConfig === '') !== (config.imageCredentialProviderBinDir === '')) {
     throw new FlagError('--image-credential-provider-config and --image-credential-provider-bin-dir must be given together');

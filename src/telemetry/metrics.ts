@@ -38,118 +38,15 @@ export class ShimMetrics {
   constructor(prom: PromClient) {
     const registry = new prom.Registry();
     this.registry = registry;
-    const registers = [registry];
     prom.collectDefaultMetrics({ register: registry });
-
-    const rpcSeconds = new prom.Histogram({
-      name: `${PREFIX}rpc_duration_seconds`,
-      help: 'CRI calls by RPC and gRPC status code, and how long they took',
-      labelNames: ['method', 'code'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.rpc = rpcRecorder(rpcSeconds);
-
-    const dockerOps = new prom.Counter({
-      name: `${PREFIX}docker_operations_total`,
-      help: 'Docker API operations the shim made (answers from the state cache are not counted)',
-      labelNames: ['operation'],
-      registers,
-    });
-    const dockerErrors = new prom.Counter({
-      name: `${PREFIX}docker_operation_errors_total`,
-      help: 'Docker API operations that failed, by kind of failure',
-      labelNames: ['operation', 'kind'],
-      registers,
-    });
-    const dockerSeconds = new prom.Histogram({
-      name: `${PREFIX}docker_operation_duration_seconds`,
-      help: 'How long Docker API operations took',
-      labelNames: ['operation'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.docker = dockerRecorder(dockerOps, dockerErrors, dockerSeconds);
-
-    const reconnects = new prom.Counter({
-      name: `${PREFIX}state_cache_reconnects_total`,
-      help: "Times the state cache followed Docker's event stream anew after losing it",
-      registers,
-    });
-    this.stateCache = { reconnecting: () => reconnects.inc() };
-    const metrics = this;
-    new prom.Gauge({
-      name: `${PREFIX}state_cache_objects`,
-      help: 'Objects the state cache holds: container documents, and image answers',
-      labelNames: ['kind'],
-      registers,
-      collect() {
-        const cache = metrics.sources?.stateCache;
-        this.set({ kind: 'containers' }, cache?.containers.size ?? 0);
-        this.set({ kind: 'image_answers' }, cache?.images.size ?? 0);
-      },
-    });
-    new prom.Gauge({
-      name: `${PREFIX}state_cache_synced`,
-      help: "1 while the state cache is in step with Docker's event stream and answers reads",
-      registers,
-      collect() {
-        this.set(metrics.sources?.stateCache.synced ? 1 : 0);
-      },
-    });
-
-    const logBytes = new prom.Counter({ name: `${PREFIX}container_log_bytes_total`, help: 'Bytes written to CRI container logs', registers });
-    const logLines = new prom.Counter({ name: `${PREFIX}container_log_lines_total`, help: 'Lines written to CRI container logs', registers });
-    const rotations = new prom.Counter({
-      name: `${PREFIX}container_log_rotations_total`,
-      help: 'Container logs reopened after kubelet rotated them (ReopenContainerLog)',
-      registers,
-    });
-    this.logs = {
-      written: (bytes, lines) => {
-        logBytes.inc(bytes);
-        logLines.inc(lines);
-      },
-      rotated: () => rotations.inc(),
-    };
-
-    const sessions = new prom.Gauge({
-      name: `${PREFIX}streaming_sessions`,
-      help: 'Streaming sessions (exec, attach, port-forward) open now',
-      labelNames: ['kind'],
-      registers,
-    });
-    const issued = new prom.Counter({
-      name: `${PREFIX}streaming_tokens_issued_total`,
-      help: 'Streaming URLs handed out by Exec, Attach and PortForward',
-      labelNames: ['kind'],
-      registers,
-    });
-    const rejected = new prom.Counter({
-      name: `${PREFIX}streaming_tokens_rejected_total`,
-      help: 'Streaming URLs opened with an unknown, expired or used token',
-      labelNames: ['kind'],
-      registers,
-    });
-    this.streaming = streamingRecorder(sessions, issued, rejected);
-
-    new prom.Counter({
-      name: `${PREFIX}network_plugin_operations_total`,
-      help: 'Pod network operations (setUp, tearDown, status) passed to the network plugin, by result',
-      labelNames: ['plugin', 'operation', 'result'],
-      registers,
-      collect(this: Counter<'plugin' | 'operation' | 'result'>) {
-        const network = metrics.sources?.network;
-        if (!network) return;
-        // The manager keeps the running totals; the counter shows them as they are now.
-        this.reset();
-        const plugin = network.pluginName;
-        for (const [operation, c] of Object.entries(network.operationCounts())) {
-          this.inc({ plugin, operation, result: 'ok' }, c.succeeded);
-          this.inc({ plugin, operation, result: 'failed' }, c.failures);
-        }
-      },
-    });
+    const define: Definer = { prom, registers: [registry] };
+    const sources = (): ScrapedSources | undefined => this.sources;
+    this.rpc = rpcMetrics(define);
+    this.docker = dockerMetrics(define);
+    this.stateCache = stateCacheMetrics(define, sources);
+    this.logs = logMetrics(define);
+    this.streaming = streamingMetrics(define);
+    networkMetrics(define, sources);
   }
 
   /** Where the scraped figures come from; until this is called they read as zero. */
@@ -166,6 +63,133 @@ export class ShimMetrics {
 /** Loads prom-client and defines every metric in a fresh registry. */
 export function createShimMetrics(): ShimMetrics {
   return new ShimMetrics(require('prom-client') as PromClient);
+}
+
+/** What each subsystem's metrics are defined with: the library and the shim's own registry. */
+interface Definer {
+  prom: PromClient;
+  registers: Registry[];
+}
+
+function rpcMetrics({ prom, registers }: Definer): RpcRecorder {
+  const rpcSeconds = new prom.Histogram({
+    name: `${PREFIX}rpc_duration_seconds`,
+    help: 'CRI calls by RPC and gRPC status code, and how long they took',
+    labelNames: ['method', 'code'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  return rpcRecorder(rpcSeconds);
+}
+
+function dockerMetrics({ prom, registers }: Definer): DockerCallRecorder {
+  const dockerOps = new prom.Counter({
+    name: `${PREFIX}docker_operations_total`,
+    help: 'Docker API operations the shim made (answers from the state cache are not counted)',
+    labelNames: ['operation'],
+    registers,
+  });
+  const dockerErrors = new prom.Counter({
+    name: `${PREFIX}docker_operation_errors_total`,
+    help: 'Docker API operations that failed, by kind of failure',
+    labelNames: ['operation', 'kind'],
+    registers,
+  });
+  const dockerSeconds = new prom.Histogram({
+    name: `${PREFIX}docker_operation_duration_seconds`,
+    help: 'How long Docker API operations took',
+    labelNames: ['operation'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  return dockerRecorder(dockerOps, dockerErrors, dockerSeconds);
+}
+
+function stateCacheMetrics({ prom, registers }: Definer, sources: () => ScrapedSources | undefined): StateCacheRecorder {
+  const reconnects = new prom.Counter({
+    name: `${PREFIX}state_cache_reconnects_total`,
+    help: "Times the state cache followed Docker's event stream anew after losing it",
+    registers,
+  });
+  new prom.Gauge({
+    name: `${PREFIX}state_cache_objects`,
+    help: 'Objects the state cache holds: container documents, and image answers',
+    labelNames: ['kind'],
+    registers,
+    collect() {
+      const cache = sources()?.stateCache;
+      this.set({ kind: 'containers' }, cache?.containers.size ?? 0);
+      this.set({ kind: 'image_answers' }, cache?.images.size ?? 0);
+    },
+  });
+  new prom.Gauge({
+    name: `${PREFIX}state_cache_synced`,
+    help: "1 while the state cache is in step with Docker's event stream and answers reads",
+    registers,
+    collect() {
+      this.set(sources()?.stateCache.synced ? 1 : 0);
+    },
+  });
+  return { reconnecting: () => reconnects.inc() };
+}
+
+function logMetrics({ prom, registers }: Definer): LogRecorder {
+  const logBytes = new prom.Counter({ name: `${PREFIX}container_log_bytes_total`, help: 'Bytes written to CRI container logs', registers });
+  const logLines = new prom.Counter({ name: `${PREFIX}container_log_lines_total`, help: 'Lines written to CRI container logs', registers });
+  const rotations = new prom.Counter({
+    name: `${PREFIX}container_log_rotations_total`,
+    help: 'Container logs reopened after kubelet rotated them (ReopenContainerLog)',
+    registers,
+  });
+  return {
+    written: (bytes, lines) => {
+      logBytes.inc(bytes);
+      logLines.inc(lines);
+    },
+    rotated: () => rotations.inc(),
+  };
+}
+
+function streamingMetrics({ prom, registers }: Definer): StreamingRecorder {
+  const sessions = new prom.Gauge({
+    name: `${PREFIX}streaming_sessions`,
+    help: 'Streaming sessions (exec, attach, port-forward) open now',
+    labelNames: ['kind'],
+    registers,
+  });
+  const issued = new prom.Counter({
+    name: `${PREFIX}streaming_tokens_issued_total`,
+    help: 'Streaming URLs handed out by Exec, Attach and PortForward',
+    labelNames: ['kind'],
+    registers,
+  });
+  const rejected = new prom.Counter({
+    name: `${PREFIX}streaming_tokens_rejected_total`,
+    help: 'Streaming URLs opened with an unknown, expired or used token',
+    labelNames: ['kind'],
+    registers,
+  });
+  return streamingRecorder(sessions, issued, rejected);
+}
+
+function networkMetrics({ prom, registers }: Definer, sources: () => ScrapedSources | undefined): void {
+  new prom.Counter({
+    name: `${PREFIX}network_plugin_operations_total`,
+    help: 'Pod network operations (setUp, tearDown, status) passed to the network plugin, by result',
+    labelNames: ['plugin', 'operation', 'result'],
+    registers,
+    collect(this: Counter<'plugin' | 'operation' | 'result'>) {
+      const network = sources()?.network;
+      if (!network) return;
+      // The manager keeps the running totals; the counter shows them as they are now.
+      this.reset();
+      const plugin = network.pluginName;
+      for (const [operation, c] of Object.entries(network.operationCounts())) {
+        this.inc({ plugin, operation, result: 'ok' }, c.succeeded);
+        this.inc({ plugin, operation, result: 'failed' }, c.failures);
+      }
+    },
+  });
 }
 
 /** Label children are looked up once per RPC and code, not built per call. */
