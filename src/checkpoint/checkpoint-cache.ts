@@ -3,7 +3,7 @@
 // ones); afterwards every write and removal goes to disk first and then to memory. The files
 // are the shim's own: nothing else is expected to change them while it runs.
 import type { SandboxCheckpoint } from './checkpoint';
-import type { CheckpointStore } from './store';
+import type { CheckpointFiles } from './checkpoint-files';
 
 export class CheckpointCache {
   private loaded: Promise<Map<string, SandboxCheckpoint>> | undefined;
@@ -11,7 +11,7 @@ export class CheckpointCache {
   private held: Map<string, SandboxCheckpoint> | undefined;
   private changes = 0;
 
-  constructor(private readonly store: CheckpointStore) {}
+  constructor(private readonly store: CheckpointFiles) {}
 
   /** Moves with every change of what is held (the load, each write and removal). */
   get version(): number {

@@ -196,7 +196,7 @@ function serviceDefinition(
 
 /**
  * Answers whose encoding is kept with them once made (null until then): answers given again
- * and again unchanged (../shim/list-answers.ts), so their bytes are made once. Such an
+ * and again unchanged (../shim/support/list-answers.ts), so their bytes are made once. Such an
  * answer must not change after it is first given. grpc-js copies the bytes into each frame.
  */
 const keptEncodings = new WeakMap<object, Buffer | null>();

@@ -8,7 +8,7 @@
 // container with the same name and state (`savedDocumentsHeld`). When it does not (the log
 // overran, or dockerd restarted and its log starts after the save) every container is
 // inspected: a cold start, logged. Kept documents are inspected again once the cache answers
-// (container-store.ts). The file holds what Docker's own config.v2.json files hold
+// (container-documents.ts). The file holds what Docker's own config.v2.json files hold
 // (environment variables too), so it is readable by root only, like them. A missing or corrupt
 // file is a cold start, logged.
 import { hasTypeLabel } from '../conventions/labels';

@@ -10,10 +10,10 @@ import type { DockerEvent } from '../docker/types';
 import { errorMessage } from '../errors';
 import { abortable } from '../util/abortable';
 import type { Logger } from '../util/logger';
-import { ContainerStore, endsRun, type ContainerChange } from './container-store';
+import { ContainerDocuments, endsRun, type ContainerChange } from './container-documents';
 import { actionForEvent, EVENT_FILTERS } from './docker-events';
 import type { ContainerSnapshotFile, SavedContainers } from './container-snapshot';
-import { ImageStore } from './image-store';
+import { ImageAnswers } from './image-answers';
 
 interface ReconnectBackoff {
   initialMs: number;
@@ -74,8 +74,8 @@ const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefi
 export const SNAPSHOT_INTERVAL_MS = 60_000;
 
 export class DockerStateCache {
-  readonly containers: ContainerStore;
-  readonly images: ImageStore;
+  readonly containers: ContainerDocuments;
+  readonly images: ImageAnswers;
   private isSynced = false;
   /** Events read from Docker, to be applied after the current poll turn (see `consume`). */
   private unapplied: DockerEvent[] = [];
@@ -107,8 +107,8 @@ export class DockerStateCache {
     private readonly recorder: StateCacheRecorder = NO_STATE_CACHE_RECORDER,
     private readonly snapshot?: ContainerSnapshotFile,
   ) {
-    this.containers = new ContainerStore(docker, (change) => this.announce(change));
-    this.images = new ImageStore(docker);
+    this.containers = new ContainerDocuments(docker, (change) => this.announce(change));
+    this.images = new ImageAnswers(docker);
   }
 
   /** True while every event since the last full resync has been applied. */
@@ -119,7 +119,7 @@ export class DockerStateCache {
   /**
    * Moves with every container document stored or dropped, every image change and every loss
    * of sync; undefined while unsynced. What is built from the cache alone is the same for as
-   * long as the version is (../shim/list-answers.ts keeps such answers).
+   * long as the version is (../shim/support/list-answers.ts keeps such answers).
    */
   get version(): number | undefined {
     // While one of the shim's own changes is being applied, nothing built before it may be kept.

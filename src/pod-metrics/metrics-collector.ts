@@ -19,7 +19,7 @@ import type { Metric, PodSandboxMetrics } from '../cri/types';
 import { writableLayerDir } from '../docker/documents';
 import type { ContainerInspect } from '../docker/types';
 import type { DockerStorage } from '../storage/docker-storage';
-import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './build';
+import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './metric-messages';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 interface ContainerTarget {

@@ -7,14 +7,14 @@ import type { Config } from '../config/flags';
 import type { ContainerEventHub } from '../container-events/builder';
 import type { CredentialSource } from '../credentials/providers';
 import type { DockerClient } from '../docker/client';
-import type { OomKills } from '../docker-cache/container-store';
+import type { OomKills } from '../docker-cache/container-documents';
 import type { ObjectFinder } from '../object-store/object-store';
 import type { DockerFacts } from '../docker/docker-version';
 import type { DockerLiveness } from '../docker/liveness';
 import type { ContainerLogManager } from '../logs/log-manager';
 import type { NetworkManager } from '../network/network-manager';
-import type { ListAnswers } from './list-answers';
-import type { ExecOutputPool } from './container/capped-output';
+import type { ListAnswers } from './support/list-answers';
+import type { ExecOutputPool } from './container/support/capped-output';
 import type { PodMetricsCollector } from '../pod-metrics/metrics-collector';
 import type { StatsCollector } from '../stats/stats-collector';
 import type { DockerStorage } from '../storage/docker-storage';
@@ -55,7 +55,7 @@ export interface ShimContext {
   readonly podMetrics: PodMetricsCollector;
   /** Overlapping identical stats and metrics reads share one computation, stopped when all their callers are gone. */
   readonly sharedReads: SingleFlight;
-  /** The output bytes all ExecSync calls together may hold past their own share (see ./container/capped-output.ts). */
+  /** The output bytes all ExecSync calls together may hold past their own share (see ./container/support/capped-output.ts). */
   readonly execOutput: ExecOutputPool;
   /** ListPodSandbox and ListContainers answers, kept while nothing they are built from changed. */
   readonly listAnswers: ListAnswers;

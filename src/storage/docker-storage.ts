@@ -15,7 +15,7 @@
 //   by Docker's own count, and its directory). Shared layers are one chain ID, counted once.
 // - the shim's containers: each one's writable layer directory (and its "-init" layer), and
 //   whether it runs.
-// The parts: where the store keeps what is measured (./store-layout.ts), when passes run
+// The parts: where the store keeps what is measured (./layer-locations.ts), when passes run
 // (./pass-schedule.ts), the CPU witness (./cpu-witness.ts), the saved figures (./saved-figures.ts).
 // Nothing is reconciled while the state cache's version stands (no container or image changed).
 // Then it measures, one directory tree at a time, what is due (the walks of both lanes below
@@ -62,7 +62,7 @@ import type { ImageLayerState, Measured } from './measured';
 import { PassSchedule } from './pass-schedule';
 import { SavedLayerFigures } from './saved-figures';
 import { containerSnapshotDir } from './snapshot-layers';
-import { StoreLayout } from './store-layout';
+import { LayerLocations } from './layer-locations';
 
 /** A call this long after the last pass began asks for another (the running containers' layers). */
 const REFRESH_MS = 10_000;
@@ -147,7 +147,7 @@ export class DockerStorage {
   private readonly reconciled: Promise<void>;
   private markReconciled: () => void = () => undefined;
   private readonly opts: Required<Omit<DockerStorageOptions, 'layerFigures' | 'layout' | 'snapshotDirOf'>>;
-  private readonly store: StoreLayout;
+  private readonly store: LayerLocations;
   private readonly schedule: PassSchedule;
   private readonly witness: CpuWitness;
   private readonly savedFigures: SavedLayerFigures;
@@ -167,7 +167,7 @@ export class DockerStorage {
     driver: string,
     opts: DockerStorageOptions = {},
   ) {
-    this.store = new StoreLayout(root, driver, opts.layout, opts.snapshotDirOf ?? containerSnapshotDir);
+    this.store = new LayerLocations(root, driver, opts.layout, opts.snapshotDirOf ?? containerSnapshotDir);
     this.mountpoint = this.store.mountpoint;
     this.opts = {
       refreshMs: opts.refreshMs ?? REFRESH_MS,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { memoryBytes } from '../../bench/procfs';
-import { EXEC_OUTPUT_BUDGET } from '../../src/shim/container/capped-output';
+import { EXEC_OUTPUT_BUDGET } from '../../src/shim/container/support/capped-output';
 import { useShim } from '../support/fixture';
 import { criClient } from '../support/client';
 import { busybox, runContainer } from '../support/pods';

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import { CheckpointCache } from '../../src/checkpoint/checkpoint-cache';
 import type { SandboxCheckpoint } from '../../src/checkpoint/checkpoint';
-import { CheckpointStore } from '../../src/checkpoint/store';
+import { CheckpointFiles } from '../../src/checkpoint/checkpoint-files';
 import { parseFlags } from '../../src/config/flags';
 import type { ContainerEventHub } from '../../src/container-events/builder';
 import { EventHub } from '../../src/container-events/hub';
@@ -21,8 +21,8 @@ import type { PodNetworkStatus } from '../../src/network/network-plugin';
 import type { PodRef } from '../../src/network/network-host';
 import type { ShimContext } from '../../src/shim/context';
 import { CgroupReader } from '../../src/cgroups/reader';
-import { ExecOutputPool } from '../../src/shim/container/capped-output';
-import { ListAnswers } from '../../src/shim/list-answers';
+import { ExecOutputPool } from '../../src/shim/container/support/capped-output';
+import { ListAnswers } from '../../src/shim/support/list-answers';
 import { StatsCollector } from '../../src/stats/stats-collector';
 import { DockerLiveness } from '../../src/docker/liveness';
 import { PodMetricsCollector } from '../../src/pod-metrics/metrics-collector';
@@ -39,7 +39,7 @@ import { tempDir } from './temp';
 export const FAKE_PAUSE_IMAGE = 'registry.test/pause:3.10';
 
 /** The real checkpoint store, with a write failure a test can arm. */
-export class FaultyCheckpointStore extends CheckpointStore {
+export class FaultyCheckpointStore extends CheckpointFiles {
   /** The next write fails with this (once), before anything reaches the disk. */
   failNextWrite: Error | undefined;
 

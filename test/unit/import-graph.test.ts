@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 const SRC = path.resolve(__dirname, '../../../src');
 const BENCH = path.resolve(__dirname, '../../../bench');
 /** Folders that hold machinery the handlers use; none of them may import src/shim. */
-const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'object-store', 'translate/to-cri', 'translate/to-docker', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage'];
+const FEATURE_FOLDERS = ['stats', 'pod-metrics', 'streaming', 'logs', 'container-events', 'credentials', 'network', 'docker-cache', 'object-store', 'translate/to-cri', 'translate/to-docker', 'checkpoint', 'conventions', 'telemetry', 'pause', 'storage', 'status'];
 /** The two directions of translation, each a node of its own (CRI→Docker and Docker→CRI). */
 const TRANSLATE = ['translate/to-docker', 'translate/to-cri'];
 
@@ -24,7 +24,7 @@ const TRANSLATE = ['translate/to-docker', 'translate/to-cri'];
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ['app', 'cli', 'main', 'launcher'],
   ['shim'],
-  ['translate/to-docker', 'translate/to-cri', 'container-events', 'stats'],
+  ['translate/to-docker', 'translate/to-cri', 'container-events', 'stats', 'status'],
   ['pod-metrics', 'storage', 'streaming', 'logs', 'network', 'credentials', 'checkpoint', 'telemetry', 'pause', 'tools'],
   ['object-store'],
   ['docker-cache'],

@@ -1,11 +1,11 @@
-// ContainerStatus: Docker's inspect assembled as CRI's ContainerStatus (../../translate/to-cri/assemble-status.ts,
+// ContainerStatus: Docker's inspect assembled as CRI's ContainerStatus (../../status/assemble-status.ts,
 // which GetContainerEvents uses too), with dockershim's verbose info.
 import type { CallContext, ContainerStatusRequest__Output, ContainerStatusResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { SANDBOX_ID_LABEL } from '../../conventions/labels';
 import { bareDockerName } from '../../conventions/naming';
-import { inspectShimContainer } from '../resolve';
-import { assembleContainerStatus } from '../../translate/to-cri/assemble-status';
+import { inspectShimContainer } from '../support/resolve';
+import { assembleContainerStatus } from '../../status/assemble-status';
 
 export async function containerStatus(
   shim: ShimContext,

@@ -5,7 +5,7 @@ import type { CallContext, CreateContainerRequest__Output, CreateContainerRespon
 import type { DockerClient } from '../../docker/client';
 import { CancelledError, DockerNotFoundError, DockerTimeoutError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
-import { identifyShimObject } from '../resolve';
+import { identifyShimObject } from '../support/resolve';
 import { buildCreatePlan } from '../../translate/to-docker/container-create-spec';
 import { nodeHostView } from '../../translate/to-docker/node-host-view';
 import { quote } from '../../util/quote';

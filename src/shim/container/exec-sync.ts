@@ -3,16 +3,16 @@
 // and the call fails with DEADLINE_EXCEEDED (a timeout of weeks, up to int64's, is clamped to
 // what a timer holds: ../../util/timer-delay.ts). Output is written into the answer's encoding
 // as it arrives, capped so that it fits in one 16 MiB gRPC message and bounded for all calls
-// together (./capped-output.ts); what did not fit is reported at the end of stderr.
+// together (./support/capped-output.ts); what did not fit is reported at the end of stderr.
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
 import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
-import { inspectShimContainer } from '../resolve';
+import { inspectShimContainer } from '../support/resolve';
 import { withEncoding } from '../../cri/contract';
-import { ExecSyncOutput } from './capped-output';
-import { killExecTree } from './process-tree';
+import { ExecSyncOutput } from './support/capped-output';
+import { killExecTree } from '../../kernel/process-tree';
 import { quote } from '../../util/quote';
 import { requestedWaitSeconds } from '../../util/timer-delay';
 

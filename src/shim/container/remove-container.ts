@@ -4,8 +4,8 @@ import type { CallContext, RemoveContainerRequest__Output, RemoveContainerRespon
 import { DockerNotFoundError, NotFoundError } from '../../errors';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { identifyShimObject } from '../resolve';
-import { removeContainerAndFollower } from '../sandbox/pod-containers';
+import { identifyShimObject } from '../support/resolve';
+import { removeContainerAndFollower } from '../sandbox/support/pod-containers';
 
 export async function removeContainer(shim: ShimContext, req: RemoveContainerRequest__Output, ctx: CallContext): Promise<RemoveContainerResponse> {
   if (!mayNameShimObject('container_id', req.containerId)) return {};

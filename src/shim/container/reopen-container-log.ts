@@ -3,7 +3,7 @@
 import type { CallContext, ReopenContainerLogRequest__Output, ReopenContainerLogResponse } from '../../cri/types';
 import { FailedPreconditionError } from '../../errors';
 import type { ShimContext } from '../context';
-import { inspectShimContainer } from '../resolve';
+import { inspectShimContainer } from '../support/resolve';
 
 export async function reopenContainerLog(
   shim: ShimContext,

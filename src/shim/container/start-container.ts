@@ -4,9 +4,9 @@ import type { CallContext, StartContainerRequest__Output, StartContainerResponse
 import { openContainerLog } from '../../logs/log-file';
 import type { ShimContext } from '../context';
 import { containerLogPath, logPathNeedsImage } from '../../conventions/labels';
-import { imageIdentity } from '../../translate/to-cri/assemble-status';
-import { inspectShimContainer } from '../resolve';
-import { killContainerIfPresent } from '../sandbox/pod-containers';
+import { imageIdentity } from '../../status/assemble-status';
+import { inspectShimContainer } from '../support/resolve';
+import { killContainerIfPresent } from '../sandbox/support/pod-containers';
 import { errorMessage } from '../../errors';
 
 export async function startContainer(shim: ShimContext, req: StartContainerRequest__Output, ctx: CallContext): Promise<StartContainerResponse> {

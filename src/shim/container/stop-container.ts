@@ -7,7 +7,7 @@ import { DockerNotFoundError, NotFoundError } from '../../errors';
 import { requestedWaitSeconds } from '../../util/timer-delay';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { identifyShimObject } from '../resolve';
+import { identifyShimObject } from '../support/resolve';
 
 export async function stopContainer(shim: ShimContext, req: StopContainerRequest__Output, ctx: CallContext): Promise<StopContainerResponse> {
   const timeout = requestedWaitSeconds('timeout', req.timeout);

@@ -1,6 +1,6 @@
 // StreamContainers: the list ListContainers answers (./list-containers.ts), in bounded messages.
 import type { StreamContainersResponse } from '../../cri/types';
-import { streamOfList } from '../stream-batches';
+import { streamOfList } from '../support/stream-batches';
 import { findContainers } from './list-containers';
 
 /** Containers per StreamContainers message. */

@@ -2,7 +2,7 @@
 import type { CallContext, UpdateContainerResourcesRequest__Output, UpdateContainerResourcesResponse } from '../../cri/types';
 import { InvalidArgumentError } from '../../errors';
 import type { ShimContext } from '../context';
-import { inspectShimContainer } from '../resolve';
+import { inspectShimContainer } from '../support/resolve';
 import { toDockerUpdate } from '../../translate/to-docker/container-resources';
 
 export async function updateContainerResources(

@@ -4,7 +4,7 @@ import type { ShimContext } from '../context';
 import type { CallContext, ImageStatusRequest__Output, ImageStatusResponse } from '../../cri/types';
 import { DockerNotFoundError, InvalidArgumentError } from '../../errors';
 import { imageFromInspect, verboseImageInfo } from '../../translate/to-cri/image-convert';
-import { sandboxImageId } from './pinned';
+import { sandboxImageId } from './support/pinned';
 import { checkLocalImageRef } from '../../conventions/image-reference';
 
 /**

@@ -9,7 +9,7 @@ import type {
   ListImagesResponse,
 } from '../../cri/types';
 import { imageFromSummary } from '../../translate/to-cri/image-convert';
-import { sandboxImageId } from './pinned';
+import { sandboxImageId } from './support/pinned';
 
 export async function findImages(shim: ShimContext, filter: ImageFilter__Output | null, ctx: CallContext): Promise<Image[]> {
   const [summaries, pinnedId] = await Promise.all([

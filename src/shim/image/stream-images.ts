@@ -1,6 +1,6 @@
 // StreamImages: the list ListImages answers (./list-images.ts), in bounded messages.
 import type { StreamImagesResponse } from '../../cri/types';
-import { streamOfList } from '../stream-batches';
+import { streamOfList } from '../support/stream-batches';
 import { findImages } from './list-images';
 
 /** How many images one StreamImages message carries. */

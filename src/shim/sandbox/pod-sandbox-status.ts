@@ -1,14 +1,14 @@
 // PodSandboxStatus: the pause container as Docker sees it now, with the pod's IPs from the
-// network plugin (assembled by ../../translate/to-cri/assemble-status.ts, as GetContainerEvents does); a sandbox whose container is gone but whose checkpoint remains is reported
+// network plugin (assembled by ../../status/assemble-status.ts, as GetContainerEvents does); a sandbox whose container is gone but whose checkpoint remains is reported
 // NOTREADY from the checkpoint. `verbose` adds an "info" JSON document.
 import type { CallContext, PodSandboxStatusRequest__Output, PodSandboxStatusResponse } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
 import { DockerNotFoundError, NotFoundError } from '../../errors';
 import { nowNanos } from '../../util/time';
 import type { ShimContext } from '../context';
-import { assembleSandboxStatus } from '../../translate/to-cri/assemble-status';
+import { assembleSandboxStatus } from '../../status/assemble-status';
 import { statusFromCheckpoint } from '../../translate/to-cri/sandbox-convert';
-import { findSandbox, type FoundSandbox } from './lookup';
+import { findSandbox, type FoundSandbox } from './support/lookup';
 import { quote } from '../../util/quote';
 
 export async function podSandboxStatus(

@@ -4,8 +4,8 @@
 import type { CallContext, RemovePodSandboxRequest__Output, RemovePodSandboxResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
-import { findSandbox, networkFacts, networkTarget } from './lookup';
-import { removeContainerIfPresent, removePodContainers } from './pod-containers';
+import { findSandbox, networkFacts, networkTarget } from './support/lookup';
+import { removeContainerIfPresent, removePodContainers } from './support/pod-containers';
 import { sideBySide } from '../../util/side-by-side';
 
 export async function removePodSandbox(

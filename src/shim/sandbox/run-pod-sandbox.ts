@@ -12,10 +12,10 @@ import { rfc3339ToNanos } from '../../util/time';
 import type { ShimContext } from '../context';
 import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../../conventions/labels';
 import { sandboxCreateSpec } from '../../translate/to-docker/sandbox-create-spec';
-import { ensureImage } from './ensure-image';
+import { ensureImage } from './support/ensure-image';
 import { planSandbox, type SandboxPlan } from '../../translate/to-docker/sandbox-plan';
-import { killContainerIfPresent, removeContainerIfPresent } from './pod-containers';
-import { dockerRuntimeFor } from './runtime-handler';
+import { killContainerIfPresent, removeContainerIfPresent } from './support/pod-containers';
+import { dockerRuntimeFor } from './support/runtime-handler';
 
 export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest__Output, ctx: CallContext): Promise<RunPodSandboxResponse> {
   const opts = { signal: ctx.signal };

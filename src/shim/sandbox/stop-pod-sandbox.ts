@@ -15,8 +15,8 @@ import type { CallContext, StopPodSandboxRequest__Output, StopPodSandboxResponse
 import type { ShimContext } from '../context';
 import { mayNameShimObject } from '../../conventions/ids';
 import { errorMessage } from '../../errors';
-import { findSandbox, networkFacts, networkTarget } from './lookup';
-import { killPodContainers, stopPauseContainer } from './pod-containers';
+import { findSandbox, networkFacts, networkTarget } from './support/lookup';
+import { killPodContainers, stopPauseContainer } from './support/pod-containers';
 
 export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxRequest__Output, ctx: CallContext): Promise<StopPodSandboxResponse> {
   if (!mayNameShimObject('pod_sandbox_id', req.podSandboxId)) return {};

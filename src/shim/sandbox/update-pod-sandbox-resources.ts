@@ -6,7 +6,7 @@
 import type { CallContext, UpdatePodSandboxResourcesRequest__Output, UpdatePodSandboxResourcesResponse } from '../../cri/types';
 import { FailedPreconditionError, NotFoundError, UnimplementedError } from '../../errors';
 import type { ShimContext } from '../context';
-import { findSandbox } from './lookup';
+import { findSandbox } from './support/lookup';
 import { checkResources } from '../../translate/to-docker/linux-resources';
 import { quote } from '../../util/quote';
 

@@ -4,7 +4,7 @@ import type { CallContext, ContainerStatsRequest__Output, ContainerStatsResponse
 import { NotFoundError } from '../../errors';
 import { quote } from '../../util/quote';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { resolveShimObject } from '../support/resolve';
 
 export function containerStats(shim: ShimContext, req: ContainerStatsRequest__Output, ctx: CallContext): Promise<ContainerStatsResponse> {
   return shim.sharedReads.run(`ContainerStats ${req.containerId}`, ctx.signal, (signal) => statsOf(shim, req.containerId, signal));

@@ -12,7 +12,7 @@ import type {
 } from '../../cri/types';
 import { objectQueryOf } from '../../object-store/shim-objects';
 import type { ShimContext } from '../context';
-import { mapInSlices } from '../../stats/slices';
+import { mapInSlices } from '../../stats/map-in-slices';
 
 /** The stats; calls with the same filter that overlap share one collection. */
 export function collectContainerStats(shim: ShimContext, filter: ContainerStatsFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<ContainerStats[]> {

@@ -13,7 +13,7 @@ import type {
 import { groupBySandbox, objectQueryOf } from '../../object-store/shim-objects';
 import type { ShimContext } from '../context';
 import { podSandboxStatsOf } from '../../stats/pod-stats';
-import { mapInSlices } from '../../stats/slices';
+import { mapInSlices } from '../../stats/map-in-slices';
 
 /** The pods' stats; calls with the same filter that overlap share one collection. */
 export function collectPodStats(shim: ShimContext, filter: PodSandboxStatsFilter__Output | null, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxStats[]> {

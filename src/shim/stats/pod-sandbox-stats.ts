@@ -4,7 +4,7 @@
 import type { CallContext, PodSandboxStatsRequest__Output, PodSandboxStatsResponse } from '../../cri/types';
 import { podSandboxStatsOf } from '../../stats/pod-stats';
 import type { ShimContext } from '../context';
-import { resolveShimObject } from '../resolve';
+import { resolveShimObject } from '../support/resolve';
 
 export function podSandboxStats(shim: ShimContext, req: PodSandboxStatsRequest__Output, ctx: CallContext): Promise<PodSandboxStatsResponse> {
   return shim.sharedReads.run(`PodSandboxStats ${req.podSandboxId}`, ctx.signal, (signal) => statsOf(shim, req.podSandboxId, signal));

@@ -1,7 +1,7 @@
 // StreamContainerStats: the list ListContainerStats answers (./list-container-stats.ts), in
 // bounded messages.
 import type { StreamContainerStatsResponse } from '../../cri/types';
-import { streamOfList } from '../stream-batches';
+import { streamOfList } from '../support/stream-batches';
 import { collectContainerStats } from './list-container-stats';
 
 /** Stats per StreamContainerStats message: far below gRPC's 4 MiB default. */

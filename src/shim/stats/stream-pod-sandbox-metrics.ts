@@ -3,7 +3,7 @@
 // than through streamOfList.
 import type { CallContext, StreamPodSandboxMetricsResponse } from '../../cri/types';
 import type { ShimContext } from '../context';
-import { sendInBatches } from '../stream-batches';
+import { sendInBatches } from '../support/stream-batches';
 import { collectPodMetrics } from './list-pod-sandbox-metrics';
 
 /** Pods per StreamPodSandboxMetrics message: a pod with a few containers is some tens of KiB. */

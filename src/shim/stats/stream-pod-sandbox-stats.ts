@@ -1,7 +1,7 @@
 // StreamPodSandboxStats: the list ListPodSandboxStats answers (./list-pod-sandbox-stats.ts),
 // in bounded messages.
 import type { StreamPodSandboxStatsResponse } from '../../cri/types';
-import { streamOfList } from '../stream-batches';
+import { streamOfList } from '../support/stream-batches';
 import { collectPodStats } from './list-pod-sandbox-stats';
 
 /** Pod stats per StreamPodSandboxStats message. */

@@ -3,7 +3,7 @@
 import type { CallContext, AttachRequest__Output, AttachResponse } from '../../cri/types';
 import { checkAttachRequest } from '../../streaming/requests';
 import type { ShimContext } from '../context';
-import { resolveRunningShimObject } from '../resolve';
+import { resolveRunningShimObject } from '../support/resolve';
 
 export async function attach(shim: ShimContext, req: AttachRequest__Output, ctx: CallContext): Promise<AttachResponse> {
   const checked = checkAttachRequest(req);

@@ -3,7 +3,7 @@
 import type { CallContext, ExecRequest__Output, ExecResponse } from '../../cri/types';
 import { checkExecRequest } from '../../streaming/requests';
 import type { ShimContext } from '../context';
-import { resolveRunningShimObject } from '../resolve';
+import { resolveRunningShimObject } from '../support/resolve';
 
 export async function exec(shim: ShimContext, req: ExecRequest__Output, ctx: CallContext): Promise<ExecResponse> {
   const checked = checkExecRequest(req);

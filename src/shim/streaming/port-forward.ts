@@ -3,7 +3,7 @@
 import type { CallContext, PortForwardRequest__Output, PortForwardResponse } from '../../cri/types';
 import { checkPortForwardRequest } from '../../streaming/requests';
 import type { ShimContext } from '../context';
-import { resolveRunningShimObject } from '../resolve';
+import { resolveRunningShimObject } from '../support/resolve';
 
 export async function portForward(shim: ShimContext, req: PortForwardRequest__Output, ctx: CallContext): Promise<PortForwardResponse> {
   const checked = checkPortForwardRequest(req);

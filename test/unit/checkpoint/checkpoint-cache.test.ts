@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CheckpointCache } from '../../../src/checkpoint/checkpoint-cache';
 import { encodeCheckpoint, type SandboxCheckpoint } from '../../../src/checkpoint/checkpoint';
-import { CheckpointStore } from '../../../src/checkpoint/store';
+import { CheckpointFiles } from '../../../src/checkpoint/checkpoint-files';
 import { InvalidArgumentError } from '../../../src/errors';
 import { silentLogger } from '../../../src/util/logger';
 import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
@@ -22,7 +22,7 @@ describe('checkpoints held in memory', () => {
   const dir = path.join(root, 'sandbox');
 
   it('loads valid checkpoints once, dropping corrupt ones, then reads no files', async () => {
-    const store = new CheckpointStore(root, silentLogger());
+    const store = new CheckpointFiles(root, silentLogger());
     await store.write(sample(A));
     fs.writeFileSync(path.join(dir, `${B}.json`), '{"version":"v1",');
     const cache = new CheckpointCache(store);
@@ -37,7 +37,7 @@ describe('checkpoints held in memory', () => {
   });
 
   it('writes and removes through to disk before memory', async () => {
-    const cache = new CheckpointCache(new CheckpointStore(root, silentLogger()));
+    const cache = new CheckpointCache(new CheckpointFiles(root, silentLogger()));
     await cache.write(sample(C));
     assert.deepEqual(await cache.read(C), sample(C));
     assert.ok(fs.existsSync(path.join(dir, `${C}.json`)));
@@ -45,11 +45,11 @@ describe('checkpoints held in memory', () => {
     assert.equal(fs.existsSync(path.join(dir, `${A}.json`)), false);
     assert.deepEqual(await cache.ids(), [C]);
     // A fresh cache on the same directory sees the same.
-    assert.deepEqual(await new CheckpointCache(new CheckpointStore(root, silentLogger())).ids(), [C]);
+    assert.deepEqual(await new CheckpointCache(new CheckpointFiles(root, silentLogger())).ids(), [C]);
   });
 
   it('checks IDs as the store does', async () => {
-    const cache = new CheckpointCache(new CheckpointStore(root, silentLogger()));
+    const cache = new CheckpointCache(new CheckpointFiles(root, silentLogger()));
     await assert.rejects(cache.read('../../etc/passwd'), InvalidArgumentError);
     await assert.rejects(cache.remove('abc'), InvalidArgumentError);
     await assert.rejects(cache.write(sample('../x')), InvalidArgumentError);

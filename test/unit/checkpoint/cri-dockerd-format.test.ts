@@ -19,7 +19,7 @@ import {
   type GoPortMapping,
 } from '../../../src/checkpoint/cri-dockerd-format';
 import { encodeCheckpoint } from '../../../src/checkpoint/checkpoint';
-import { CheckpointStore } from '../../../src/checkpoint/store';
+import { CheckpointFiles } from '../../../src/checkpoint/checkpoint-files';
 import { silentLogger } from '../../../src/util/logger';
 import { sandboxFromCheckpoint } from '../../../src/translate/to-cri/sandbox-convert';
 import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
@@ -197,7 +197,7 @@ describe("the store reads cri-dockerd's checkpoint where ours is missing", () =>
   after(() => fs.rmSync(root, { recursive: true, force: true }));
   const dir = path.join(root, 'sandbox');
   fs.mkdirSync(dir);
-  const store = new CheckpointStore(root, silentLogger());
+  const store = new CheckpointFiles(root, silentLogger());
   const ID = 'd'.repeat(64);
   const ours = sandboxCheckpoint({ id: ID, hostNetwork: false, portMappings: [{ protocol: 'TCP', containerPort: 80, hostPort: 8080, hostIp: '' }] });
 
@@ -259,7 +259,7 @@ describe("the store reads cri-dockerd's checkpoint where ours is missing", () =>
     const warnings: unknown[] = [];
     const log = silentLogger();
     log.warn = ((obj: unknown) => void warnings.push(obj)) as typeof log.warn;
-    const watched = new CheckpointStore(root, log);
+    const watched = new CheckpointFiles(root, log);
     assert.deepEqual(await watched.readAll(), []);
     assert.equal(warnings.length, 4);
     for (const id of [corrupt, link, directory, fifo]) assert.equal(await watched.read(id), undefined);

@@ -8,7 +8,7 @@ import { ResourceExhaustedError, UnavailableError } from '../../../src/errors';
 import { EventClock, snapshotOf } from '../../../src/container-events/builder';
 import { EventHub, type ChangeSource } from '../../../src/container-events/hub';
 import { eventTypesFor, podIdOf } from '../../../src/container-events/transitions';
-import { ContainerStore, type ContainerChange } from '../../../src/docker-cache/container-store';
+import { ContainerDocuments, type ContainerChange } from '../../../src/docker-cache/container-documents';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker } from '../../support/fake-docker';
 import { CREATED, inspectDoc, type DockerState } from '../../support/fixtures/docker-container';
@@ -281,12 +281,12 @@ describe('EventHub', () => {
   });
 });
 
-describe('ContainerStore change reports', () => {
+describe('ContainerDocuments change reports', () => {
   it('each refresh and removal reports before and after once; a second removal reports nothing', async () => {
     const docker = new FakeDocker();
     docker.containers.set(CTR, created());
     const changes: ContainerChange[] = [];
-    const store = new ContainerStore(docker, (c) => changes.push(c));
+    const store = new ContainerDocuments(docker, (c) => changes.push(c));
     await store.refresh(CTR);
     docker.containers.set(CTR, running());
     await store.refresh(CTR);

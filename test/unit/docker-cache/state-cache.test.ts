@@ -6,7 +6,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { DockerUnreachableError } from '../../../src/errors';
 import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
-import { ContainerStore } from '../../../src/docker-cache/container-store';
+import { ContainerDocuments } from '../../../src/docker-cache/container-documents';
 import { DockerStateCache } from '../../../src/docker-cache/state-cache';
 import { ShimObjectStore } from '../../../src/object-store/object-store';
 import { silentLogger } from '../../../src/util/logger';
@@ -180,7 +180,7 @@ describe('state cache with a fake Docker', () => {
 describe('container store', () => {
   it('applies changes to one container one at a time, in the order asked, so the newest wins', async () => {
     const docker = fakeDocker(doc(ID_A, CONTAINER, true));
-    const store = new ContainerStore(docker);
+    const store = new ContainerDocuments(docker);
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const first = store.refresh(ID_A); // sees "running", but is slow
     await waitFor('the first inspect', () => docker.calls.length === 1);
@@ -195,7 +195,7 @@ describe('container store', () => {
 
   it('lets refreshes asked for while one waits to start share it (one change, several events)', async () => {
     const docker = fakeDocker(doc(ID_A, CONTAINER, true));
-    const store = new ContainerStore(docker);
+    const store = new ContainerDocuments(docker);
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const running = store.refresh(ID_A); // under way, its answer held back
     await waitFor('the first inspect', () => docker.calls.length === 1);
@@ -214,7 +214,7 @@ describe('container store', () => {
 
   it('remembers an OOM kill for the run the report came in, and forgets it with the container', async () => {
     const docker = fakeDocker(doc(ID_A, CONTAINER, true));
-    const store = new ContainerStore(docker);
+    const store = new ContainerDocuments(docker);
     const slow = docker.hold('inspectContainer', (id) => id === ID_A);
     const running = store.refresh(ID_A); // under way when the report comes
     await waitFor('the first inspect', () => docker.calls.length === 1);
@@ -238,7 +238,7 @@ describe('container store', () => {
 
   it('drops a container that is gone or not the shim’s', async () => {
     const docker = fakeDocker(doc(ID_A, CONTAINER));
-    const store = new ContainerStore(docker);
+    const store = new ContainerDocuments(docker);
     await store.refresh(ID_A);
     assert.ok(store.get(ID_A));
     docker.containers.delete(ID_A);

@@ -12,8 +12,8 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../../../../src/errors';
-import { pullFailure } from '../../../../src/shim/image/pull-errors';
-import { PullProgressSummary, PullWatch } from '../../../../src/shim/image/pull-progress';
+import { pullFailure } from '../../../../src/shim/image/support/pull-errors';
+import { PullProgressSummary, PullWatch } from '../../../../src/shim/image/support/pull-progress';
 import type { Logger } from '../../../../src/util/logger';
 import { waitFor } from '../../../support/poll';
 

@@ -15,7 +15,7 @@ import { silentLogger } from '../../../../src/util/logger';
 import { listPodSandbox } from '../../../../src/shim/sandbox/list-pod-sandbox';
 import { podSandboxStatus } from '../../../../src/shim/sandbox/pod-sandbox-status';
 import { removePodSandbox } from '../../../../src/shim/sandbox/remove-pod-sandbox';
-import { PAUSE_STOP_GRACE_SECONDS } from '../../../../src/shim/sandbox/pod-containers';
+import { PAUSE_STOP_GRACE_SECONDS } from '../../../../src/shim/sandbox/support/pod-containers';
 import { stopPodSandbox } from '../../../../src/shim/sandbox/stop-pod-sandbox';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { waitFor } from '../../../support/poll';

@@ -7,7 +7,7 @@ import { CONTAINER_TYPE_LABEL, SANDBOX_ID_LABEL, TYPE_CONTAINER } from '../../..
 import { DeadlineExceededError } from '../../../../src/errors';
 import { listContainerStats } from '../../../../src/shim/stats/list-container-stats';
 import { listPodSandboxMetrics } from '../../../../src/shim/stats/list-pod-sandbox-metrics';
-import { mapInSlices } from '../../../../src/stats/slices';
+import { mapInSlices } from '../../../../src/stats/map-in-slices';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { waitFor } from '../../../support/poll';
 import { runningState } from '../../../support/fixtures/docker-container';

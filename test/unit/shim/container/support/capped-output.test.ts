@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as protobuf from 'protobufjs';
-import { protoPath } from '../../../../src/cri/contract';
-import { EXEC_OUTPUT_OWN_BYTES, ExecOutputPool, ExecSyncOutput, truncationNote } from '../../../../src/shim/container/capped-output';
+import { protoPath } from '../../../../../src/cri/contract';
+import { EXEC_OUTPUT_OWN_BYTES, ExecOutputPool, ExecSyncOutput, truncationNote } from '../../../../../src/shim/container/support/capped-output';
 
 const ExecSyncResponse = protobuf.loadSync(protoPath()).lookupType('runtime.v1.ExecSyncResponse');
 

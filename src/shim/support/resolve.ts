@@ -1,13 +1,13 @@
 // Turns an ID from a request (full, or a unique prefix as Docker accepts) into the sandbox or
 // container this shim made (a typed query, ../object-store/shim-objects.ts). Anything else, including
 // a Docker container the shim did not make, is NOT_FOUND; an ambiguous prefix is INVALID_ARGUMENT.
-import type { CallOptions } from '../docker/client';
-import type { ShimContext } from './context';
-import type { ObjectKind, ShimIdentity, ShimObject } from '../object-store/shim-objects';
-import type { ContainerInspect } from '../docker/types';
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
-import { validateId } from '../conventions/ids';
-import { quote } from '../util/quote';
+import type { CallOptions } from '../../docker/client';
+import type { ShimContext } from '../context';
+import type { ObjectKind, ShimIdentity, ShimObject } from '../../object-store/shim-objects';
+import type { ContainerInspect } from '../../docker/types';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../../errors';
+import { validateId } from '../../conventions/ids';
+import { quote } from '../../util/quote';
 
 /** What resolving asks: the store of the shim's objects, and Docker for the inspect. */
 type Resolver = Pick<ShimContext, 'objects' | 'docker'>;

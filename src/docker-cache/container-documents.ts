@@ -42,7 +42,7 @@ export interface OomKills {
   oomKilledIn(id: string, startedAt: string): boolean;
 }
 
-export class ContainerStore implements OomKills {
+export class ContainerDocuments implements OomKills {
   private readonly docs = new Map<string, ContainerInspect>();
   /** The tail of each container's queue of changes. */
   private readonly queues = new Map<string, Promise<void>>();

@@ -1,16 +1,16 @@
 // Finds the sandbox an RPC names: its pause container in Docker (ID or unique prefix) and its
 // checkpoint, or the checkpoint alone when the container is gone.
-import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
-import type { CallOptions } from '../../docker/client';
-import type { ShimIdentity } from '../../object-store/shim-objects';
-import { InvalidArgumentError, NotFoundError } from '../../errors';
-import type { PodRef } from '../../network/network-host';
-import type { ShimContext } from '../context';
-import { validateId } from '../../conventions/ids';
-import { identifyShimObject } from '../resolve';
-import { podRefOf, usesHostNetwork } from '../../translate/to-cri/sandbox-convert';
-import type { PodNetworkFacts } from '../../network/network-manager';
-import { quote } from '../../util/quote';
+import type { SandboxCheckpoint } from '../../../checkpoint/checkpoint';
+import type { CallOptions } from '../../../docker/client';
+import type { ShimIdentity } from '../../../object-store/shim-objects';
+import { InvalidArgumentError, NotFoundError } from '../../../errors';
+import type { PodRef } from '../../../network/network-host';
+import type { ShimContext } from '../../context';
+import { validateId } from '../../../conventions/ids';
+import { identifyShimObject } from '../../support/resolve';
+import { podRefOf, usesHostNetwork } from '../../../translate/to-cri/sandbox-convert';
+import type { PodNetworkFacts } from '../../../network/network-manager';
+import { quote } from '../../../util/quote';
 
 export interface FoundSandbox {
   /** The full ID. */

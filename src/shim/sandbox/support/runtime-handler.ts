@@ -1,8 +1,8 @@
 // A CRI runtime handler names a Docker runtime ("runc", "nvidia", ...); '' is Docker's default.
-import type { CallOptions } from '../../docker/client';
-import type { DockerFacts } from '../../docker/docker-version';
-import { InvalidArgumentError } from '../../errors';
-import { quote } from '../../util/quote';
+import type { CallOptions } from '../../../docker/client';
+import type { DockerFacts } from '../../../docker/docker-version';
+import { InvalidArgumentError } from '../../../errors';
+import { quote } from '../../../util/quote';
 
 /** The Docker runtime to ask for, or undefined for Docker's default; unknown names are INVALID_ARGUMENT. */
 export async function dockerRuntimeFor(facts: DockerFacts, handler: string, opts?: CallOptions): Promise<string | undefined> {

@@ -3,13 +3,13 @@
 // When the image is the shim's default and cannot be pulled (no registry can be reached), it is
 // made here from the shim's own pause program instead (src/pause); an image the user named is
 // never replaced.
-import type { CallContext } from '../../cri/types';
-import { DEFAULT_POD_INFRA_IMAGE } from '../../config/flags';
-import { DockerNotFoundError, errorMessage } from '../../errors';
-import { importLocalPauseImage, localPauseProgram } from '../../pause/local-image';
-import type { ShimContext } from '../context';
-import { pullWithCredentials } from '../image/pull-image';
-import { parseImageReference, type ImageReference } from '../../conventions/image-reference';
+import type { CallContext } from '../../../cri/types';
+import { DEFAULT_POD_INFRA_IMAGE } from '../../../config/flags';
+import { DockerNotFoundError, errorMessage } from '../../../errors';
+import { importLocalPauseImage, localPauseProgram } from '../../../pause/local-image';
+import type { ShimContext } from '../../context';
+import { pullWithCredentials } from '../../image/pull-image';
+import { parseImageReference, type ImageReference } from '../../../conventions/image-reference';
 
 async function isPresent(shim: ShimContext, image: string, ctx: CallContext): Promise<boolean> {
   try {

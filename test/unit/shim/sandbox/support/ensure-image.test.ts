@@ -6,16 +6,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { extract } from 'tar-stream';
-import { DEFAULT_POD_INFRA_IMAGE } from '../../../../src/config/flags';
-import type { RegistryAuth } from '../../../../src/docker/types';
-import { DockerUnreachableError, NotFoundError } from '../../../../src/errors';
-import type { CredentialSource } from '../../../../src/credentials/providers';
-import { layerOf, LOCAL_PAUSE_LABEL, LOCAL_PAUSE_LABEL_VALUE, localPauseProgram } from '../../../../src/pause/local-image';
-import { ensureImage } from '../../../../src/shim/sandbox/ensure-image';
-import { waitFor } from '../../../support/poll';
-import { tempDir } from '../../../support/temp';
-import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
-import { imageDoc } from '../../../support/fake-docker';
+import { DEFAULT_POD_INFRA_IMAGE } from '../../../../../src/config/flags';
+import type { RegistryAuth } from '../../../../../src/docker/types';
+import { DockerUnreachableError, NotFoundError } from '../../../../../src/errors';
+import type { CredentialSource } from '../../../../../src/credentials/providers';
+import { layerOf, LOCAL_PAUSE_LABEL, LOCAL_PAUSE_LABEL_VALUE, localPauseProgram } from '../../../../../src/pause/local-image';
+import { ensureImage } from '../../../../../src/shim/sandbox/support/ensure-image';
+import { waitFor } from '../../../../support/poll';
+import { tempDir } from '../../../../support/temp';
+import { callContext, fakeShimContext, type FakeShim } from '../../../../support/fake-context';
+import { imageDoc } from '../../../../support/fake-docker';
 
 /** A context over the fake Docker whose pulls of `ref` succeed, and whose credential sources are recorded. */
 async function fakeShim(ref: string, credentials: CredentialSource): Promise<FakeShim & { asked: string[] }> {

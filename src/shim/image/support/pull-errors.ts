@@ -13,8 +13,8 @@ import {
   UnauthenticatedError,
   UnavailableError,
   errorMessage,
-} from '../../errors';
-import { quote } from '../../util/quote';
+} from '../../../errors';
+import { quote } from '../../../util/quote';
 
 const UNAUTHENTICATED = /no basic auth credentials|authentication required|unauthorized|incorrect username or password|\b401\b/i;
 const DENIED = /\bdenied\b|forbidden|\b403\b/i;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { containerMetricsOf, MetricList, podNetworkMetricsOf, type ContainerReading } from '../../../src/pod-metrics/build';
+import { containerMetricsOf, MetricList, podNetworkMetricsOf, type ContainerReading } from '../../../src/pod-metrics/metric-messages';
 import { FIGURE_FILES, figuresFromV1, figuresFromV2, sharesFromWeight, type CgroupFigures } from '../../../src/cgroups/figures';
 import { filesIn, FIGURE_FIXTURES } from '../../support/cgroup-files';
 import { metricDescriptors, METRICS } from '../../../src/pod-metrics/metric-table';

@@ -4,17 +4,17 @@
 // see every change the moment the cache has applied it.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { criContract } from '../../../src/cri/contract';
-import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
-import { DockerStateCache } from '../../../src/docker-cache/state-cache';
-import { listContainers } from '../../../src/shim/container/list-containers';
-import { ListAnswers } from '../../../src/shim/list-answers';
-import { listPodSandbox } from '../../../src/shim/sandbox/list-pod-sandbox';
-import { silentLogger } from '../../../src/util/logger';
-import { callContext, fakeShimContext, type FakeShim } from '../../support/fake-context';
-import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
-import { addPauseContainer, addPodContainer, exitedState, idWithPrefix } from '../../support/fixtures/shim-containers';
-import { waitFor } from '../../support/poll';
+import { criContract } from '../../../../src/cri/contract';
+import { CachingDockerClient } from '../../../../src/docker-cache/caching-client';
+import { DockerStateCache } from '../../../../src/docker-cache/state-cache';
+import { listContainers } from '../../../../src/shim/container/list-containers';
+import { ListAnswers } from '../../../../src/shim/support/list-answers';
+import { listPodSandbox } from '../../../../src/shim/sandbox/list-pod-sandbox';
+import { silentLogger } from '../../../../src/util/logger';
+import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
+import { sandboxCheckpoint } from '../../../support/fixtures/checkpoint';
+import { addPauseContainer, addPodContainer, exitedState, idWithPrefix } from '../../../support/fixtures/shim-containers';
+import { waitFor } from '../../../support/poll';
 
 describe('ListAnswers', () => {
   it('gives the kept answer while the version stands, and builds afresh once it moves', async () => {

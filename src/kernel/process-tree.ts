@@ -17,7 +17,7 @@
 // most MAX_TREE_PROCESSES.
 import * as fs from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { readStat } from '../../kernel/proc-stat';
+import { readStat } from './proc-stat';
 
 /** Processes walked (or signalled) between two yields to the event loop: ~3 ms of reads. */
 export const PROCESSES_PER_TURN = 64;

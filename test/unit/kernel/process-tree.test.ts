@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { readStat } from '../../../../src/kernel/proc-stat';
-import { killExecTree, killProcesses, PROCESSES_PER_TURN, processTree } from '../../../../src/shim/container/process-tree';
-import { waitFor } from '../../../support/poll';
-import { tempDir } from '../../../support/temp';
+import { readStat } from '../../../src/kernel/proc-stat';
+import { killExecTree, killProcesses, PROCESSES_PER_TURN, processTree } from '../../../src/kernel/process-tree';
+import { waitFor } from '../../support/poll';
+import { tempDir } from '../../support/temp';
 
 const spawned: ChildProcess[] = [];
 

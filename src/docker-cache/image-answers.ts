@@ -11,7 +11,7 @@ const MAX_ENTRIES = 512;
 
 type InspectAnswer = { found: true; image: ImageInspect } | { found: false; error: DockerNotFoundError };
 
-export class ImageStore {
+export class ImageAnswers {
   private gen = 0;
   private readonly lists = new Map<string, ImageSummary[]>();
   private readonly inspects = new Map<string, InspectAnswer>();

@@ -5,7 +5,7 @@
 // very object, and the server sends the bytes it encoded the first time (keepEncoding). While
 // the cache is unsynced (lists go to Docker) nothing is kept. At 1,000 containers a list costs
 // ~4 ms of CPU to build and encode, a kept one almost nothing.
-import { keepEncoding } from '../cri/contract';
+import { keepEncoding } from '../../cri/contract';
 
 /** Distinct requests kept (kubelet sends four); past it the oldest goes, whatever a client sends. */
 const MAX_KEPT = 8;

@@ -1,19 +1,19 @@
 // ContainerStatus and PodSandboxStatus as the shim reports them, assembled in one place for
-// the status RPCs and for GetContainerEvents: the pure converters (./container-convert.ts,
-// ./sandbox-convert.ts) plus the few facts that need a look elsewhere (the image's identity,
+// the status RPCs and for GetContainerEvents: the pure converters (translate/to-cri/container-convert.ts
+// and sandbox-convert.ts) plus the few facts that need a look elsewhere (the image's identity,
 // the process's user, the pod's IPs, the log follower having caught up).
 import * as fs from 'node:fs';
-import type { SandboxCheckpoint } from '../../checkpoint/checkpoint';
-import type { ContainerStatus, ContainerUser, PodSandboxStatus } from '../../cri/types';
-import type { CallOptions, DockerClient } from '../../docker/client';
-import type { OomKills } from '../../docker-cache/container-store';
-import type { ContainerInspect } from '../../docker/types';
-import { DockerNotFoundError } from '../../errors';
-import type { ContainerLogManager } from '../../logs/log-manager';
-import type { NetworkManager } from '../../network/network-manager';
-import type { Logger } from '../../util/logger';
-import { containerStatusFromInspect, SIGKILL_EXIT_CODE, userFromProcStatus, type ImageIdentity } from './container-convert';
-import { podRefOf, statusFromCheckpoint, statusFromInspect, usesHostNetwork } from './sandbox-convert';
+import type { SandboxCheckpoint } from '../checkpoint/checkpoint';
+import type { ContainerStatus, ContainerUser, PodSandboxStatus } from '../cri/types';
+import type { CallOptions, DockerClient } from '../docker/client';
+import type { OomKills } from '../docker-cache/container-documents';
+import type { ContainerInspect } from '../docker/types';
+import { DockerNotFoundError } from '../errors';
+import type { ContainerLogManager } from '../logs/log-manager';
+import type { NetworkManager } from '../network/network-manager';
+import type { Logger } from '../util/logger';
+import { containerStatusFromInspect, SIGKILL_EXIT_CODE, userFromProcStatus, type ImageIdentity } from '../translate/to-cri/container-convert';
+import { podRefOf, statusFromCheckpoint, statusFromInspect, usesHostNetwork } from '../translate/to-cri/sandbox-convert';
 
 /** What status assembly reads besides the documents it is given. */
 export interface StatusSources {

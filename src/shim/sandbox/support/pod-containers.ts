@@ -1,9 +1,9 @@
 // The Docker containers of one pod (labelled with its sandbox ID), stopped or removed together
 // with the pod. Containers already gone are fine: a concurrent RemoveContainer may win.
-import type { CallOptions, DockerClient } from '../../docker/client';
-import { DockerNotFoundError } from '../../errors';
-import type { ShimContext } from '../context';
-import { sideBySide } from '../../util/side-by-side';
+import type { CallOptions, DockerClient } from '../../../docker/client';
+import { DockerNotFoundError } from '../../../errors';
+import type { ShimContext } from '../../context';
+import { sideBySide } from '../../../util/side-by-side';
 
 /**
  * What still runs of a pod's containers when the pod is stopped is killed at once: kubelet has

@@ -26,7 +26,7 @@ function isErrno(err: unknown, code: string): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code === code;
 }
 
-export class CheckpointStore {
+export class CheckpointFiles {
   readonly directory: string;
 
   constructor(

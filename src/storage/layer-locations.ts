@@ -9,7 +9,7 @@ import type { ContainerInspect } from '../docker/types';
 import { readImageLayer, type ImageLayer } from './image-layers';
 import { listSnapshotDirs } from './snapshot-layers';
 
-export class StoreLayout {
+export class LayerLocations {
   readonly mountpoint: string;
   /** Undefined when Docker named no root or driver: nothing is measured (ImageFsInfo is UNIMPLEMENTED). */
   private readonly layout: ImageStoreLayout | undefined;

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { checksumOf, decodeCheckpoint, encodeCheckpoint, type SandboxCheckpoint } from '../../../src/checkpoint/checkpoint';
-import { CheckpointStore } from '../../../src/checkpoint/store';
+import { CheckpointFiles } from '../../../src/checkpoint/checkpoint-files';
 import { InvalidArgumentError } from '../../../src/errors';
 import { silentLogger } from '../../../src/util/logger';
 import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
@@ -60,7 +60,7 @@ describe('checkpoint encoding', () => {
 describe('checkpoint store', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cds-checkpoint-unit-'));
   after(() => fs.rmSync(root, { recursive: true, force: true }));
-  const store = new CheckpointStore(root, silentLogger());
+  const store = new CheckpointFiles(root, silentLogger());
 
   it('writes under <root>/sandbox/<id>.json, private to root, and reads it back', async () => {
     await store.write(sample());
@@ -109,7 +109,7 @@ describe('checkpoint store', () => {
   });
 
   it('lists nothing when the directory does not exist yet', async () => {
-    const fresh = new CheckpointStore(path.join(root, 'never-made'), silentLogger());
+    const fresh = new CheckpointFiles(path.join(root, 'never-made'), silentLogger());
     assert.deepEqual(await fresh.readAll(), []);
   });
 });

@@ -1,9 +1,9 @@
 // Watching a pull: Docker sends a message per chunk; we keep a running summary, log it at a
 // steady interval (never per chunk), and abort the pull when no message has arrived for the
 // progress deadline.
-import type { PullProgress } from '../../docker/types';
-import { DeadlineExceededError } from '../../errors';
-import type { Logger } from '../../util/logger';
+import type { PullProgress } from '../../../docker/types';
+import { DeadlineExceededError } from '../../../errors';
+import type { Logger } from '../../../util/logger';
 
 /** How often a long pull's progress is logged. */
 const PROGRESS_LOG_INTERVAL_MS = 10_000;
