@@ -82,12 +82,9 @@ describe('SPDY/3 framing', () => {
     const compressed = await sender.deflate({ junk: ['\0'.repeat(MAX_HEADER_BLOCK_BYTES - 16)] });
     assert.ok(compressed.length < 200, `${compressed.length} bytes compressed`);
     await assert.rejects(receiver.inflate(compressed), (err: Error) => err instanceof HeaderBlockError && /over 256 values/.test(err.message));
-    // Before the bound, decoding it made 65,521 strings (some 2 ms a block) and went on.
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < 1000; i++) assert.throws(() => decodeHeaderBlock(block), HeaderBlockError);
-    const perBlockUs = Number(process.hrtime.bigint() - started) / 1000 / 1000;
-    console.log(`a block of 65,520 NULs refused in ${perBlockUs.toFixed(1)} µs`);
-    assert.ok(perBlockUs < 500, `${perBlockUs} µs a block`);
+    // Before the bound, decoding it made 65,521 strings (some 2 ms a block) and went on; now the
+    // count stops it at the 257th value (a count, not a time: timings are the bench's).
+    assert.throws(() => decodeHeaderBlock(block), (err: Error) => err instanceof HeaderBlockError && /over 256 values/.test(err.message));
     sender.close();
     receiver.close();
   });
