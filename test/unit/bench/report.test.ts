@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { medianNetOfIdle, netOfIdle } from '../../../bench/polling';
 import { busyTicksFromProcStat, cpuTicksFromStat, memoryFieldFromStatus, preciseCpuMs, runNsFromSchedstat } from '../../../bench/procfs';
 import { endpointOf, requestsIn } from '../../../bench/request-counter';
-import { type BenchResult, checkTargets, renderTable, renderTargets } from '../../../bench/report';
+import { type BenchResult, checkTargets, renderTable, renderTargets, type TargetCheck } from '../../../bench/report';
 import { percentile, ratio, summarize } from '../../../bench/stats';
 
 describe('bench statistics', () => {
@@ -215,6 +215,23 @@ describe('bench targets', () => {
     assert.ok(checks.some((c) => c.target === 'ListContainerStats at 10 containers: p50 <= 25 ms'));
     assert.match(checks[1]!.target, /ListContainers at 10 containers/);
     assert.match(renderTargets(checks), /^MISS {2}RunPodSandbox/);
+  });
+
+  it('judges a lifecycle call with a floor row by its cost above the floor, 10% of the floor at most', () => {
+    const base = sample({ lifeRatio: 1.5, readRatio: 0.5, cpu: { shim: 1, raw: 30 }, idleRss: 50 * 1024 * 1024 });
+    const at = (shimP50: number, floorP50: number): Omit<BenchResult, 'targets'> => ({
+      ...base,
+      lifecycle: [{ ...base.lifecycle[0]!, shim: { n: 3, p50: shimP50, p95: shimP50, mean: shimP50, max: shimP50 }, raw: { n: 3, p50: 4, p95: 4, mean: 4, max: 4 } }],
+      lifecycleFloor: [{ call: 'RunPodSandbox', rawCall: 'create + start', shim: { n: 3, p50: floorP50, p95: floorP50, mean: floorP50, max: floorP50 }, raw: { n: 3, p50: 4, p95: 4, mean: 4, max: 4 }, ratioP50: floorP50 / 4 }],
+    });
+    const life = (r: Omit<BenchResult, 'targets'>): TargetCheck => checkTargets(r).find((c) => c.target.startsWith('RunPodSandbox'))!;
+    // 1.375x raw, but only 10% above the floor (1.25x raw): the floor binds, and passes.
+    assert.equal(life(at(5.5, 5)).pass, true, renderTargets([life(at(5.5, 5))]));
+    assert.equal(life(at(5.51, 5)).pass, false);
+    assert.match(life(at(5.5, 5)).value, /5\.50 vs 5\.00 ms \(raw 4\.00\): \+10\.0%/);
+    // Without a floor row the raw side binds.
+    assert.match(life(base).target, /shim\/raw p50 <= 1\.1 \(no floor measured\)/);
+    assert.equal(life(base).pass, false);
   });
 
   it('judges ImageFsInfo at the largest level, and only on a store of 50,000 files or more', () => {
