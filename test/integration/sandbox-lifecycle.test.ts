@@ -177,6 +177,8 @@ describe('pod sandbox lifecycle', () => {
       rejectsWith(Code.ALREADY_EXISTS, new RegExp(`k8s_POD_${config.metadata!.name}.*already in use by running sandbox ${first}`)),
     );
     await dockerApi().getContainer(first).stop({ t: 0 });
+    // Stopped behind its back: the shim's store has it stopped once Docker's events reached it.
+    await waitFor('the shim to see the sandbox stopped', async () => (await f.client.runtime.PodSandboxStatus({ podSandboxId: first })).status?.state === 'SANDBOX_NOTREADY');
     const { podSandboxId: second } = await f.client.runtime.RunPodSandbox({ config });
     assert.notEqual(second, first);
     await assert.rejects(dockerApi().getContainer(first).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
