@@ -18,6 +18,7 @@ import { podSandboxStatus } from '../../../../src/shim/sandbox/pod-sandbox-statu
 import { removePodSandbox } from '../../../../src/shim/sandbox/remove-pod-sandbox';
 import { PAUSE_STOP_GRACE_SECONDS } from '../../../../src/shim/sandbox/support/pod-containers';
 import { stopPodSandbox } from '../../../../src/shim/sandbox/stop-pod-sandbox';
+import type { ShimContext } from '../../../../src/shim/context';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { waitFor } from '../../../support/poll';
 import { failure, failureCode } from '../../../support/rejection';
@@ -298,52 +299,43 @@ describe('sandbox handlers over the fake Docker', () => {
     });
 
     /**
-     * The shim behind its caching client over a started cache, and a container of pod A created
-     * through it a moment ago while Docker holds back every inspect: the create's refresh is
-     * still pending (no create event comes, so the cache inspects by itself), and the fake
-     * starts it behind the cache's back, so the cache has applied neither.
+     * Runs `call` on the shim behind its caching client over a started cache, with a container
+     * of pod A created through it a moment before while Docker holds back every inspect: the
+     * create's refresh is pending (no create event comes, so the cache inspects by itself), and
+     * the fake starts it behind the cache's back, so the cache has applied neither. The
+     * inspects are let go once the call asked Docker for the pod's containers, past the
+     * catch-up wait. Answers the container's ID.
      */
-    async function createdWhileInspectsHeld(cache: DockerStateCache): Promise<{ shim: typeof f.shim; id: string; release: () => void }> {
+    async function pastTheCatchUpWait(call: (shim: ShimContext) => Promise<unknown>): Promise<string> {
+      const cache = new DockerStateCache(f.docker, silentLogger());
       await cache.start();
       const docker = new CachingDockerClient(f.docker, cache);
-      const shim = { ...f.shim, docker, objects: new ShimObjectStore(f.docker, cache) };
-      const hold = f.docker.hold('inspectContainer');
-      const id = await docker.createContainer(lateMember());
-      await f.docker.startContainer(id);
-      f.docker.calls.length = 0;
-      return { shim, id, release: () => hold.release() };
+      const held = f.docker.hold('inspectContainer');
+      try {
+        const id = await docker.createContainer(lateMember());
+        await f.docker.startContainer(id);
+        f.docker.calls.length = 0;
+        const calling = call({ ...f.shim, docker, objects: new ShimObjectStore(f.docker, cache) });
+        await waitFor('the pod\'s containers asked of Docker', () => f.docker.argsOf('listContainers').length === 1, { timeoutMs: CATCH_UP_WAIT_MS + 3_000 });
+        held.release();
+        await calling;
+        return id;
+      } finally {
+        held.release();
+        await cache.stop();
+      }
     }
 
     it('StopPodSandbox kills a container created and started a moment ago whose refresh is held past the catch-up wait: from Docker\'s list', async () => {
-      const cache = new DockerStateCache(f.docker, silentLogger());
-      const { shim, id, release } = await createdWhileInspectsHeld(cache);
-      try {
-        const stopping = stopPodSandbox(shim, { podSandboxId: POD_A }, callContext('StopPodSandbox'));
-        await waitFor('the pod\'s containers asked of Docker', () => f.docker.argsOf('listContainers').length === 1, { timeoutMs: CATCH_UP_WAIT_MS + 3_000 });
-        release();
-        await stopping;
-        assert.deepEqual(f.docker.argsOf('stopContainer').slice(0, 2).sort(), [[A_APP, 0], [id, 0]].sort());
-        assert.equal(f.docker.containers.get(id)?.State.Running, false);
-      } finally {
-        release();
-        await cache.stop();
-      }
+      const id = await pastTheCatchUpWait((shim) => stopPodSandbox(shim, { podSandboxId: POD_A }, callContext('StopPodSandbox')));
+      assert.deepEqual(f.docker.argsOf('stopContainer').slice(0, 2).sort(), [[A_APP, 0], [id, 0]].sort());
+      assert.equal(f.docker.containers.get(id)?.State.Running, false);
     });
 
     it('RemovePodSandbox removes a container created a moment ago whose refresh is held past the catch-up wait: from Docker\'s list', async () => {
-      const cache = new DockerStateCache(f.docker, silentLogger());
-      const { shim, id, release } = await createdWhileInspectsHeld(cache);
-      try {
-        const removing = removePodSandbox(shim, { podSandboxId: POD_A }, callContext('RemovePodSandbox'));
-        await waitFor('the pod\'s containers asked of Docker', () => f.docker.argsOf('listContainers').length === 1, { timeoutMs: CATCH_UP_WAIT_MS + 3_000 });
-        release();
-        await removing;
-        assert.deepEqual(f.docker.argsOf('removeContainer').sort(), [[A_APP, REMOVE_QUERY], [POD_A, REMOVE_QUERY], [id, REMOVE_QUERY]].sort());
-        assert.equal(f.docker.containers.has(id), false);
-      } finally {
-        release();
-        await cache.stop();
-      }
+      const id = await pastTheCatchUpWait((shim) => removePodSandbox(shim, { podSandboxId: POD_A }, callContext('RemovePodSandbox')));
+      assert.deepEqual(f.docker.argsOf('removeContainer').sort(), [[A_APP, REMOVE_QUERY], [POD_A, REMOVE_QUERY], [id, REMOVE_QUERY]].sort());
+      assert.equal(f.docker.containers.has(id), false);
     });
   });
 
