@@ -4,7 +4,8 @@
 // mutating calls go to Docker and return as soon as Docker answered, while the cache refreshes
 // what they changed: a read from the cache (here and in the object store) waits for the
 // refreshes of every mutating call that returned before it, so it reflects them (the caller of
-// a create or a stop does not also wait for an inspect it has no use for).
+// a create or a stop does not also wait for an inspect it has no use for); one still pending
+// past CATCH_UP_WAIT_MS sends the read to Docker.
 // Documents handed out are shared with the cache: callers read them and never modify them.
 import type { Duplex, Readable } from 'node:stream';
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from '../docker/client';
@@ -43,8 +44,7 @@ export class CachingDockerClient implements DockerClient {
 
   async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     opts?.signal?.throwIfAborted();
-    await this.cache.caughtUp(opts?.signal);
-    if (this.cache.synced && isFullId(id)) {
+    if ((await this.cache.caughtUp(opts?.signal)) && isFullId(id)) {
       const held = this.cache.containers.get(id);
       if (held) return held;
     }
@@ -210,7 +210,9 @@ export class CachingDockerClient implements DockerClient {
    * says so of the container as held: the cache takes the refresh that event sets off for the
    * call's own (see DockerStateCache.expectEvent); otherwise as `afterwards`. The container is
    * judged as held once the shim's own changes are applied: a stop's refresh still under way
-   * would have it running, and an event Docker will not send waited for.
+   * would have it running, and an event Docker will not send waited for. (Past
+   * CATCH_UP_WAIT_MS it is judged as held all the same: a wrong guess costs an inspect more,
+   * or the call's refresh OWN_EVENT_WAIT_MS later, never a wrong document.)
    */
   private async announcedBy(action: string, idOrName: string, announces: (held: ContainerInspect) => boolean, call: () => Promise<void>, opts?: CallOptions): Promise<void> {
     await this.cache.caughtUp(opts?.signal);

@@ -40,7 +40,9 @@ export const OWN_EVENT_WAIT_MS = 200;
 /**
  * The longest a read waits for the shim's own changes to be applied (see `caughtUp`): a
  * container Docker is slow to inspect must not hold up the reads of every other pod. Past it
- * the read answers from what the cache holds, as one made a moment earlier would have.
+ * the read goes to Docker, as while unsynced: what the cache holds may still lack a container
+ * the shim made a moment ago (which a StopPodSandbox must not leave running, nor a
+ * StartContainer answer NOT_FOUND for), or show one as it was before the shim's last call.
  */
 export const CATCH_UP_WAIT_MS = 2_000;
 
@@ -189,18 +191,20 @@ export class DockerStateCache {
   }
 
   /**
-   * Resolves once every change tracked so far is applied, or after CATCH_UP_WAIT_MS; at once
-   * when none is pending, or while unsynced (reads go to Docker then). The caller's signal ends
-   * the wait.
+   * Whether the cache may answer a read now: true once every change tracked so far is applied
+   * with the cache synced; false while unsynced, when it went unsynced meanwhile (a failed
+   * refresh desyncs it), or after CATCH_UP_WAIT_MS (a change still pending): the read then
+   * goes to Docker. At once when none is pending. The caller's signal ends the wait.
    */
-  async caughtUp(signal?: AbortSignal): Promise<void> {
-    if (this.ownChanges.size === 0 || !this.synced) return;
-    const applied = Promise.all(this.ownChanges);
+  async caughtUp(signal?: AbortSignal): Promise<boolean> {
+    if (!this.synced) return false;
+    if (this.ownChanges.size === 0) return true;
+    // A tracked change never rejects: a failed refresh desyncs the cache instead.
+    const applied = Promise.all(this.ownChanges).then(() => true);
     let timer: NodeJS.Timeout | undefined;
-    const waitedLongEnough = new Promise<void>((resolve) => (timer = setTimeout(resolve, CATCH_UP_WAIT_MS)));
+    const waitedLongEnough = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CATCH_UP_WAIT_MS)));
     try {
-      // A tracked change never rejects: a failed refresh desyncs the cache instead.
-      await abortable(Promise.race([applied, waitedLongEnough]), signal);
+      return (await abortable(Promise.race([applied, waitedLongEnough]), signal)) && this.synced;
     } finally {
       clearTimeout(timer);
     }

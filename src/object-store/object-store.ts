@@ -78,9 +78,9 @@ export class ShimObjectStore implements ObjectFinder {
 
   private async listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
     const held = this.held;
-    if (!held?.synced) return listObjectsFromDocker(this.docker, query, opts);
-    // What the shim's own calls changed, as they returned before this list was asked for.
-    await held.caughtUp(opts?.signal);
+    // What the shim's own calls changed, as they returned before this list was asked for: from
+    // the cache once it applied them, else from Docker (a create a moment ago is never missed).
+    if (!held || !(await held.caughtUp(opts?.signal))) return listObjectsFromDocker(this.docker, query, opts);
     const matched: ContainerInspect[] = [];
     for (const c of held.containers.values()) {
       const o = this.objectOf(c, undefined);

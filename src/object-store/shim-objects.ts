@@ -1,6 +1,6 @@
 // The shim's own Docker containers (pods' pause containers and pods' containers) as the CRI
 // lists see them, and the one typed query over them: kind (or any kind), ID prefix, pod
-// sandbox ID prefix, CRI label selector, CRI state. Pure: ./object-store.ts answers the query
+// sandbox ID prefix, Docker name, CRI label selector, CRI state. Pure: ./object-store.ts answers the query
 // from the state cache's inspect documents, or from the one Docker list call `dockerListOf`
 // makes, through the same matcher.
 import type { ContainerInspect, ContainerSummary, DockerFilters } from '../docker/types';
@@ -22,6 +22,8 @@ export interface ObjectQuery {
   id?: string;
   /** A container's pod sandbox ID or a prefix of it ('' or absent: any). */
   sandboxId?: string;
+  /** Docker's name, whole, without the leading '/' ('' or absent: any). */
+  name?: string;
   /** CRI's label selector: every key=value among the object's CRI labels. */
   labels?: Readonly<Record<string, string>> | null;
   /** CRI's state. */
@@ -141,10 +143,11 @@ export function objectFromSummary(c: ContainerSummary): ShimObject | undefined {
 }
 
 /** The one matcher: every part of the query holds for the object (IDs as prefixes). */
-export function matchesObjectQuery(o: Pick<ShimObject, 'kind' | 'id' | 'sandboxId' | 'labels' | 'state'>, q: ObjectQuery): boolean {
+export function matchesObjectQuery(o: Pick<ShimObject, 'kind' | 'id' | 'sandboxId' | 'labels' | 'state'> & Partial<Pick<ShimObject, 'name'>>, q: ObjectQuery): boolean {
   if (q.kind !== 'any' && o.kind !== q.kind) return false;
   if (q.id && !o.id.startsWith(q.id)) return false;
   if (q.sandboxId && !o.sandboxId.startsWith(q.sandboxId)) return false;
+  if (q.name && o.name !== q.name) return false;
   if (q.state !== undefined && o.state !== q.state) return false;
   return matchesLabelSelector(o.labels, q.labels);
 }
@@ -168,7 +171,8 @@ const HEX = /^[0-9a-f]+$/;
  * The Docker list call that holds every object the query matches (a superset: the matcher
  * decides), or undefined when nothing can match (an ID part that is not hex). CRI labels are
  * Docker labels of the same key; a sandbox ID narrows Docker's list only when whole; Docker's
- * id filter matches anywhere in the ID. RUNNING containers are exactly Docker's running ones
+ * id filter matches anywhere in the ID, its name filter is a regular expression (the name is
+ * anchored and its specials escaped). RUNNING containers are exactly Docker's running ones
  * (State.Running holds while paused or restarting), READY pods among them.
  */
 export function dockerListOf(q: ObjectQuery): { all: boolean; filters: DockerFilters } | undefined {
@@ -178,6 +182,7 @@ export function dockerListOf(q: ObjectQuery): { all: boolean; filters: DockerFil
   for (const [k, v] of Object.entries(q.labels ?? {})) label.push(`${k}=${v}`);
   const filters: DockerFilters = { label };
   if (q.id) filters.id = [q.id];
+  if (q.name) filters.name = [`^/${q.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`];
   return { all: q.state !== 'CONTAINER_RUNNING' && q.state !== 'SANDBOX_READY', filters };
 }
 

@@ -1,16 +1,19 @@
 // The pod sandbox lifecycle against real Docker: run, status, list, stop, remove; what
 // happens when the pause container dies or disappears behind the shim's back; stale names;
-// the pod's own containers being stopped and removed with it; checkpoints on disk.
+// the pod's own containers being stopped and removed with it, those the shim made a moment
+// before too (with Docker slow to inspect, and with the state cache unsynced); checkpoints on disk.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { status as Code } from '@grpc/grpc-js';
-import { rejectsWith } from '../support/client';
+import { rejectsWith, type CriClient } from '../support/client';
+import type { DockerProxy } from '../support/docker-proxy';
 import { dockerApi, TEST_PAUSE_IMAGE } from '../support/images';
 import { waitFor } from '../support/poll';
 import { useShim } from '../support/fixture';
-import { podConfig, startBeside } from '../support/pods';
+import { busybox, podConfig, startBeside, type TestPod } from '../support/pods';
+import { CATCH_UP_WAIT_MS } from '../../src/docker-cache/state-cache';
 
 const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
 /** The labels CreateContainer gives a container of pod `id`. */
@@ -177,6 +180,8 @@ describe('pod sandbox lifecycle', () => {
       rejectsWith(Code.ALREADY_EXISTS, new RegExp(`k8s_POD_${config.metadata!.name}.*already in use by running sandbox ${first}`)),
     );
     await dockerApi().getContainer(first).stop({ t: 0 });
+    // Stopped behind its back: the shim's store has it stopped once Docker's events reached it.
+    await waitFor('the shim to see the sandbox stopped', async () => (await f.client.runtime.PodSandboxStatus({ podSandboxId: first })).status?.state === 'SANDBOX_NOTREADY');
     const { podSandboxId: second } = await f.client.runtime.RunPodSandbox({ config });
     assert.notEqual(second, first);
     await assert.rejects(dockerApi().getContainer(first).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
@@ -232,5 +237,66 @@ describe('pod sandbox lifecycle', () => {
     const opts = (await dockerApi().getContainer(id).inspect()).HostConfig.SecurityOpt as string[];
     assert.ok(opts.some((o) => o.startsWith('seccomp=') && o.includes('SCMP_ACT_ALLOW')), JSON.stringify(opts));
     await f.client.runtime.RemovePodSandbox({ podSandboxId: id });
+  });
+});
+
+describe('pod sandbox lifecycle: containers the shim made a moment before the pod is stopped or removed', () => {
+  const f = useShim();
+  const { run } = f;
+
+  /** A busybox container of `pod` that ends at once on SIGTERM, created (and started) through `client`. */
+  async function member(client: CriClient, pod: TestPod, name: string, start: boolean): Promise<string> {
+    const config = busybox(run, name, { command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'] });
+    const { containerId } = await client.runtime.CreateContainer({ podSandboxId: pod.id, config, sandboxConfig: pod.config });
+    if (start) await client.runtime.StartContainer({ containerId });
+    return containerId;
+  }
+  const running = async (id: string): Promise<boolean> => (await dockerApi().getContainer(id).inspect()).State.Running;
+  const gone = (id: string) => assert.rejects(dockerApi().getContainer(id).inspect(), (e: { statusCode?: number }) => e.statusCode === 404);
+
+  /** Right after StartContainer, StopPodSandbox; right after CreateContainer, RemovePodSandbox: nothing is left running, nothing behind. */
+  async function stopAndRemoveRightAfter(client: CriClient, pod: TestPod): Promise<void> {
+    const started = await member(client, pod, 'started', true);
+    await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
+    assert.equal(await running(started), false, 'the container started a moment before is stopped with the pod');
+    assert.equal(await running(pod.id), false);
+    const created = await member(client, pod, 'created', false);
+    await client.runtime.RemovePodSandbox({ podSandboxId: pod.id });
+    await gone(started);
+    await gone(created);
+    await gone(pod.id);
+  }
+
+  /** Whether the proxy passed Docker a list of the pod's containers by its sandbox label. */
+  const listedPodContainers = (proxy: DockerProxy, podId: string): boolean =>
+    proxy.requests.some((r) => r.includes('/containers/json') && decodeURIComponent(r).includes(`io.kubernetes.sandbox.id=${podId}`));
+
+  it('stops and removes them with the pod (the state cache applied their changes)', async () => {
+    await stopAndRemoveRightAfter(f.client, await f.startPod('late'));
+  });
+
+  it('stops and removes them with the pod while Docker is slower than CATCH_UP_WAIT_MS to inspect (from Docker’s list)', async () => {
+    const { shim, proxy } = await f.startShimBehindProxy();
+    const pod = await f.startPod('late-slow', {}, shim.client);
+    // Every container inspect, the state cache's refreshes among them, is answered late.
+    proxy.delay(/^GET \/(v[\d.]+\/)?containers\/[0-9a-f]{64}\/json/, CATCH_UP_WAIT_MS + 1_500);
+    await stopAndRemoveRightAfter(shim.client, pod);
+    assert.ok(listedPodContainers(proxy, pod.id), 'the pod’s containers came from Docker’s list');
+  });
+
+  it('stops and removes them with the pod while the state cache is not synced (from Docker’s list)', async () => {
+    const { shim, proxy } = await f.startShimBehindProxy();
+    const pod = await f.startPod('late-unsynced', {}, shim.client);
+    // The event stream is cut and refused from now on: the cache stays unsynced, the rest passes.
+    proxy.answer(/^GET \/(v[\d.]+\/)?events/, 500, 'event stream refused by the test');
+    await proxy.down();
+    await proxy.up();
+    await waitFor('the shim’s lists to go to Docker', async () => {
+      const seen = proxy.requests.length;
+      await shim.client.runtime.ListPodSandbox({ filter: { id: pod.id } });
+      return proxy.requests.slice(seen).some((r) => r.includes('/containers/json'));
+    });
+    await stopAndRemoveRightAfter(shim.client, pod);
+    assert.ok(listedPodContainers(proxy, pod.id), 'the pod’s containers came from Docker’s list');
   });
 });

@@ -23,6 +23,8 @@ export class DockerProxy {
   private readonly open = new Set<net.Socket>();
   /** Holds each request this long before passing it on (a slow daemon). */
   delayMs = 0;
+  /** Requests held longer than the rest (see `delay`). */
+  private readonly delays: Array<{ line: RegExp; ms: number }> = [];
   /** Chunks of request data received from clients so far (connections are kept alive and reused). */
   received = 0;
   /** "METHOD path?query" of every request seen so far, in order. */
@@ -43,6 +45,8 @@ export class DockerProxy {
 
   async up(): Promise<void> {
     fs.rmSync(this.socketPath, { force: true });
+    /** Each connection's last chunk passed on (or waiting to be). */
+    const ordered = new WeakMap<net.Socket, Promise<void>>();
     const server = net.createServer((client) => {
       const upstream = net.connect(this.target);
       this.clients.add(client);
@@ -77,8 +81,22 @@ export class DockerProxy {
             return;
           }
         }
-        if (this.delayMs === 0) upstream.write(chunk);
-        else setTimeout(() => upstream.writable && upstream.write(chunk), this.delayMs).unref();
+        const lines = requestsIn(chunk.toString('latin1')).map((r) => r.line);
+        const delayMs = Math.max(this.delayMs, ...this.delays.filter((d) => lines.some((l) => d.line.test(l))).map((d) => d.ms));
+        const before = ordered.get(client);
+        if (delayMs === 0 && before === undefined) {
+          upstream.write(chunk);
+          return;
+        }
+        // Each chunk `delayMs` after it came, in order: one held longer holds back what follows it.
+        const due = Date.now() + delayMs;
+        const sent = (before ?? Promise.resolve()).then(async () => {
+          const wait = due - Date.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait).unref());
+          if (upstream.writable) upstream.write(chunk);
+        });
+        ordered.set(client, sent);
+        void sent.then(() => ordered.get(client) === sent && ordered.delete(client));
       });
     });
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(this.socketPath, resolve));
@@ -92,6 +110,15 @@ export class DockerProxy {
    */
   answer(line: RegExp, status: number, message: string): void {
     this.answers.push({ line, status, message });
+  }
+
+  /**
+   * Holds the requests whose "METHOD path?query" line matches `line` `ms` before passing them
+   * on (one kind of request Docker is slow to answer), and behind them whatever follows on
+   * their connection.
+   */
+  delay(line: RegExp, ms: number): void {
+    this.delays.push({ line, ms });
   }
 
   /**

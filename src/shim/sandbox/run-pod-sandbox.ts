@@ -10,7 +10,6 @@ import { AlreadyExistsError, DockerConflictError, errorMessage } from '../../err
 import type { PodRef } from '../../network/network-host';
 import { rfc3339ToNanos } from '../../util/time';
 import type { ShimContext } from '../context';
-import { CONTAINER_TYPE_LABEL, TYPE_SANDBOX } from '../../conventions/labels';
 import { sandboxCreateSpec } from '../../translate/to-docker/sandbox-create-spec';
 import { ensureImage } from './support/ensure-image';
 import { planSandbox, type SandboxPlan } from '../../translate/to-docker/sandbox-plan';
@@ -50,17 +49,20 @@ async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSp
     if (!(err instanceof DockerConflictError)) throw err;
   }
   const name = spec.name!;
-  const [existing] = await shim.docker.listContainers({ all: true, filters: { name: [`^/${name}$`] } }, opts);
+  // Only a sandbox of the shim's own is cleared. The store holds nothing else: when none of
+  // its objects has the name (a container the shim did not make holds it, or it went
+  // meanwhile), the create is tried again and Docker's refusal, naming the holder, stands.
+  const [existing] = await shim.objects.list({ kind: 'any', name }, opts);
   if (existing) {
-    const ours = existing.Labels?.[CONTAINER_TYPE_LABEL] === TYPE_SANDBOX;
-    if (!ours || existing.State === 'running') {
+    const isSandbox = existing.kind === 'sandbox';
+    if (!isSandbox || existing.status === 'running') {
       throw new AlreadyExistsError(
-        `pod sandbox name ${name} is already in use by ${ours ? 'running sandbox' : 'container'} ${existing.Id}; stop and remove it first`,
+        `pod sandbox name ${name} is already in use by ${isSandbox ? 'running sandbox' : 'container'} ${existing.id}; stop and remove it first`,
       );
     }
-    shim.log.info({ name, stale: existing.Id, state: existing.State }, 'removing a stale sandbox container of the same name');
-    await removeContainerIfPresent(shim.docker, existing.Id);
-    await shim.checkpoints.remove(existing.Id);
+    shim.log.info({ name, stale: existing.id, state: existing.status }, 'removing a stale sandbox container of the same name');
+    await removeContainerIfPresent(shim.docker, existing.id);
+    await shim.checkpoints.remove(existing.id);
   }
   return shim.docker.createContainer(spec, opts);
 }

@@ -1,7 +1,8 @@
 // The caching client's mutating calls against the fake Docker (test/support/fake-docker.ts):
 // each answers as soon as Docker did, not after the cache's inspect of what it changed, and a
 // read from the cache made after it (an inspect, or the object store's list) waits for that
-// inspect, so it still reflects the change; while one is
+// inspect, so it still reflects the change (past CATCH_UP_WAIT_MS, or with the cache unsynced
+// meanwhile, the read goes to Docker); while one is
 // being applied, the cache's version (what kept list answers are checked against) is undefined.
 // A create, a start and a stop that Docker announces with an event (which it sends before its
 // answer) cost one inspect, the one that event sets off, not a second of the call's own.
@@ -11,6 +12,7 @@ import type { ContainerInspect } from '../../../src/docker/types';
 import { CachingDockerClient } from '../../../src/docker-cache/caching-client';
 import { CATCH_UP_WAIT_MS, DockerStateCache, OWN_EVENT_WAIT_MS } from '../../../src/docker-cache/state-cache';
 import { ShimObjectStore } from '../../../src/object-store/object-store';
+import { DockerServerError } from '../../../src/errors';
 import { silentLogger } from '../../../src/util/logger';
 import { FakeDocker, type Hold } from '../../support/fake-docker';
 import { waitFor } from '../../support/poll';
@@ -54,8 +56,11 @@ describe('caching client: mutating calls', () => {
   });
 
   let objects: ShimObjectStore;
+  /** The fake Docker of the last `started`. */
+  let fake: FakeDocker;
   /** The caching client over `docker`, with the cache started; `objects` lists from that cache. */
   async function started(docker: FakeDocker): Promise<CachingDockerClient> {
+    fake = docker;
     cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 });
     await cache.start();
     docker.calls.length = 0;
@@ -198,13 +203,36 @@ describe('caching client: mutating calls', () => {
     assert.equal(listing.settled, false, 'a list waits for the stop’s refresh');
   });
 
-  it('a read waits at most CATCH_UP_WAIT_MS for a change Docker is slow to inspect, then answers from what is held', async () => {
+  it('a list waits at most CATCH_UP_WAIT_MS for a change Docker is slow to inspect, then asks Docker', async () => {
     await stoppedWhileInspectsHeld();
     const asked = Date.now();
     const list = await listed();
     const waitedMs = Date.now() - asked;
-    assert.deepEqual(list.map((c) => c.status), ['running'], 'the document held before the stop');
-    assert.ok(waitedMs >= CATCH_UP_WAIT_MS - 10 && waitedMs < CATCH_UP_WAIT_MS + 1_000, `waited ${waitedMs} ms`);
+    assert.deepEqual(list.map((c) => c.status), ['exited'], 'Docker’s list, not the document held before the stop');
+    assert.equal(fake.argsOf('listContainers').length, 1);
+    assert.ok(waitedMs >= CATCH_UP_WAIT_MS - 10, `waited ${waitedMs} ms`);
+  });
+
+  it('an inspect waits at most CATCH_UP_WAIT_MS for a change Docker is slow to inspect, then asks Docker', async () => {
+    const client = await stoppedWhileInspectsHeld();
+    const inspecting = client.inspectContainer(ID_A);
+    // The stop's own refresh (no die event comes) is the first, OWN_EVENT_WAIT_MS after it.
+    await waitFor('the inspect asked of Docker', () => inspects(fake) === 2, { timeoutMs: CATCH_UP_WAIT_MS + 3_000 });
+    for (const h of held.splice(0)) h.release();
+    assert.equal((await inspecting).State.Running, false, 'Docker’s answer, not the document held before the stop');
+  });
+
+  it('a read whose wait ends with the cache unsynced (the refresh failed) asks Docker', async () => {
+    const client = await stoppedWhileInspectsHeld();
+    fake.fail('inspectContainer', { error: new DockerServerError('daemon busy', 500), times: 1 });
+    const listing = listed();
+    await turns();
+    for (const h of held.splice(0)) h.release();
+    assert.deepEqual((await listing).map((c) => c.status), ['exited'], 'Docker’s list, not the document held before the stop');
+    // The resync the failure set off lists every container of the shim's; the store's list asks for its kind.
+    const storeLists = fake.argsOf('listContainers').filter(([q]) => JSON.stringify(q).includes(`${TYPE}=container`));
+    assert.equal(storeLists.length, 1, 'the list went to Docker');
+    assert.equal((await client.inspectContainer(ID_A)).State.Running, false);
   });
 
   it('a read given up while it waits ends with its caller’s reason', async () => {

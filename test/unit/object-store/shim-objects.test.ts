@@ -156,6 +156,17 @@ describe('the typed query over the shim’s objects', () => {
     assert.equal(dockerListOf({ kind: 'container', state: 'CONTAINER_RUNNING' })!.all, false);
     assert.equal(dockerListOf({ kind: 'sandbox', state: 'SANDBOX_READY' })!.all, false);
     assert.equal(dockerListOf({ kind: 'sandbox', state: 'SANDBOX_NOTREADY' })!.all, true);
+    assert.deepEqual(dockerListOf({ kind: 'any', name: 'k8s_POD_web.v2_default_u+1_0' }), {
+      all: true,
+      filters: { label: [TYPE], name: ['^/k8s_POD_web\\.v2_default_u\\+1_0$'] },
+    }, 'a name is whole: anchored, its regular-expression specials escaped');
+  });
+
+  it('matches a name whole', () => {
+    const [, , app] = objects();
+    assert.deepEqual(ids({ kind: 'any', name: app!.name }), [APP]);
+    assert.deepEqual(ids({ kind: 'any', name: app!.name.slice(0, -1) }), [], 'not a prefix');
+    assert.deepEqual(ids({ kind: 'sandbox', name: app!.name }), [], 'every part holds');
   });
 
   it('groups containers by pod', () => {
@@ -185,6 +196,7 @@ describe('the store of the shim’s objects: the typed query answered by Docker 
     { kind: 'sandbox', id: '6f1c2f0e-3b1a' },
     { kind: 'any' },
     { kind: 'any', id: 'b' },
+    { kind: 'any', name: `k8s_POD_web_default_uid-${POD.slice(0, 3)}_0` },
   ];
 
   it('gives the same objects, the cache’s newest first and carrying its documents and asking Docker nothing', async () => {

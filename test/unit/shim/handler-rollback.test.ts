@@ -15,7 +15,9 @@ import { callContext, fakeShimContext, type FakeShim } from '../../support/fake-
 import { waitFor } from '../../support/poll';
 import { failure } from '../../support/rejection';
 import { containerConfig, sandboxConfig } from '../../support/fixtures/cri';
-import { runningState } from '../../support/fixtures/docker-container';
+import { sandboxCheckpoint } from '../../support/fixtures/checkpoint';
+import { runningState, type DockerState } from '../../support/fixtures/docker-container';
+import { exitedState } from '../../support/fixtures/shim-containers';
 
 const REMOVE_QUERY = { force: true, removeVolumes: true };
 const POD_NAME = 'k8s_POD_web_default_u-1_0';
@@ -118,6 +120,47 @@ describe('RunPodSandbox rollback', () => {
     await assertRolledBack(id);
     const remove = f.docker.calls.find((c) => c.method === 'removeContainer');
     assert.equal(remove?.signal, undefined, 'the removal is not bound to the cancelled call');
+  });
+});
+
+describe('RunPodSandbox over a name already in use', () => {
+  let f: FakeShim;
+  beforeEach(async () => (f = await fakeShimContext()));
+  afterEach(() => f.close());
+
+  const run = () => runPodSandbox(f.shim, runRequest(), callContext('RunPodSandbox'));
+  const holder = (labels: Record<string, string>, state: Partial<DockerState> = runningState()) => f.docker.addContainer({ Name: `/${POD_NAME}`, State: state, Config: { Labels: labels } });
+  const SANDBOX = { 'io.kubernetes.docker.type': 'podsandbox' };
+  /** The one query for the name (no state cache here: one Docker list, narrowed to the name). */
+  const NAME_LIST = [[{ all: true, filters: { label: ['io.kubernetes.docker.type'], name: [`^/${POD_NAME}$`] } }]];
+
+  it('removes a stopped sandbox of its own under that name, with its checkpoint, and creates the pod', async () => {
+    const stale = holder(SANDBOX, exitedState(0));
+    await f.shim.checkpoints.write(sandboxCheckpoint({ id: stale.Id, labels: {}, hostNetwork: false }));
+    const { podSandboxId } = await run();
+    assert.notEqual(podSandboxId, stale.Id);
+    assert.deepEqual(f.docker.argsOf('listContainers'), NAME_LIST);
+    assert.deepEqual(f.docker.argsOf('removeContainer'), [[stale.Id, REMOVE_QUERY]]);
+    assert.deepEqual(await f.shim.checkpoints.ids(), [podSandboxId]);
+    assert.equal(f.docker.byName(POD_NAME)?.Id, podSandboxId);
+  });
+
+  it('refuses a running sandbox under that name (ALREADY_EXISTS naming it), removing nothing', async () => {
+    const live = holder(SANDBOX);
+    const err = await failure(run());
+    assert.equal(toGrpcStatus(err).code, Code.ALREADY_EXISTS);
+    assert.match(err.message, new RegExp(`already in use by running sandbox ${live.Id}`));
+    assert.deepEqual(f.docker.argsOf('removeContainer'), []);
+  });
+
+  it('leaves a container the shim did not make to Docker: the create is tried again, and its refusal names the holder', async () => {
+    const foreign = holder({});
+    const err = await failure(run());
+    assert.equal(toGrpcStatus(err).code, Code.ALREADY_EXISTS);
+    assert.match(err.message, new RegExp(foreign.Id));
+    assert.equal(f.docker.argsOf('createContainer').length, 2);
+    assert.deepEqual(f.docker.argsOf('removeContainer'), []);
+    assert.ok(f.docker.containers.has(foreign.Id));
   });
 });
 

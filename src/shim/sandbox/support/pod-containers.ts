@@ -28,7 +28,12 @@ function ignoreGone(err: unknown): void {
   if (!(err instanceof DockerNotFoundError)) throw err;
 }
 
-/** The pod's containers (from the state cache while it is synced), or only those that still run. */
+/**
+ * The pod's containers, or only those that still run: those CreateContainer labelled with its
+ * sandbox ID (as dockershim's ListContainers filter found them), from the state cache once it
+ * applied the shim's own calls, else from Docker's list (the store's rule): a container created
+ * or started a moment ago is never missed, so never left running or behind.
+ */
 async function podContainerIds(objects: ShimContext['objects'], sandboxId: string, runningOnly: boolean, opts?: CallOptions): Promise<string[]> {
   const found = await objects.list({ kind: 'container', sandboxId }, opts);
   return found.filter((o) => !runningOnly || RUNNING_STATUSES.has(o.status)).map((o) => o.id);

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { status as Code } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { PodSandboxFilter__Output, PodSandboxState__Output } from '../../../../src/cri/types';
-import { DockerStateCache } from '../../../../src/docker-cache/state-cache';
+import { CachingDockerClient } from '../../../../src/docker-cache/caching-client';
+import { CATCH_UP_WAIT_MS, DockerStateCache } from '../../../../src/docker-cache/state-cache';
 import { DockerNotFoundError, DockerServerError, UnavailableError } from '../../../../src/errors';
 import { ShimObjectStore } from '../../../../src/object-store/object-store';
 import { silentLogger } from '../../../../src/util/logger';
@@ -17,6 +18,7 @@ import { podSandboxStatus } from '../../../../src/shim/sandbox/pod-sandbox-statu
 import { removePodSandbox } from '../../../../src/shim/sandbox/remove-pod-sandbox';
 import { PAUSE_STOP_GRACE_SECONDS } from '../../../../src/shim/sandbox/support/pod-containers';
 import { stopPodSandbox } from '../../../../src/shim/sandbox/stop-pod-sandbox';
+import type { ShimContext } from '../../../../src/shim/context';
 import { callContext, fakeShimContext, type FakeShim } from '../../../support/fake-context';
 import { waitFor } from '../../../support/poll';
 import { failure, failureCode } from '../../../support/rejection';
@@ -273,6 +275,12 @@ describe('sandbox handlers over the fake Docker', () => {
       assert.ok(await f.shim.checkpoints.read(POD_A));
     });
   });
+  /** What CreateContainer asks Docker to make for one more container of pod A (its image made present). */
+  const lateMember = () => {
+    f.docker.addImage('busybox:1');
+    return { name: 'k8s_late_web_default_uid-web_0', Image: 'busybox:1', Labels: { 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': POD_A } };
+  };
+
   describe('with the state cache synced', () => {
     it('Stop and RemovePodSandbox find the pod\'s containers in the cache: no Docker list', async () => {
       const cache = new DockerStateCache(f.docker, silentLogger());
@@ -288,6 +296,65 @@ describe('sandbox handlers over the fake Docker', () => {
       } finally {
         await cache.stop();
       }
+    });
+
+    /**
+     * Runs `call` on the shim behind its caching client over a started cache, with a container
+     * of pod A created through it a moment before while Docker holds back every inspect: the
+     * create's refresh is pending (no create event comes, so the cache inspects by itself), and
+     * the fake starts it behind the cache's back, so the cache has applied neither. The
+     * inspects are let go once the call asked Docker for the pod's containers, past the
+     * catch-up wait. Answers the container's ID.
+     */
+    async function pastTheCatchUpWait(call: (shim: ShimContext) => Promise<unknown>): Promise<string> {
+      const cache = new DockerStateCache(f.docker, silentLogger());
+      await cache.start();
+      const docker = new CachingDockerClient(f.docker, cache);
+      const held = f.docker.hold('inspectContainer');
+      try {
+        const id = await docker.createContainer(lateMember());
+        await f.docker.startContainer(id);
+        f.docker.calls.length = 0;
+        const calling = call({ ...f.shim, docker, objects: new ShimObjectStore(f.docker, cache) });
+        await waitFor('the pod\'s containers asked of Docker', () => f.docker.argsOf('listContainers').length === 1, { timeoutMs: CATCH_UP_WAIT_MS + 3_000 });
+        held.release();
+        await calling;
+        return id;
+      } finally {
+        held.release();
+        await cache.stop();
+      }
+    }
+
+    it('StopPodSandbox kills a container created and started a moment ago whose refresh is held past the catch-up wait: from Docker\'s list', async () => {
+      const id = await pastTheCatchUpWait((shim) => stopPodSandbox(shim, { podSandboxId: POD_A }, callContext('StopPodSandbox')));
+      assert.deepEqual(f.docker.argsOf('stopContainer').slice(0, 2).sort(), [[A_APP, 0], [id, 0]].sort());
+      assert.equal(f.docker.containers.get(id)?.State.Running, false);
+    });
+
+    it('RemovePodSandbox removes a container created a moment ago whose refresh is held past the catch-up wait: from Docker\'s list', async () => {
+      const id = await pastTheCatchUpWait((shim) => removePodSandbox(shim, { podSandboxId: POD_A }, callContext('RemovePodSandbox')));
+      assert.deepEqual(f.docker.argsOf('removeContainer').sort(), [[A_APP, REMOVE_QUERY], [POD_A, REMOVE_QUERY], [id, REMOVE_QUERY]].sort());
+      assert.equal(f.docker.containers.has(id), false);
+    });
+  });
+
+  describe('with the state cache not synced', () => {
+    it('Stop and RemovePodSandbox ask Docker for the pod\'s containers, one created a moment ago among them', async () => {
+      // Never started: it vouches for nothing, so every query is Docker's list.
+      const cache = new DockerStateCache(f.docker, silentLogger());
+      const docker = new CachingDockerClient(f.docker, cache);
+      const shim = { ...f.shim, docker, objects: new ShimObjectStore(f.docker, cache) };
+      const id = await docker.createContainer(lateMember());
+      await docker.startContainer(id);
+      f.docker.calls.length = 0;
+      await stopPodSandbox(shim, { podSandboxId: POD_A }, callContext('StopPodSandbox'));
+      assert.deepEqual(f.docker.argsOf('stopContainer').sort(), [[A_APP, 0], [POD_A, PAUSE_STOP_GRACE_SECONDS], [id, 0]].sort());
+      await removePodSandbox(shim, { podSandboxId: POD_A }, callContext('RemovePodSandbox'));
+      assert.deepEqual(f.docker.argsOf('removeContainer').sort(), [[A_APP, REMOVE_QUERY], [POD_A, REMOVE_QUERY], [id, REMOVE_QUERY]].sort());
+      const podList = { all: true, filters: { label: ['io.kubernetes.docker.type=container', `io.kubernetes.sandbox.id=${POD_A}`] } };
+      assert.deepEqual(f.docker.argsOf('listContainers').filter(([q]) => JSON.stringify(q) === JSON.stringify(podList)).length, 2, 'one list of the pod\'s containers per call');
+      await cache.stop();
     });
   });
 });
