@@ -303,11 +303,13 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   storage.onPassEnded(() => heapTrim.activity());
   state.onSnapshotSaved(() => heapTrim.activity());
   // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
+  // ExecSync's answers are garbage only once written out, up to seconds after the handler returned: a look follows that too.
   const rpcRecorder: RpcRecorder = {
     observe: (...call) => {
       metrics?.rpc.observe(...call);
       heapTrim.activity();
     },
+    answerWritten: () => heapTrim.activity(),
   };
   const heapGrowth = new StreamHeapGrowth();
   const streamingRecorder: StreamingRecorder = {

@@ -9,6 +9,7 @@
 // Documents handed out are shared with the cache: callers read them and never modify them.
 import type { Duplex, Readable } from 'node:stream';
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from '../docker/client';
+import type { FramePieceListener } from '../docker/stream-frames';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -186,8 +187,8 @@ export class CachingDockerClient implements DockerClient {
     return this.docker.events(query, opts);
   }
 
-  demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
-    this.docker.demux(source, stdout, stderr);
+  demux(source: Readable, take: FramePieceListener): void {
+    this.docker.demux(source, take);
   }
 
   // --- helpers ---

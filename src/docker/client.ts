@@ -2,6 +2,7 @@
 // docker-modem is in ./dockerode-client.ts, the counting wrapper in ./instrumented-client.ts,
 // and the state cache's wrapper in ../docker-cache/caching-client.ts; handlers see only this.
 import type { Duplex, Readable } from 'node:stream';
+import type { FramePieceListener } from './stream-frames';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -111,6 +112,9 @@ export interface DockerClient {
    */
   events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent>;
 
-  /** Splits a multiplexed (non-TTY) stream into stdout and stderr (stream-frames.ts). */
-  demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void;
+  /**
+   * Splits a multiplexed (non-TTY) stream into its stdout and stderr payloads, handed to `take`
+   * as they arrive; `take` copies what it keeps before it returns (stream-frames.ts demuxInto).
+   */
+  demux(source: Readable, take: FramePieceListener): void;
 }

@@ -43,7 +43,7 @@ import type {
 } from './types';
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from './client';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
-import { demuxInto } from './stream-frames';
+import { demuxInto, type FramePieceListener } from './stream-frames';
 import { hijackRequest, openHijack } from './hijack';
 import { pathWithQuery, requestTarget, sendJsonRequest, type RequestTarget } from './json-request';
 import { RequestDeadline } from './request-deadline';
@@ -640,8 +640,8 @@ export class DockerodeClient implements DockerClient {
     }
   }
 
-  demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
-    demuxInto(source, stdout, stderr);
+  demux(source: Readable, take: FramePieceListener): void {
+    demuxInto(source, take);
   }
 }
 

@@ -4,6 +4,7 @@
 // that reach Docker are counted, never answers the cache gives. Without a metrics endpoint
 // app.ts leaves it out altogether.
 import type { Duplex, Readable } from 'node:stream';
+import type { FramePieceListener } from './stream-frames';
 import {
   CancelledError,
   DockerAuthError,
@@ -218,7 +219,7 @@ export class InstrumentedDockerClient implements DockerClient {
     }
   }
 
-  demux(source: Readable, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
-    this.docker.demux(source, stdout, stderr);
+  demux(source: Readable, take: FramePieceListener): void {
+    this.docker.demux(source, take);
   }
 }

@@ -115,6 +115,12 @@ interface InFlightTracker {
 /** Told of every finished call: the RPC's name (e.g. `RunPodSandbox`), its status code, its time. */
 export interface RpcRecorder {
   observe(rpc: string, code: grpc.status, seconds: number): void;
+  /**
+   * Told once the answer of a call whose answers are watched (../grpc/grpc-server.ts:
+   * ExecSync's) has been written out, which is later than `observe`: that is told when the
+   * handler settled, before grpc-js has written anything.
+   */
+  answerWritten?(rpc: string): void;
 }
 
 export const NO_RPC_RECORDER: RpcRecorder = { observe: () => undefined };

@@ -12,8 +12,15 @@
 // activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
 // runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
 // held back looks again once it is over; one that saw activity come while it waited and collected
-// nothing looks again CHECK_MS later, so that a look follows the last activity. An idle shim (no
-// call, no stream) looks at nothing: no timer is armed until the next activity. The collection
+// nothing looks again CHECK_MS later, so that a look follows the last activity. A collection that
+// gave back the slack or more ran in a burst, and what it left is no measure of the live heap: the
+// burst's tail was still live (ExecSync's answers, up to 16 MiB each, until grpc-js has written
+// them). So one more look follows once the cooldown is over, which collects above the floor as a
+// quiet one does, and so on while collections give back as much: with calls still coming (kubelet's
+// pollers) no look is quiet, and 20 ExecSyncs of 20 MB left up to 117 MiB of their answers that
+// no look collected, the RSS never the slack above what the collection in the burst had left.
+// An idle shim (no call, no stream) looks at nothing once that is done: no timer is armed until
+// the next activity. The collection
 // is asked through the in-process inspector session (HeapProfiler.collectGarbage): exposing gc()
 // needs a V8 flag, which would also make V8 refuse the bundle's code cache at start-up. A Node
 // built without the inspector trims nothing.
@@ -62,6 +69,8 @@ export class HeapTrim {
   private lastAtMs = -Infinity;
   /** What the last collection left resident (none yet: nothing). */
   private leftBytes = 0;
+  /** The last collection gave back the slack or more: one more look follows the cooldown. */
+  private followUp = false;
   private running = false;
   private readonly residentBytes: () => number;
   private readonly collect: (() => Promise<void>) | undefined;
@@ -125,13 +134,16 @@ export class HeapTrim {
     const cooldownMs = this.opts.cooldownMs ?? COOLDOWN_MS;
     const sinceLast = this.now() - this.lastAtMs;
     const before = this.residentBytes();
-    const worth = this.worthCollecting(before) || (quiet && this.activeSinceCollection && before >= (this.opts.floorBytes ?? FLOOR_BYTES));
+    const aboveFloor = before >= (this.opts.floorBytes ?? FLOOR_BYTES);
+    const worth = this.worthCollecting(before) || (aboveFloor && (this.followUp || (quiet && this.activeSinceCollection)));
     if (sinceLast < cooldownMs) {
       // Worth a collection once the cooldown is over: looked at again then, activity or not.
       if (this.started && !this.timer && worth) this.lookIn(cooldownMs - sinceLast);
       else if (!quiet) this.lookAgain();
       return;
     }
+    // Past the cooldown: the follow-up, if one was due, is this look.
+    this.followUp = false;
     if (!worth) {
       if (!quiet) this.lookAgain();
       return;
@@ -142,12 +154,14 @@ export class HeapTrim {
       await this.collect();
       this.collected++;
       this.leftBytes = this.residentBytes();
+      this.followUp = before - this.leftBytes >= (this.opts.slackBytes ?? SLACK_BYTES);
       this.opts.log.debug({ residentMiB: mib(before), afterMiB: mib(this.leftBytes), ...heapFigures() }, 'heap collected after a burst');
     } catch (err) {
       this.opts.log.debug({ err: (err as Error).message }, 'heap collection failed');
     } finally {
       this.lastAtMs = this.now();
       this.running = false;
+      if (this.followUp && this.started && !this.timer) this.lookIn(cooldownMs);
     }
   }
 

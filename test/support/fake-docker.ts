@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Duplex, type Readable } from 'node:stream';
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../../src/docker/client';
+import type { FramePieceListener } from '../../src/docker/stream-frames';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -498,8 +499,8 @@ export class FakeDocker implements DockerClient {
     })();
   }
 
-  demux(source: Readable, stdout: NodeJS.WritableStream): void {
-    source.pipe(stdout);
+  demux(source: Readable, take: FramePieceListener): void {
+    source.on('data', (data: Buffer) => take('stdout', data, false));
   }
 }
 

@@ -31,7 +31,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const output = new ExecSyncOutput(shim.execOutput);
   try {
     const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
-    shim.docker.demux(connection, output.stdout, output.stderr);
+    shim.docker.demux(connection, (stream, data) => output.take(stream, data));
 
     const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
     if (outcome !== 'ended') {

@@ -1,11 +1,13 @@
 // The one decoder of Docker's multiplexed stream (exec, attach, ExecSync, logs): frames split
 // anywhere across chunks, empty frames, and the one answer to a header naming no known stream.
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { demuxInto, FrameSplitter, parseFrameHeader, type FrameStream } from '../../../src/docker/stream-frames';
+import { demuxInto, FrameSplitter, parseFrameHeader, type FramePieceListener, type FrameStream } from '../../../src/docker/stream-frames';
 import { MultiplexedLogDecoder } from '../../../src/logs/cri-format';
 import { DockerOutput } from '../../../src/streaming/docker-output';
+import { withCountedHijack } from '../../support/counted-hijack';
 
 function frame(stream: number, payload: string | Buffer): Buffer {
   const data = Buffer.from(payload);
@@ -13,6 +15,16 @@ function frame(stream: number, payload: string | Buffer): Buffer {
   head[0] = stream;
   head.writeUInt32BE(data.length, 4);
   return Buffer.concat([head, data]);
+}
+
+/** A sink as ExecSync's: copies each piece as it is taken. */
+function taken(): { take: FramePieceListener; stdout: string; stderr: string } {
+  const sink = {
+    stdout: '',
+    stderr: '',
+    take: (stream: FrameStream, data: Buffer) => void (sink[stream] += data.toString('latin1')),
+  };
+  return sink;
 }
 
 interface Piece {
@@ -114,13 +126,13 @@ describe('Docker stream frames', () => {
     await new Promise((r) => output.once('finish', r));
     assert.equal(execOut.read()?.toString(), expected, 'exec and attach');
 
-    const [syncOut, syncErr] = [new PassThrough(), new PassThrough()];
+    const sync = taken();
     const source = new PassThrough();
-    demuxInto(source, syncOut, syncErr);
+    demuxInto(source, sync.take);
     source.end(wire);
     await new Promise((r) => source.once('end', r));
-    assert.equal(syncOut.read()?.toString(), expected, 'ExecSync');
-    assert.equal(syncErr.read(), null);
+    assert.equal(sync.stdout, expected, 'ExecSync');
+    assert.equal(sync.stderr, '');
 
     const logs = new MultiplexedLogDecoder();
     const records = [...logs.push(wire), ...logs.end()];
@@ -136,13 +148,29 @@ describe('Docker stream frames', () => {
 
   it('splits ExecSync\'s stream into stdout and stderr whatever the chunks', async () => {
     const wire = Buffer.concat([frame(1, 'out'), frame(2, 'err'), frame(3, 'docker says'), frame(0, '!')]);
-    const [out, err] = [new PassThrough(), new PassThrough()];
+    const sync = taken();
     const source = new PassThrough();
-    demuxInto(source, out, err);
+    demuxInto(source, sync.take);
     for (let i = 0; i < wire.length; i += 5) source.write(wire.subarray(i, i + 5));
     source.end();
     await new Promise((r) => source.once('end', r));
-    assert.equal(out.read()?.toString(), 'out!');
-    assert.equal(err.read()?.toString(), 'errdocker says');
+    assert.equal(sync.stdout, 'out!');
+    assert.equal(sync.stderr, 'errdocker says');
+  });
+
+  it('takes ExecSync\'s output from Docker\'s connection as lent reads: one buffer read into again, not one per read', async () => {
+    const write = (socket: Socket): void => {
+      for (let i = 0; i < 200; i++) socket.write(Buffer.concat([frame(1, Buffer.alloc(40_000, 0x6f)), frame(2, `e${i};`)]));
+    };
+    const sync = taken();
+    const { reads, buffers } = await withCountedHijack(write, async (connection, count) => {
+      demuxInto(connection, sync.take);
+      await new Promise((resolve) => connection.once('end', resolve));
+      return count();
+    });
+    assert.equal(sync.stdout, 'o'.repeat(200 * 40_000));
+    assert.equal(sync.stderr, Array.from({ length: 200 }, (_, i) => `e${i};`).join(''));
+    // Piped, each read was a buffer of its own (a copy of the read).
+    assert.ok(reads > 20 && buffers <= 2, `${reads} reads from ${buffers} buffers`);
   });
 });

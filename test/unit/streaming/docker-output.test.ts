@@ -2,14 +2,12 @@
 // bound, so a command with little left to say still ends; past it nothing more is read from
 // Docker's connection (before, all of it was read at full speed and dropped).
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as net from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import type { Socket } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { hijackRequest, LENT_READ_BUFFERS, openHijack } from '../../../src/docker/hijack';
+import { LENT_READ_BUFFERS } from '../../../src/docker/hijack';
 import { DockerOutput, MAX_DROPPED_BYTES, type SentBarrier } from '../../../src/streaming/docker-output';
+import { withCountedHijack } from '../../support/counted-hijack';
 import { waitFor } from '../../support/poll';
 
 function frame(stream: number, data: Buffer): Buffer {
@@ -61,38 +59,18 @@ describe('Docker output read lent from its connection', () => {
     });
   }
 
-  async function run(sent: boolean): Promise<{ buffers: number; reads: number; stdout: string; stderr: string }> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lent-'));
-    const server = net.createServer((socket) =>
-      socket.once('data', () => {
-        socket.write('HTTP/1.1 101 UPGRADED\r\n\r\n');
-        for (let i = 0; i < 200; i++) socket.write(Buffer.concat([frame(1, Buffer.alloc(40_000, 0x6f)), frame(2, Buffer.from(`e${i};`))]));
-        socket.end();
-      }),
-    );
-    await new Promise<void>((resolve) => server.listen(path.join(dir, 'docker.sock'), resolve));
-    try {
-      const connection = await openHijack({ kind: 'unix', path: path.join(dir, 'docker.sock'), url: 'unix://x' }, hijackRequest('/x', {}), { 101: true }, undefined);
-      const buffers = new Set<ArrayBufferLike>();
-      let reads = 0;
-      const lendReads = connection.lendReads.bind(connection);
-      connection.lendReads = (reader) =>
-        lendReads((data, giveBack) => {
-          reads++;
-          buffers.add(data.buffer);
-          reader(data, giveBack);
-        });
+  function run(sent: boolean): Promise<{ buffers: number; reads: number; stdout: string; stderr: string }> {
+    const write = (socket: Socket): void => {
+      for (let i = 0; i < 200; i++) socket.write(Buffer.concat([frame(1, Buffer.alloc(40_000, 0x6f)), frame(2, Buffer.from(`e${i};`))]));
+    };
+    return withCountedHijack(write, async (connection, count) => {
       let stdout = '';
       let stderr = '';
       const output = new DockerOutput(sentChannel((d) => (stdout += d.toString()), sent), sentChannel((d) => (stderr += d.toString()), sent), false);
       output.readFrom(connection);
       await new Promise((resolve) => output.once('finish', resolve));
-      connection.destroy();
-      return { buffers: buffers.size, reads, stdout, stderr };
-    } finally {
-      server.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+      return { ...count(), stdout, stderr };
+    });
   }
 
   it('reads into a few buffers again once the channels sent them, every byte in order', async () => {

@@ -6,8 +6,9 @@
 // shim's); and every call past its first 64 KiB draws on one pool for the node, so that
 // concurrent calls hold a bounded amount together. What did not fit is dropped, counted, and
 // said at the end of stderr; the command is never made to wait (a pool that made calls wait
-// could hold them all half-filled, each waiting on the others, until their timeouts).
-import { Writable } from 'node:stream';
+// could hold them all half-filled, each waiting on the others, until their timeouts). What is
+// kept is copied as it is taken: the pieces are lent reads of Docker's connection
+// (../../docker/stream-frames.ts demuxInto), so that no read of it allocates.
 
 /** gRPC's message limit on both sides. */
 const MESSAGE_LIMIT = 16 * 1024 * 1024;
@@ -53,14 +54,13 @@ interface Dropped {
 }
 
 /**
- * One ExecSync's output. stdout is written into `buffer` after room for its field's head; it
- * starts at 64 KiB and, once that is full, is replaced once by a buffer of the whole budget
- * (whose pages the kernel gives only as they are written). stderr, as a rule short, is kept as
- * its chunks and copied in behind stdout when the answer is encoded.
+ * One ExecSync's output, taken piece by piece (`take`). stdout is written into `buffer` after
+ * room for its field's head; it starts at 64 KiB and, once that is full, is replaced once by a
+ * buffer of the whole budget (whose pages the kernel gives only as they are written). stderr, as
+ * a rule short, is kept as copies of its pieces and copied in behind stdout when the answer is
+ * encoded.
  */
 export class ExecSyncOutput {
-  readonly stdout: Writable;
-  readonly stderr: Writable;
   readonly dropped: Record<OutputStreamName, Dropped> = { stdout: { bytes: 0, byPool: false }, stderr: { bytes: 0, byPool: false } };
   private buffer: Buffer = Buffer.allocUnsafe(FIELD_HEAD_BYTES + EXEC_OUTPUT_OWN_BYTES);
   private stdoutBytes = 0;
@@ -74,10 +74,7 @@ export class ExecSyncOutput {
   constructor(
     private readonly pool: ExecOutputPool,
     private readonly budget: number = EXEC_OUTPUT_BUDGET,
-  ) {
-    this.stdout = this.sink('stdout');
-    this.stderr = this.sink('stderr');
-  }
+  ) {}
 
   /** The encoded ExecSyncResponse, and views of its stdout and stderr; gives the pool back. */
   encode(exitCode: number): { bytes: Buffer; stdout: Buffer; stderr: Buffer } {
@@ -116,16 +113,8 @@ export class ExecSyncOutput {
     this.drawn = 0;
   }
 
-  private sink(name: OutputStreamName): Writable {
-    return new Writable({
-      write: (chunk: Buffer, _encoding, callback) => {
-        this.take(name, chunk);
-        callback();
-      },
-    });
-  }
-
-  private take(name: OutputStreamName, chunk: Buffer): void {
+  /** Keeps what fits of `chunk`, copied (it may be a read buffer that is read into again), and counts the rest as dropped. */
+  take(name: OutputStreamName, chunk: Buffer): void {
     const keep = this.room(chunk.length);
     if (keep < chunk.length) {
       this.dropped[name].bytes += chunk.length - keep;
@@ -133,7 +122,6 @@ export class ExecSyncOutput {
     }
     if (keep === 0) return;
     if (name === 'stderr') {
-      // A copy: the chunk may be a view of a read buffer that is read into again.
       this.stderrChunks.push(Buffer.from(chunk.subarray(0, keep)));
       this.stderrBytes += keep;
       return;

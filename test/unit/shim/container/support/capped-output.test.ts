@@ -15,9 +15,9 @@ function decoded(bytes: Buffer): { stdout: string; stderr: string; exitCode: num
 describe('ExecSync output', () => {
   it('is encoded as an ExecSyncResponse, its views the same bytes', () => {
     const out = new ExecSyncOutput(new ExecOutputPool(0));
-    out.stdout.write(Buffer.from('hello '));
-    out.stderr.write(Buffer.from('warn'));
-    out.stdout.write(Buffer.from('world'));
+    out.take('stdout', Buffer.from('hello '));
+    out.take('stderr', Buffer.from('warn'));
+    out.take('stdout', Buffer.from('world'));
     const { bytes, stdout, stderr } = out.encode(3);
     assert.deepEqual(decoded(bytes), { stdout: 'hello world', stderr: 'warn', exitCode: 3 });
     assert.equal(stdout.toString(), 'hello world');
@@ -33,9 +33,9 @@ describe('ExecSync output', () => {
 
   it('shares one budget between stdout and stderr and says what was dropped', () => {
     const out = new ExecSyncOutput(new ExecOutputPool(0), 10);
-    out.stdout.write(Buffer.from('123456'));
-    out.stderr.write(Buffer.from('abcdef'));
-    out.stdout.write(Buffer.from('zz'));
+    out.take('stdout', Buffer.from('123456'));
+    out.take('stderr', Buffer.from('abcdef'));
+    out.take('stdout', Buffer.from('zz'));
     const { bytes } = out.encode(0);
     const { stdout, stderr } = decoded(bytes);
     assert.equal(stdout, '123456');
@@ -48,7 +48,7 @@ describe('ExecSync output', () => {
     const pool = new ExecOutputPool(8 * 1024 * 1024);
     const out = new ExecSyncOutput(pool);
     const chunk = Buffer.alloc(64 * 1024, 7);
-    for (let i = 0; i < 40; i++) out.stdout.write(chunk);
+    for (let i = 0; i < 40; i++) out.take('stdout', chunk);
     assert.ok(pool.available <= 8 * 1024 * 1024 - (40 * chunk.length - EXEC_OUTPUT_OWN_BYTES));
     const { bytes, stdout } = out.encode(0);
     assert.equal(stdout.length, 40 * chunk.length);
@@ -61,8 +61,8 @@ describe('ExecSync output', () => {
     const pool = new ExecOutputPool(1000);
     const first = new ExecSyncOutput(pool);
     const second = new ExecSyncOutput(pool);
-    first.stdout.write(Buffer.alloc(EXEC_OUTPUT_OWN_BYTES + 1000, 1));
-    second.stdout.write(Buffer.alloc(EXEC_OUTPUT_OWN_BYTES + 10, 2));
+    first.take('stdout', Buffer.alloc(EXEC_OUTPUT_OWN_BYTES + 1000, 1));
+    second.take('stdout', Buffer.alloc(EXEC_OUTPUT_OWN_BYTES + 10, 2));
     assert.equal(first.dropped.stdout.bytes, 0);
     assert.deepEqual(second.dropped.stdout, { bytes: 10, byPool: true });
     assert.match(decoded(second.encode(0).bytes).stderr, /ExecSync output pool .* was in use by other calls; 10 bytes of stdout were dropped/);
@@ -70,14 +70,14 @@ describe('ExecSync output', () => {
     first.release();
     assert.equal(pool.available, 1000);
     const third = new ExecSyncOutput(pool);
-    third.stdout.write(Buffer.alloc(EXEC_OUTPUT_OWN_BYTES + 10, 3));
+    third.take('stdout', Buffer.alloc(EXEC_OUTPUT_OWN_BYTES + 10, 3));
     assert.equal(third.dropped.stdout.bytes, 0);
   });
 
   it('drops what arrives once released', () => {
     const out = new ExecSyncOutput(new ExecOutputPool(0));
     out.release();
-    out.stdout.write(Buffer.from('late'));
+    out.take('stdout', Buffer.from('late'));
     assert.equal(out.dropped.stdout.bytes, 4);
   });
 
