@@ -32,7 +32,7 @@ const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
 
 /** The idle shim's memory: its RSS and what holds it, by mapping (residentByMapping). */
-function memoryBreakdown(pid: number): Record<string, number> {
+export function memoryBreakdown(pid: number): Record<string, number> {
   const out: Record<string, number> = { rss: memoryBytes(pid) };
   try {
     Object.assign(out, residentByMapping(fs.readFileSync(`/proc/${pid}/smaps`, 'utf8'), fs.readlinkSync(`/proc/${pid}/exe`)));

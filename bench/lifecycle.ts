@@ -54,12 +54,15 @@ export const RAW_LIFECYCLE_CALLS: Record<LifecycleCall, string> = {
   [POD_START]: 'the raw RunPodSandbox, CreateContainer and StartContainer in a row',
 };
 
-/** Each call's milliseconds per side; `floor` stays empty without a floor (and for ExecSync). */
-export type LifecycleSamples = Record<LifecycleCall, { shim: number[]; raw: number[]; floor: number[] }>;
+/**
+ * Each call's milliseconds per side; `floor` stays empty without a floor (and for ExecSync),
+ * `otherShim` without a second shim.
+ */
+export type LifecycleSamples = Record<LifecycleCall, { shim: number[]; raw: number[]; floor: number[]; otherShim: number[] }>;
 
 function emptySamples(): LifecycleSamples {
   const s = {} as LifecycleSamples;
-  for (const call of LIFECYCLE_CALLS) s[call] = { shim: [], raw: [], floor: [] };
+  for (const call of LIFECYCLE_CALLS) s[call] = { shim: [], raw: [], floor: [], otherShim: [] };
   return s;
 }
 
@@ -153,10 +156,11 @@ export async function floorRound(floor: GrpcFloor, docker: Dockerode, bench: Ben
 
 /**
  * `rounds` measured rounds per side after `warmup` unmeasured ones, the sides taking turns at
- * going first (shim, raw and, given `floor`, the grpc-js floor), so neither always gets the
- * warmer daemon.
+ * going first (shim, raw and, given `floor`, the grpc-js floor; given `otherShim`, a second
+ * shim: the same build on another Node, bench/node-compare.ts), so none always gets the warmer
+ * daemon.
  */
-export async function runLifecycle(client: CriClient, docker: Dockerode, bench: BenchRun, rounds: number, warmup: number, floor?: GrpcFloor): Promise<LifecycleSamples> {
+export async function runLifecycle(client: CriClient, docker: Dockerode, bench: BenchRun, rounds: number, warmup: number, floor?: GrpcFloor, otherShim?: CriClient): Promise<LifecycleSamples> {
   const samples = emptySamples();
   const ignore = (): void => undefined;
   for (let i = 0; i < warmup + rounds; i++) {
@@ -166,6 +170,7 @@ export async function runLifecycle(client: CriClient, docker: Dockerode, bench: 
       () => shimRound(client, bench, name, measured ? (c, ms) => void samples[c].shim.push(ms) : ignore),
       () => rawRound(docker, bench, name, measured ? (c, ms) => void samples[c].raw.push(ms) : ignore),
       ...(floor ? [() => floorRound(floor, docker, bench, name, measured ? (c, ms) => void samples[c].floor.push(ms) : ignore)] : []),
+      ...(otherShim ? [() => shimRound(otherShim, bench, `other-${name}`, measured ? (c, ms) => void samples[c].otherShim.push(ms) : ignore)] : []),
     ];
     for (let k = 0; k < sides.length; k++) await sides[(i + k) % sides.length]!();
   }

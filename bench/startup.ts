@@ -37,6 +37,15 @@ export function serviceEnvironment(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * A service's environment with `node`'s folder first on PATH, so that main.js's shebang
+ * (`/usr/bin/env -S ... node`) runs that Node: a node where it is the one installed.
+ */
+export function serviceEnvironmentOn(node: string): NodeJS.ProcessEnv {
+  const env = serviceEnvironment();
+  return { ...env, PATH: [path.dirname(node), env.PATH].join(path.delimiter) };
+}
+
 /** Variables Node acts on while it boots, before the shim's code runs (Node's CLI docs). */
 const NODE_BOOT_VARIABLES = ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'NODE_ICU_DATA', 'NODE_V8_COVERAGE', 'NODE_COMPILE_CACHE', 'OPENSSL_CONF', 'UV_THREADPOOL_SIZE'];
 

@@ -63,6 +63,11 @@ export interface StreamFloorRow {
 
 export interface StreamsResult {
   rows: StreamRow[];
+  /**
+   * The same rows for a second shim in the same turns (bench/node-compare.ts: the build on
+   * another Node); the bench's own run has none, and its table and targets leave them out.
+   */
+  otherShim?: StreamRow[];
   /** Exec stdin's floor (results before it have none). */
   floor?: StreamFloorRow[];
 }

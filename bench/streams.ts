@@ -5,7 +5,9 @@
 // speak it (spdystream: no windows counted, 32 KiB stdin frames; the WebSocket channel
 // protocols); the raw side is the docker CLI (`docker exec`, `docker exec -i`, and a
 // `docker exec -i <pod> nc 127.0.0.1 <port>` relay for the port forward). Exec stdin has a
-// fourth side, its floor: a bare Node relay in front of the same exec (stream-floor.ts).
+// fourth side, its floor: a bare Node relay in front of the same exec (stream-floor.ts). Given
+// a second shim (bench/node-compare.ts: the same build on another Node), its transfers over both
+// transports take the same turns.
 //   node dist/bench/streams.js [--quick] [--profile] [--only=stdout,stdin,port-forward]
 // --profile runs the shim under --cpu-prof and prints where its CPU went; --only measures only
 // these cases.
@@ -206,55 +208,87 @@ async function wsPortForward(client: CriClient, podSandboxId: string): Promise<n
 
 // ---- the part ----------------------------------------------------------------------------
 
+/** A shim the transfers go through: its client, and its PID for its CPU. */
+export interface StreamingShim {
+  client: CriClient;
+  pid: number;
+}
+
 interface Target {
   pod: string;
   containerId: string;
+  shim: StreamingShim;
+  /** A second shim in the same turns (the same build on another Node). */
+  other?: StreamingShim;
   /** Exec stdin's floor, in front of the same container (when that case is measured). */
   floor?: StreamFloor;
 }
 
-type Side = 'raw' | Transport | 'floor';
+/** The second shim's sides: its transfers over each transport. */
+type OtherSide = `other ${Transport}`;
+type Side = 'raw' | Transport | 'floor' | OtherSide;
+
+/** The shim a shim side goes through, and over which transport. */
+function viaShim(target: Target, side: Transport | OtherSide): { client: CriClient; transport: Transport } {
+  if (side === 'SPDY' || side === 'WebSocket') return { client: target.shim.client, transport: side };
+  return { client: otherOf(target).client, transport: side === 'other SPDY' ? 'SPDY' : 'WebSocket' };
+}
 
 /** One transfer of `kase` on `side`; answers the bytes moved. */
-function transfer(client: CriClient, target: Target, kase: StreamCase, side: Side, bytes: number): Promise<number> {
+function transfer(target: Target, kase: StreamCase, side: Side, bytes: number): Promise<number> {
   const { containerId, pod } = target;
+  if (side === 'raw') {
+    if (kase === 'exec stdout') return dockerCli(containerId, produce(bytes), undefined).then((r) => r.stdout);
+    if (kase === 'exec stdin') return dockerCli(containerId, CONSUME, bytes).then((r) => bytesReadBy(r.stderr));
+    return dockerCli(containerId, ['nc', '127.0.0.1', String(SERVE_PORT)], 0).then((r) => r.stdout);
+  }
+  if (side === 'floor') {
+    if (kase !== 'exec stdin') throw new Error(`${kase} has no floor`);
+    return floorExec(floorOf(target), (stdin) => writeZeros(stdin, bytes)).then((r) => bytesReadBy(r.stderr));
+  }
+  const { client, transport } = viaShim(target, side);
   switch (kase) {
-    case 'exec stdout': {
-      const exec = { cmd: produce(bytes) };
-      if (side === 'floor') throw new Error('exec stdout has no floor');
-      if (side === 'raw') return dockerCli(containerId, exec.cmd, undefined).then((r) => r.stdout);
-      return (side === 'SPDY' ? spdyExec : wsExec)(client, containerId, exec).then((r) => r.stdout);
-    }
-    case 'exec stdin': {
-      const exec = { cmd: CONSUME, stdin: true };
-      if (side === 'raw') return dockerCli(containerId, CONSUME, bytes).then((r) => bytesReadBy(r.stderr));
-      if (side === 'floor') return floorExec(floorOf(target), (stdin) => writeZeros(stdin, bytes)).then((r) => bytesReadBy(r.stderr));
-      return (side === 'SPDY' ? spdyExec : wsExec)(client, containerId, exec, bytes).then((r) => bytesReadBy(r.stderr));
-    }
+    case 'exec stdout':
+      return (transport === 'SPDY' ? spdyExec : wsExec)(client, containerId, { cmd: produce(bytes) }).then((r) => r.stdout);
+    case 'exec stdin':
+      return (transport === 'SPDY' ? spdyExec : wsExec)(client, containerId, { cmd: CONSUME, stdin: true }, bytes).then((r) => bytesReadBy(r.stderr));
     case 'port forward':
-      if (side === 'floor') throw new Error('the port forward has no floor');
-      if (side === 'raw') return dockerCli(containerId, ['nc', '127.0.0.1', String(SERVE_PORT)], 0).then((r) => r.stdout);
-      return side === 'SPDY' ? spdyPortForward(client, pod) : wsPortForward(client, pod);
+      return transport === 'SPDY' ? spdyPortForward(client, pod) : wsPortForward(client, pod);
   }
 }
 
 const SIDES: readonly Side[] = ['raw', 'SPDY', 'WebSocket'];
+const OTHER_SIDES: readonly OtherSide[] = ['other SPDY', 'other WebSocket'];
 /** The cases measured on the floor too: exec stdin, whose target (0.9 of the CLI) a bare relay may not reach here. */
 const FLOOR_CASES: readonly StreamCase[] = ['exec stdin'];
 
-const sidesOf = (kase: StreamCase): readonly Side[] => (FLOOR_CASES.includes(kase) ? [...SIDES, 'floor'] : SIDES);
+const sidesOf = (kase: StreamCase, target: Target): readonly Side[] => [...SIDES, ...(FLOOR_CASES.includes(kase) ? ['floor' as const] : []), ...(target.other ? OTHER_SIDES : [])];
 
 function floorOf(target: Target): StreamFloor {
   return target.floor ?? failWith('the floor side was asked for with no floor started');
 }
 
-/** Measures every case on every side, the sides taking turns round by round (which goes first rotates). */
-export async function measureStreams(client: CriClient, bench: BenchRun, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
+function otherOf(target: Target): StreamingShim {
+  return target.other ?? failWith('the second shim\'s side was asked for with no second shim');
+}
+
+/** The process between the client and Docker on `side` (the raw side's is the shim, idle then), and what the log calls it. */
+function relayOf(target: Target, side: Side): { pid: number; name: string } {
+  if (side === 'floor') return { pid: floorOf(target).pid, name: 'relay' };
+  if (side === 'other SPDY' || side === 'other WebSocket') return { pid: otherOf(target).pid, name: 'other shim' };
+  return { pid: target.shim.pid, name: 'shim' };
+}
+
+/**
+ * Measures every case on every side, the sides taking turns round by round (which goes first
+ * rotates). The pod is the shim's; `other`, a second shim, streams from the same pod.
+ */
+export async function measureStreams(client: CriClient, bench: BenchRun, shimPid: number, plan: StreamsPlan, log: (m: string) => void, other?: StreamingShim): Promise<StreamsResult> {
   const { pod, containerId } = await startShimPod(client, bench, 'streams', serveCommand(plan.bytes['port forward']));
   let floor: StreamFloor | undefined;
   try {
     if (plan.cases.some((c) => FLOOR_CASES.includes(c))) floor = await startStreamFloor(testDockerSocket(), containerId, CONSUME);
-    return await measureCases(client, { pod: pod.id, containerId, ...(floor ? { floor } : {}) }, shimPid, plan, log);
+    return await measureCases({ pod: pod.id, containerId, shim: { client, pid: shimPid }, ...(other ? { other } : {}), ...(floor ? { floor } : {}) }, plan, log);
   } finally {
     await floor?.stop();
     await client.runtime.StopPodSandbox({ podSandboxId: pod.id });
@@ -273,30 +307,35 @@ async function shimQuiet(shimPid: number, deadlineMs: number, log: (m: string) =
   log(quiet ? `the shim is quiet after ${seconds} s` : `the shim is still busy after ${seconds} s: its CPU per GiB counts that too`);
 }
 
-async function measureCases(client: CriClient, target: Target, shimPid: number, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
+async function measureCases(target: Target, plan: StreamsPlan, log: (m: string) => void): Promise<StreamsResult> {
   const dockerd = dockerdPid();
   const rows: StreamRow[] = [];
+  const otherRows: StreamRow[] = [];
   const floorRows: StreamFloorRow[] = [];
-  await shimQuiet(shimPid, plan.quietDeadlineMs, log);
+  for (const shim of [target.shim, ...(target.other ? [target.other] : [])]) await shimQuiet(shim.pid, plan.quietDeadlineMs, log);
   for (const kase of plan.cases) {
     const bytes = plan.bytes[kase];
-    const sides = sidesOf(kase);
+    const sides = sidesOf(kase, target);
     const samples = new Map<Side, Sample[]>(sides.map((s) => [s, []]));
     // One uncounted transfer a side first: the relay process, JIT, Docker's exec paths.
-    for (const side of sides) await transfer(client, target, kase, side, Math.min(bytes, 8 * MiB)).catch(() => undefined);
+    for (const side of sides) await transfer(target, kase, side, Math.min(bytes, 8 * MiB)).catch(() => undefined);
     for (let r = 0; r < plan.rounds; r++) {
       for (let i = 0; i < sides.length; i++) {
         const side = sides[(i + r) % sides.length]!;
-        const relay = side === 'floor' ? { pid: floorOf(target).pid, name: 'relay' } : { pid: shimPid, name: 'shim' };
-        const sample = await sampled(relay.pid, dockerd, bytes, () => transfer(client, target, kase, side, bytes));
+        const relay = relayOf(target, side);
+        const sample = await sampled(relay.pid, dockerd, bytes, () => transfer(target, kase, side, bytes));
         samples.get(side)!.push(sample);
         log(`${kase} ${side}: ${(bytes / MiB / sample.seconds).toFixed(0)} MiB/s, ${relay.name} ${sample.relayCpuMs} ms, dockerd ${sample.dockerdCpuMs} ms, client ${sample.clientCpuMs} ms; machine ${sample.machineCpuMs} ms, ${busyCores(sample).toFixed(2)} cores busy`);
       }
     }
     const { relayCpuSecondsPerGiB: _, ...raw } = sideOf(samples.get('raw')!, bytes);
+    const shimRow = (transport: Transport, side: Transport | OtherSide): StreamRow => {
+      const { relayCpuSecondsPerGiB, ...shim } = sideOf(samples.get(side)!, bytes);
+      return { case: kase, transport, bytes, rounds: plan.rounds, shim: { ...shim, shimCpuSecondsPerGiB: relayCpuSecondsPerGiB }, raw, ratio: round(shim.mibPerSecond / raw.mibPerSecond, 2) };
+    };
     for (const transport of ['SPDY', 'WebSocket'] as const) {
-      const { relayCpuSecondsPerGiB, ...shim } = sideOf(samples.get(transport)!, bytes);
-      rows.push({ case: kase, transport, bytes, rounds: plan.rounds, shim: { ...shim, shimCpuSecondsPerGiB: relayCpuSecondsPerGiB }, raw, ratio: round(shim.mibPerSecond / raw.mibPerSecond, 2) });
+      rows.push(shimRow(transport, transport));
+      if (target.other) otherRows.push(shimRow(transport, `other ${transport}`));
     }
     const floorSamples = samples.get('floor');
     if (floorSamples) {
@@ -304,7 +343,7 @@ async function measureCases(client: CriClient, target: Target, shimPid: number, 
       floorRows.push({ case: kase, bytes, rounds: plan.rounds, floor, raw, ratio: round(floor.mibPerSecond / raw.mibPerSecond, 2) });
     }
   }
-  return { rows, ...(floorRows.length > 0 ? { floor: floorRows } : {}) };
+  return { rows, ...(otherRows.length > 0 ? { otherShim: otherRows } : {}), ...(floorRows.length > 0 ? { floor: floorRows } : {}) };
 }
 
 async function main(argv: readonly string[]): Promise<number> {

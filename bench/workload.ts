@@ -139,17 +139,23 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
 }
 
 /**
- * Runs `body`, then removes what the run made: the shim `shim()` gives at that moment, every
- * container with the run's label, the pod logs and `dirs`. An interrupted run (SIGINT,
- * SIGTERM) removes them too, and exits 130.
+ * Runs `body`, then removes what the run made: the shim (or shims) `shim()` gives at that
+ * moment, every container with the run's label, the pod logs and `dirs`. An interrupted run
+ * (SIGINT, SIGTERM) removes them too, and exits 130.
  */
-export async function withCleanUp<T>(bench: BenchRun, dirs: readonly string[], shim: () => ShimProcess | undefined, log: (message: string) => void, body: () => Promise<T>): Promise<T> {
+export async function withCleanUp<T>(
+  bench: BenchRun,
+  dirs: readonly string[],
+  shim: () => ShimProcess | readonly ShimProcess[] | undefined,
+  log: (message: string) => void,
+  body: () => Promise<T>,
+): Promise<T> {
   let cleanedUp = false;
   const cleanUp = async (): Promise<void> => {
     if (cleanedUp) return;
     cleanedUp = true;
     log('cleaning up');
-    await shim()?.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
+    for (const running of [shim() ?? []].flat()) await running.stop().catch((err: Error) => log(`stopping the shim: ${err.message}`));
     try {
       log(`removed ${await removeTestContainers({ run: bench.run })} container(s)`);
     } finally {

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { makeCodeCache } from './code-cache.mjs';
+import { makeBuildCodeCache } from './code-cache.mjs';
 import { projectNode } from './project-node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,19 +33,9 @@ await build({
   logLevel: 'warning',
 });
 
-// The shebang's flags, so that V8 accepts the cache when main.js runs.
-const shebang = fs.readFileSync(path.join(dist, 'main.js'), 'utf8').split('\n', 1)[0];
-const nodeFlags = shebang.replace(/^#!\/usr\/bin\/env -S (?:[A-Z_]+=\S*\s+)*node\s*/, '').split(/\s+/).filter((f) => f !== '');
 try {
-  await makeCodeCache({
-    node: projectNode(),
-    bundle,
-    cache,
-    launcher: path.join(dist, 'launcher.js'),
-    earlyAnswers: path.join(dist, 'docker', 'early-answers.js'),
-    contract: path.join(dist, 'cri', 'contract.js'),
-    nodeFlags,
-  });
+  // With main.js's shebang flags, so that V8 accepts the cache when main.js runs.
+  await makeBuildCodeCache(dist, projectNode());
 } catch (err) {
   process.stderr.write(`bundle: making the code cache failed: ${err.message}\n`);
   process.exit(1);

@@ -10,12 +10,19 @@
 //   once the cache is written (node: the Node that will run the bundle, the only one whose V8
 //   takes the cache; launcher, earlyAnswers, contract: launcher.js, docker/early-answers.js and
 //   cri/contract.js as tsc compiled them beside the bundle)
-import { spawn } from 'node:child_process';
+//   makeBuildCodeCache(dist, node): the same for the build in `dist` (a dist/src: main.js, the
+//   bundle and what tsc compiled beside them), with main.js's shebang flags
+//   node scripts/code-cache.mjs --node=PATH DIST_SRC
+//                                     makes DIST_SRC's cache with that Node, then checks that a
+//                                     fresh one of it takes the cache (exit 1 if not); the bench
+//                                     runs a copy of the build on another Node this way
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The calls a restarted shim is asked first (kubelet's start-up and its first relist). */
 const WARM_UP_CALLS = [
@@ -134,4 +141,52 @@ export async function makeCodeCache({ node, bundle, cache, launcher, earlyAnswer
     fs.rmSync(dir, { recursive: true, force: true });
   }
   if (exit.code !== 0 || !fs.existsSync(cache)) throw new Error(`the shim exited with ${exit.code ?? exit.signal} and no code cache: ${stderr}`);
+}
+
+/** The Node flags in main.js's shebang (`#!/usr/bin/env -S [VAR=value ...] node [flags]`): V8 takes a cache only under the flags it was made with. */
+export function shebangNodeFlags(mainJs) {
+  const shebang = fs.readFileSync(mainJs, 'utf8').split('\n', 1)[0];
+  return shebang.replace(/^#!\/usr\/bin\/env -S (?:[A-Z_]+=\S*\s+)*node\s*/, '').split(/\s+/).filter((f) => f !== '');
+}
+
+/** The files of the build in `dist` (dist/src) that the cache is made from and for. */
+function buildFiles(dist) {
+  return {
+    mainJs: path.join(dist, 'main.js'),
+    bundle: path.join(dist, 'cli.bundle.js'),
+    cache: path.join(dist, 'cli.bundle.cache'),
+    launcher: path.join(dist, 'launcher.js'),
+    earlyAnswers: path.join(dist, 'docker', 'early-answers.js'),
+    contract: path.join(dist, 'cri', 'contract.js'),
+  };
+}
+
+/** Makes the cache of the build in `dist` with `node`, under main.js's shebang flags; gives the cache's path. */
+export async function makeBuildCodeCache(dist, node) {
+  const { mainJs, ...files } = buildFiles(dist);
+  await makeCodeCache({ node, ...files, nodeFlags: shebangNodeFlags(mainJs) });
+  return files.cache;
+}
+
+/** Whether a fresh `node`, run with main.js's flags, takes the cache of the build in `dist` (within one process V8 would not look at it). */
+export function codeCacheTaken(dist, node) {
+  const { mainJs, launcher, bundle, cache } = buildFiles(dist);
+  const check = `process.stdout.write(String(require(${JSON.stringify(launcher)}).compileBundle(${JSON.stringify(bundle)}, ${JSON.stringify(cache)}).cacheRejected))`;
+  const res = spawnSync(node, [...shebangNodeFlags(mainJs), '-e', check], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  if (res.status !== 0) throw new Error(`${node} could not load the bundle: ${res.stderr}`);
+  return res.stdout === 'false';
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const node = process.argv.find((a) => a.startsWith('--node='))?.slice('--node='.length) ?? process.execPath;
+  const dist = process.argv.slice(2).find((a) => !a.startsWith('--'));
+  try {
+    if (dist === undefined) throw new Error('usage: node scripts/code-cache.mjs [--node=PATH] DIST_SRC');
+    const cache = await makeBuildCodeCache(path.resolve(dist), node);
+    if (!codeCacheTaken(path.resolve(dist), node)) throw new Error(`${node} refuses the cache it made (${cache})`);
+    process.stdout.write(`code cache: ${cache} (${(fs.statSync(cache).size / 1024 / 1024).toFixed(1)} MiB), made and taken by ${node}\n`);
+  } catch (err) {
+    process.stderr.write(`code-cache: ${err.message}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -12,6 +12,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { projectNode, projectNodeEnv } from '../../scripts/project-node.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -154,18 +155,20 @@ try {
 
   const tests = fs.readdirSync(path.join(root, 'dist', 'test', 'cgroup2')).filter((f) => f.endsWith('.test.js'));
   await step('suite', () => {
-    const r = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', `--test-timeout=${SUITE_DEADLINE_MS}`,
+    // On the project's Node, as test/run.mjs runs the other suites, whichever Node runs this
+    // (CI's npm test: Debian's).
+    const r = spawnSync(projectNode(), ['--test', '--test-concurrency=1', '--test-reporter=spec', `--test-timeout=${SUITE_DEADLINE_MS}`,
       ...tests.map((f) => path.join(root, 'dist', 'test', 'cgroup2', f))], {
       stdio: 'inherit',
       cwd: root,
       timeout: SUITE_DEADLINE_MS,
-      env: {
+      env: projectNodeEnv({
         ...process.env,
         CDS_V2_CRI: `127.0.0.1:${ports.cri}`,
         CDS_V2_DOCKER_PORT: String(ports.docker),
         CDS_V2_STREAM_PORT: String(ports.stream),
         CDS_V2_FILES_PORT: String(ports.files),
-      },
+      }),
     });
     if (r.error) console.error(`cgroup2 lane: the suite: ${r.error.message}`);
     ok = r.status === 0;

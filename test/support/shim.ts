@@ -37,6 +37,11 @@ export interface ShimOptions {
   /** Reuse a state directory (to test restarts; the caller removes it); a fresh temp one otherwise. */
   rootDir?: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Another copy of the built command to run (MAIN_JS otherwise): the bench runs one whose code
+   * cache another Node made, with that Node first on `env`'s PATH for the shebang to find.
+   */
+  mainJs?: string;
   /** Node flags the shim is run with (e.g. --cpu-prof, which NODE_OPTIONS refuses); replaces the shebang's. */
   nodeFlags?: string[];
   /** Serve Prometheus metrics: --metrics-bind-addr on a free loopback port (`metricsPort`). */
@@ -86,7 +91,8 @@ export async function startShim(opts: ShimOptions = {}): Promise<ShimProcess> {
     ...(metricsPort === undefined ? [] : [`--metrics-bind-addr=127.0.0.1:${metricsPort}`]),
     ...(opts.args ?? []),
   ];
-  const [shimCommand, shimArgs] = opts.nodeFlags ? [process.execPath, [...opts.nodeFlags, MAIN_JS, ...args]] : [MAIN_JS, args];
+  const mainJs = opts.mainJs ?? MAIN_JS;
+  const [shimCommand, shimArgs] = opts.nodeFlags ? [process.execPath, [...opts.nodeFlags, mainJs, ...args]] : [mainJs, args];
   // prlimit execs the shim, so the child's PID is the shim's own.
   const [command, commandArgs] =
     opts.openFiles === undefined ? [shimCommand, shimArgs] : ['prlimit', [`--nofile=${opts.openFiles}:${opts.openFiles}`, '--', shimCommand, ...shimArgs]];
