@@ -1,5 +1,6 @@
 // The idle part's result (./idle.ts), its targets (issue 30 points 1 and 4) and its rows. Pure:
 // bench/report.ts renders it with the rest.
+import { type CensusEntry, describeCensus, timerRuns } from '../test/support/census';
 
 export const IDLE_TARGETS = {
   /** The shim's CPU per 30 s at 50 pods with no call and no change. */
@@ -37,6 +38,8 @@ export interface IdleResult {
   /** The idle shim's RSS and what holds it (ResidentByMapping's fields; older results: smaps_rollup's). */
   idleMemory: Record<string, number>;
   bursts: BurstResult[];
+  /** What ran in the idle window, by resource and the line that made it (./run-census.ts; older results: none). */
+  census?: CensusEntry[];
 }
 
 /** What holds the resident memory, by mapping (bytes): see residentByMapping. */
@@ -99,6 +102,14 @@ export function checkIdleTargets(r: IdleResult): IdleTargetCheck[] {
     },
     { target: `idle shim RSS at ${r.pods} pods: <= ${IDLE_TARGETS.idleRssMiB} MiB`, value: mib(r.idleRssBytes), pass: r.idleRssBytes <= IDLE_TARGETS.idleRssMiB * MiB },
   ];
+  if (r.census) {
+    const timers = r.census.filter((e) => e.timer);
+    checks.push({
+      target: `timer-driven runs in the idle window: 0`,
+      value: timers.length === 0 ? '0' : `${timerRuns(r.census)} (${describeCensus(timers)})`,
+      pass: timers.length === 0,
+    });
+  }
   for (const b of r.bursts) {
     checks.push({
       target: `RSS ${RECOVER_MS / 1000} s after ${b.burst}: <= ${IDLE_TARGETS.afterBurstRssMiB} MiB`,
@@ -117,6 +128,7 @@ export function renderIdle(r: IdleResult): string {
   return [
     `idle: ${r.pods} pods, ${r.seconds} s without calls: shim ${r.shimCpuMsPer30s} ms (by thread: ${JSON.stringify(r.shimThreadsCpuMsPer30s)}), dockerd ${r.dockerdCpuMsPer30s} ms CPU per 30 s; RSS ${mib(r.idleRssBytes)}`,
     `idle memory: ${breakdown(r.idleMemory)}`,
+    ...(r.census ? [`what ran while idle: ${describeCensus(r.census)}`] : []),
     ...r.bursts.map((b) => `burst ${b.burst}: ${b.burstCpuMs === undefined ? '' : `shim CPU ${b.burstCpuMs} ms; `}RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later${b.recoveredMemory ? ` (${breakdown(b.recoveredMemory)})` : ''}`),
   ].join('\n');
 }

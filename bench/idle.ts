@@ -20,6 +20,7 @@ import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-p
 import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes, untilQuiet } from './procfs';
 import { START_UP_WALK_DEADLINE_MS } from './lifecycle';
 import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle, residentByMapping } from './idle-report';
+import { censusEnv, startCensus, timerRuns } from '../test/support/census';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
 import { countOption, runAsProgram } from './entry';
@@ -196,7 +197,8 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
   return withCleanUp(bench, [rootDir], () => shim, log, async () => {
     await ensureTestImages();
     const nodeFlags = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : undefined;
-    shim = await startShim({ args: [`--log-level=${opts.debugLog ? 'debug' : 'info'}`], rootDir, nodeFlags });
+    const censusFile = path.join(rootDir, '..', `run-census-${process.pid}.json`);
+    shim = await startShim({ args: [`--log-level=${opts.debugLog ? 'debug' : 'info'}`], rootDir, nodeFlags, env: censusEnv(censusFile) });
     const pid = shim.child.pid!;
     const pods: PopulatedPod[] = [];
     log(`populating ${opts.pods} pods`);
@@ -208,10 +210,12 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
       log(quiet ? `the shim was quiet after ${Math.round(waitedMs / 1000)} s more` : `the shim was still busy after ${Math.round(waitedMs / 1000)} s more; measuring anyway`);
     }
     const windowStart = Math.floor(Date.now() / 1000);
+    const endCensus = startCensus(shim.child, censusFile);
     const cpu = await idleCpu(pid, dockerdPid(), opts.seconds);
+    const census = await endCensus();
     const changesDuringIdle = await shimContainerEvents(windowStart, Math.ceil(Date.now() / 1000));
     const idleMemory = memoryBreakdown(pid);
-    log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}; ${changesDuringIdle} events of shim containers meanwhile`);
+    log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}; ${changesDuringIdle} events of shim containers meanwhile; ${timerRuns(census)} timer-driven runs`);
     const bursts: BurstResult[] = [];
     if (opts.bursts.has('fuzz')) {
       log(`burst: ${FUZZ_CALLS} fuzzed calls`);
@@ -242,7 +246,7 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
         log(`profile ${f}, the idle window only:\n${renderProfileSummary(summarizeProfile(lastSeconds(profile, idleWindowUs(opts)), 25))}`);
       }
     }
-    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts };
+    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts, census };
   });
 }
 

@@ -6,13 +6,13 @@
 // and port forwards to it together) and on the node, and refused past the bounds (limits.ts)
 // with 429 and the reason.
 import * as http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { DockerClient } from '../docker/client';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
-import { parseHostPort } from '../util/net';
+import { QuietHttpServer } from '../util/http-server';
 import { DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, MAX_WEBSOCKET_PORTS, Slots, type StreamingLimits } from './limits';
 import { PodRelays, startPodRelay } from './pod-relay';
 import { dialDirect, servePortForward } from './port-forward-streams';
@@ -78,12 +78,11 @@ interface StreamingServerOptions {
 const ROUTE = /^\/(exec|attach|portforward)\/([^/?]+)(?:\?.*)?$/;
 
 export class StreamingServer {
-  private readonly http = http.createServer((req, res) => this.onPlainRequest(req, res));
+  private readonly server = new QuietHttpServer((req, res) => this.onPlainRequest(req, res), 'streaming');
   private readonly wss: WebSocketServer;
   /** The sub-protocol each WebSocket upgrade under way answers (see acceptWebSocket). */
   private readonly answeredProtocols = new WeakMap<http.IncomingMessage, string>();
   private readonly tokens: TokenCache<StreamRequest>;
-  private readonly sockets = new Set<Duplex>();
   private readonly streamCreationTimeoutMs: number;
   private readonly recorder: StreamingRecorder;
   private readonly limits: StreamingLimits;
@@ -112,23 +111,11 @@ export class StreamingServer {
       const protocol = this.answeredProtocols.get(req);
       if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);
     });
-    this.http.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
-    this.http.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-    });
+    this.server.http.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
   }
 
   async listen(): Promise<void> {
-    const { host, port } = splitHostPort(this.opts.bindAddress);
-    await new Promise<void>((resolve, reject) => {
-      this.http.once('error', reject);
-      this.http.listen({ host, port }, () => {
-        this.http.off('error', reject);
-        resolve();
-      });
-    });
-    const bound = this.http.address() as AddressInfo;
+    const bound = await this.server.listen(this.opts.bindAddress);
     const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     this.base = `http://${shownHost}:${bound.port}`;
   }
@@ -157,9 +144,8 @@ export class StreamingServer {
 
   async close(): Promise<void> {
     this.relays.close();
-    for (const socket of this.sockets) socket.destroy();
     for (const client of this.wss.clients) client.terminate();
-    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    await this.server.close();
     this.wss.close();
   }
 
@@ -353,8 +339,3 @@ function refuse(socket: Duplex, status: number, message: string): void {
   setTimeout(() => socket.destroy(), REFUSE_GRACE_MS).unref();
 }
 
-function splitHostPort(address: string): { host: string; port: number } {
-  const parsed = parseHostPort(address);
-  if (!parsed) throw new Error(`streaming address ${JSON.stringify(address)} is not host:port`);
-  return parsed;
-}

@@ -2,45 +2,27 @@
 // (404 for other paths, 405 for other methods on /metrics). It holds no credentials and serves
 // only what the registry holds, whose labels carry no IDs, names or secrets.
 import * as http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { errorMessage } from '../errors';
 import type { Logger } from '../util/logger';
-import { parseHostPort } from '../util/net';
+import { QuietHttpServer } from '../util/http-server';
 import type { ShimMetrics } from './metrics';
 
 export class MetricsServer {
-  private readonly http = http.createServer((req, res) => void this.answer(req, res));
-  private readonly sockets = new Set<Socket>();
+  private readonly server = new QuietHttpServer((req, res) => void this.answer(req, res), 'metrics');
 
   constructor(
     private readonly metrics: ShimMetrics,
     private readonly log: Logger,
-  ) {
-    this.http.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-    });
-  }
+  ) {}
 
   /** Binds host:port (port 0 picks a free one); resolves with the bound address. */
   async listen(bindAddress: string): Promise<{ host: string; port: number }> {
-    const target = parseHostPort(bindAddress);
-    if (!target) throw new Error(`metrics address ${JSON.stringify(bindAddress)} is not host:port`);
-    await new Promise<void>((resolve, reject) => {
-      this.http.once('error', reject);
-      this.http.listen({ host: target.host, port: target.port }, () => {
-        this.http.off('error', reject);
-        resolve();
-      });
-    });
-    const bound = this.http.address() as AddressInfo;
+    const bound = await this.server.listen(bindAddress);
     return { host: bound.address, port: bound.port };
   }
 
-  async close(): Promise<void> {
-    if (!this.http.listening) return;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  close(): Promise<void> {
+    return this.server.close();
   }
 
   private async answer(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
