@@ -51,6 +51,7 @@ import type { DockerClient } from '../docker/client';
 import type { ImageStoreLayout } from '../docker/documents';
 import type { ObjectFinder } from '../object-store/object-store';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
+import { RequestDeadline } from '../docker/request-deadline';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
 import { abortable } from '../util/abortable';
@@ -285,22 +286,25 @@ export class DockerStorage {
     this.passStartedAtMs = started;
     const trees = this.walked.trees;
     const confirmed = this.witness.confirmed;
-    const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
+    // A deadline whose timer ends with the reconcile: AbortSignal.timeout's would wake the shim
+    // once more, reconcileTimeoutMs after every pass.
+    const asking = new RequestDeadline(this.opts.reconcileTimeoutMs, signal);
     // Taken first: a change while reconciling makes the next pass reconcile again.
     const version = this.deps.stateVersion();
     try {
       if (version === undefined || version !== this.reconciledAt) {
-        await this.reconcileImages(asking);
-        await this.reconcileContainers(asking);
+        await this.reconcileImages(asking.signal!);
+        await this.reconcileContainers(asking.signal!);
         this.reconciledAt = version;
       } else {
         // No image came or went since: the images' figure stands as of now.
         this.imagesAtMs = this.opts.now();
       }
     } catch (err) {
-      if (!signal.aborted && asking.aborted) throw new Error(`Docker did not answer the pass's requests within ${this.opts.reconcileTimeoutMs} ms`);
+      if (!signal.aborted && asking.timedOut) throw new Error(`Docker did not answer the pass's requests within ${this.opts.reconcileTimeoutMs} ms`);
       throw err;
     } finally {
+      asking.end();
       // A failed first reconcile must not hold ImageFsInfo: it answers with what is known.
       this.markReconciled();
     }
@@ -369,15 +373,17 @@ export class DockerStorage {
    * once per container until it runs again (then its snapshot is found and walked).
    */
   private async dockerCount(id: string, signal: AbortSignal): Promise<Measured> {
-    const asking = AbortSignal.any([signal, AbortSignal.timeout(this.opts.reconcileTimeoutMs)]);
+    const asking = new RequestDeadline(this.opts.reconcileTimeoutMs, signal);
     try {
-      const [c] = await this.deps.docker.listContainers({ all: true, size: true, filters: { id: [id] } }, { signal: asking });
+      const [c] = await this.deps.docker.listContainers({ all: true, size: true, filters: { id: [id] } }, { signal: asking.signal });
       const bytes = c?.SizeRw;
       return { bytes: typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : 0, inodes: 0, atMs: this.opts.now() };
     } catch (err) {
       if (signal.aborted) throw err;
       this.deps.log.debug({ id, err: errorMessage(err) }, 'storage figures: Docker did not count a stopped container\'s layer');
       return { bytes: 0, inodes: 0, atMs: this.opts.now() };
+    } finally {
+      asking.end();
     }
   }
 

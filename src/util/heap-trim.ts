@@ -11,8 +11,9 @@
 // last collection left plus SLACK_BYTES (or above the floor alone, when the calls stopped: no
 // activity came while the look waited), and the last one is COOLDOWN_MS past, one full collection
 // runs: ~20-40 ms at this size, so at most ~1 ms per second whatever happens. A look the cooldown
-// held back looks again once it is over; one that saw activity come while it waited and collected
-// nothing looks again CHECK_MS later, so that a look follows the last activity. A collection that
+// held back looks again once it is over; activity that comes while a look waits arms the look
+// after it, CHECK_MS later, so that a look follows the last activity (armed by that activity,
+// never by a look's own callback: nothing here polls). A collection that
 // gave back the slack or more ran in a burst, and what it left is no measure of the live heap: the
 // burst's tail was still live (ExecSync's answers, up to 16 MiB each, until grpc-js has written
 // them). So one more look follows once the cooldown is over, which collects above the floor as a
@@ -60,10 +61,16 @@ interface HeapTrimOptions {
 
 export class HeapTrim {
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed look is due. */
+  private dueAtMs = 0;
+  /**
+   * The look after it, armed by the first activity that came while it waited (calls go on), due
+   * CHECK_MS after it: armed by that activity, not by the look's own callback, so that no look
+   * is ever re-armed by a timer alone.
+   */
+  private next: { timer: NodeJS.Timeout; dueAtMs: number } | undefined;
   private started = false;
   private checkMs = CHECK_MS;
-  /** Activity came while the armed look waited: calls go on. */
-  private busySinceArmed = false;
   /** Activity came since the last collection. */
   private activeSinceCollection = false;
   private lastAtMs = -Infinity;
@@ -104,23 +111,42 @@ export class HeapTrim {
   stop(): void {
     this.started = false;
     clearTimeout(this.timer);
+    clearTimeout(this.next?.timer);
     this.timer = undefined;
+    this.next = undefined;
   }
 
-  /** Something happened that may have left garbage: one look CHECK_MS from now, unless one is armed. Cheap enough for every call. */
+  /**
+   * Something happened that may have left garbage: one look CHECK_MS from now, unless one is
+   * armed; while one is armed, the look after it. Cheap enough for every call.
+   */
   activity(): void {
     this.activeSinceCollection = true;
-    if (this.timer) this.busySinceArmed = true;
-    else if (this.started) this.lookIn(this.checkMs);
+    if (!this.started) return;
+    if (!this.timer) this.lookIn(this.checkMs);
+    else if (!this.next) {
+      const dueAtMs = this.dueAtMs + this.checkMs;
+      this.next = { timer: this.armLook(dueAtMs - this.now()), dueAtMs };
+    }
   }
 
   private lookIn(ms: number): void {
-    this.busySinceArmed = false;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.check(!this.busySinceArmed);
-    }, ms);
-    this.timer.unref();
+    this.dueAtMs = this.now() + ms;
+    this.timer = this.armLook(ms);
+  }
+
+  /** A look `ms` from now: the one after it (if activity armed one) takes its place, and this one is quiet without one. */
+  private armLook(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      if (timer !== this.timer) return;
+      const next = this.next;
+      this.next = undefined;
+      this.timer = next?.timer;
+      if (next) this.dueAtMs = next.dueAtMs;
+      void this.check(next === undefined);
+    }, Math.max(0, ms));
+    timer.unref();
+    return timer;
   }
 
   /**
@@ -137,17 +163,14 @@ export class HeapTrim {
     const aboveFloor = before >= (this.opts.floorBytes ?? FLOOR_BYTES);
     const worth = this.worthCollecting(before) || (aboveFloor && (this.followUp || (quiet && this.activeSinceCollection)));
     if (sinceLast < cooldownMs) {
-      // Worth a collection once the cooldown is over: looked at again then, activity or not.
+      // Worth a collection once the cooldown is over: looked at again then, activity or not
+      // (with calls still coming, the look they armed comes first and sees the same).
       if (this.started && !this.timer && worth) this.lookIn(cooldownMs - sinceLast);
-      else if (!quiet) this.lookAgain();
       return;
     }
     // Past the cooldown: the follow-up, if one was due, is this look.
     this.followUp = false;
-    if (!worth) {
-      if (!quiet) this.lookAgain();
-      return;
-    }
+    if (!worth) return;
     this.running = true;
     this.activeSinceCollection = false;
     try {
@@ -163,16 +186,6 @@ export class HeapTrim {
       this.running = false;
       if (this.followUp && this.started && !this.timer) this.lookIn(cooldownMs);
     }
-  }
-
-  /**
-   * Activity came while this look waited and no collection ran: one more look, so that one
-   * follows the last activity. That activity found this look armed and armed none of its own,
-   * and without this the garbage of a burst's tail (the calls' last seconds, the events of the
-   * containers a burst removed) stayed until the next call came.
-   */
-  private lookAgain(): void {
-    if (this.started && !this.timer) this.lookIn(this.checkMs);
   }
 
   private worthCollecting(residentBytes: number): boolean {

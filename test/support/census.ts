@@ -9,7 +9,7 @@ import { waitFor } from './poll';
 export interface CensusEntry {
   type: string;
   site: string;
-  /** A timer (setTimeout, setInterval, setImmediate) ran it, and nothing from outside in the window led to it. */
+  /** A timeout or an interval ran it, and no outside wake-up armed it (./run-census.ts). */
   timer: boolean;
   runs: number;
 }

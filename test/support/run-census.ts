@@ -4,10 +4,11 @@
 // writes them to $RUN_CENSUS_FILE as JSON and turns the hook off, so what follows (the bench's
 // bursts) runs at full speed. It names what ran in the window: an idle shim should run nothing on
 // a timer (issue 44). A timer run counts as timer-driven when no outside wake-up (a socket, a
-// pipe, a file, a signal: any resource that is not a timer, tick or promise) armed it: one armed
-// at start-up, a second run of an interval, or a timeout re-armed from a timer's own callback with
-// no I/O in between (a polling loop, however it began). A debounce armed by a Docker event is that
-// event's, whenever the event came: on a shared node other shims' containers change all the time.
+// pipe, a file, a signal: any resource that is not a timer, tick or promise) stands close behind
+// it: a timeout armed at start-up, a second run of an interval, or the third timeout or later of
+// a chain re-armed from timers' own callbacks with no I/O in between (a polling loop, however it
+// began). A debounce armed by a Docker event, and the timeout or two its callback arms, are that
+// event's, whenever it came: on a shared node other shims' containers change all the time.
 // Tests and the bench only: the shim itself carries no census.
 import { createHook } from 'node:async_hooks';
 import * as fs from 'node:fs';
@@ -15,6 +16,8 @@ import type { CensusEntry } from './census';
 
 /** Resource types whose callbacks a timer runs. */
 const TIMER_TYPES = new Set(['Timeout', 'Immediate']);
+/** Timeouts in a row with no outside wake-up between them, from which on a chain is a loop. */
+const LOOP_HOPS = 2;
 /** Resource types that only carry on what another callback began; the rest wake on I/O or a signal. */
 const CONTINUATIONS = new Set([...TIMER_TYPES, 'PROMISE', 'TickObject', 'Microtask']);
 
@@ -60,7 +63,9 @@ const hook = createHook({
     else if (resource.type === 'Immediate') hopsNow = resource.hops;
     else if (!CONTINUATIONS.has(resource.type)) hopsNow = 0;
     if (!counting || resource.type === 'SIGNALWRAP') return;
-    const timer = TIMER_TYPES.has(resource.type) && (repeat || resource.hops >= 1);
+    // An immediate carries on the macrotask that made it (a GC observer's report, a deferred
+    // write): only a timeout is a wake-up of its own.
+    const timer = resource.type === 'Timeout' && (repeat || resource.hops >= LOOP_HOPS);
     const key = `${resource.type} ${resource.site} ${timer}`;
     const entry = runs.get(key) ?? { type: resource.type, site: resource.site, timer, runs: 0 };
     entry.runs++;
