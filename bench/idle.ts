@@ -3,7 +3,7 @@
 // CPU the shim and dockerd use while no call comes (scaled to 30 s) and the shim's RSS; then runs
 // three bursts (fuzzed calls, a list of 1,000 containers, 1 GiB of exec stdout) and reads the RSS
 // right after each and again RECOVER_MS later. Removes everything it made.
-//   node dist/bench/idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--cpu-prof=DIR] [--debug-log=FILE]
+//   node dist/bench/idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--store-files=100000] [--cpu-prof=DIR] [--debug-log=FILE]
 // --cpu-prof: the idle shim runs under `node --cpu-prof` (the profiler's own cost included), and
 // the idle window's profile is summarised. --debug-log: the shim logs at debug level, written to FILE.
 import * as fs from 'node:fs';
@@ -14,6 +14,8 @@ import { newTestRun } from '../test/support/cleanup';
 import { CONTAINER_TYPE_LABEL } from '../src/conventions/labels';
 import { dockerApi, ensureTestImages } from '../test/support/images';
 import { mapLimit } from '../test/support/map-limit';
+import { importUniqueImage } from '../test/support/registry';
+import { diskUsage } from '../src/util/disk-usage';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { openStream, spdyConnect } from '../test/support/streaming-clients';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
@@ -183,6 +185,12 @@ export interface IdleOptions {
   quietDeadlineMs: number;
   /** Which bursts run: fuzz, list, stream. */
   bursts: ReadonlySet<string>;
+  /**
+   * Docker's store holds at least this many files during the idle window (0: as it is): an image
+   * of small files fills it up to that first, and is removed at the end. What an idle shim costs
+   * must not grow with the store (issue 44: >= 100,000).
+   */
+  minStoreFiles: number;
   cpuProfDir?: string | undefined;
   /** Run the shim at debug level and write its log here at the end. */
   debugLog?: string | undefined;
@@ -193,9 +201,12 @@ export interface IdleOptions {
 export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<IdleResult> {
   const { log } = opts;
   let shim: ShimProcess | undefined;
+  let storeFiles = 0;
   const rootDir = tempDir('idle-root');
+  const filler = `cri-docker-shim-bench/store-filler:${bench.run}`;
   return withCleanUp(bench, [rootDir], () => shim, log, async () => {
     await ensureTestImages();
+    storeFiles = await fillStore(opts.minStoreFiles, filler, log);
     const nodeFlags = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : undefined;
     const censusFile = path.join(rootDir, '..', `run-census-${process.pid}.json`);
     shim = await startShim({ args: [`--log-level=${opts.debugLog ? 'debug' : 'info'}`], rootDir, nodeFlags, env: censusEnv(censusFile) });
@@ -246,8 +257,19 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
         log(`profile ${f}, the idle window only:\n${renderProfileSummary(summarizeProfile(lastSeconds(profile, idleWindowUs(opts)), 25))}`);
       }
     }
-    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts, census };
-  });
+    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts, census, storeFiles };
+  }).finally(() => dockerApi().getImage(filler).remove({ force: true }).catch(() => undefined));
+}
+
+/** Files in Docker's image store, filled up to `min` with an image of small files named `filler`. */
+async function fillStore(min: number, filler: string, log: (m: string) => void): Promise<number> {
+  const info = await dockerApi().info();
+  const storeDir = path.join(String(info.DockerRootDir), String(info.Driver));
+  const files = (await diskUsage([storeDir])).inodes;
+  if (files >= min) return files;
+  log(`Docker's store holds ${files} files: adding an image of ${min - files} small files`);
+  await importUniqueImage(filler, [], 1024, min - files);
+  return (await diskUsage([storeDir])).inodes;
 }
 
 /** How far before the profile's end the idle window starts (it ends where the profile does, without bursts). */
@@ -264,9 +286,9 @@ function lastSeconds(profile: CpuProfile, us: number): CpuProfile {
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const known = ['--pods=', '--seconds=', '--settle=', '--bursts=', '--cpu-prof=', '--debug-log='];
+  const known = ['--pods=', '--seconds=', '--settle=', '--bursts=', '--store-files=', '--cpu-prof=', '--debug-log='];
   const unknown = argv.filter((a) => !known.some((k) => a.startsWith(k)));
-  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--cpu-prof=DIR] [--debug-log=FILE]`);
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; usage: idle.js [--pods=50] [--seconds=60] [--settle=60] [--bursts=fuzz,list,stream] [--store-files=100000] [--cpu-prof=DIR] [--debug-log=FILE]`);
   const cpuProf = argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
   const unknownBursts = (argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? '').split(',').filter((b) => b !== '' && !(BURSTS as readonly string[]).includes(b));
   if (unknownBursts.length > 0) throw new Error(`--bursts: ${unknownBursts.join(',')}: not one of ${BURSTS.join(',')}`);
@@ -277,6 +299,7 @@ async function main(argv: readonly string[]): Promise<number> {
     settleSeconds: countOption(argv, 'settle', 60),
     quietDeadlineMs: START_UP_WALK_DEADLINE_MS,
     bursts: new Set((argv.find((a) => a.startsWith('--bursts='))?.slice('--bursts='.length) ?? BURSTS.join(',')).split(',').filter((b) => b !== '')),
+    minStoreFiles: countOption(argv, 'store-files', IDLE_TARGETS.storeFiles),
     cpuProfDir: cpuProf === undefined ? undefined : path.resolve(cpuProf),
     debugLog: argv.find((a) => a.startsWith('--debug-log='))?.slice('--debug-log='.length),
     log: (m) => process.stderr.write(`[idle ${new Date().toISOString().slice(11, 19)}] ${m}\n`),

@@ -36,6 +36,7 @@ import {
   type StartupTimes,
 } from './report';
 import { BURSTS, type IdleOptions, measureIdle } from './idle';
+import { IDLE_TARGETS } from './idle-report';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
 import { measureStreams, streamsPlan, type StreamsPlan } from './streams';
@@ -72,7 +73,7 @@ interface BenchPlan {
   /** Another build's main.js to time in the start-up part too. */
   baseline: string | undefined;
   /** The idle part (./idle.ts), on a shim and pods of its own. */
-  idle: Pick<IdleOptions, 'pods' | 'seconds' | 'settleSeconds' | 'quietDeadlineMs' | 'bursts'>;
+  idle: Pick<IdleOptions, 'pods' | 'seconds' | 'settleSeconds' | 'quietDeadlineMs' | 'bursts' | 'minStoreFiles'>;
   outDir: string;
 }
 
@@ -80,8 +81,8 @@ const REPO = path.resolve(__dirname, '../..');
 /** kubelet's usual setting; the tests' debug logging would be a cost no node pays. */
 export const SHIM_LOG_LEVEL = 'info';
 
-const FULL_IDLE: BenchPlan['idle'] = { pods: 50, seconds: 60, settleSeconds: 60, quietDeadlineMs: START_UP_WALK_DEADLINE_MS, bursts: new Set(BURSTS) };
-const QUICK_IDLE: BenchPlan['idle'] = { pods: 10, seconds: 5, settleSeconds: 5, quietDeadlineMs: 0, bursts: new Set() };
+const FULL_IDLE: BenchPlan['idle'] = { pods: 50, seconds: 60, settleSeconds: 60, quietDeadlineMs: START_UP_WALK_DEADLINE_MS, bursts: new Set(BURSTS), minStoreFiles: IDLE_TARGETS.storeFiles };
+const QUICK_IDLE: BenchPlan['idle'] = { pods: 10, seconds: 5, settleSeconds: 5, quietDeadlineMs: 0, bursts: new Set(), minStoreFiles: 0 };
 
 export function planFrom(argv: readonly string[]): BenchPlan {
   const quick = argv.includes('--quick');

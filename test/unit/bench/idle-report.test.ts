@@ -2,11 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkIdleTargets, type IdleResult, idleTableCells, IDLE_TARGETS, renderIdle, residentByMapping } from '../../../bench/idle-report';
+import type { CensusEntry } from '../../support/census';
 
 const MiB = 2 ** 20;
 
-function result(over: { cpu: number; idleMiB: number; recoveredMiB: number }): IdleResult {
+function result(over: { cpu: number; idleMiB: number; recoveredMiB: number; storeFiles?: number; census?: CensusEntry[] }): IdleResult {
   return {
+    storeFiles: over.storeFiles ?? IDLE_TARGETS.storeFiles,
+    census: over.census ?? [],
     pods: 50,
     seconds: 60,
     shimCpuMsPer30s: over.cpu,
@@ -22,10 +25,23 @@ function result(over: { cpu: number; idleMiB: number; recoveredMiB: number }): I
 describe('idle targets', () => {
   it('passes at each target, misses just past it', () => {
     const at = checkIdleTargets(result({ cpu: IDLE_TARGETS.shimCpuMsPer30s, idleMiB: IDLE_TARGETS.idleRssMiB, recoveredMiB: IDLE_TARGETS.afterBurstRssMiB }));
-    assert.deepEqual(at.map((c) => c.pass), [true, true, true]);
-    const past = checkIdleTargets(result({ cpu: IDLE_TARGETS.shimCpuMsPer30s + 1, idleMiB: IDLE_TARGETS.idleRssMiB + 0.1, recoveredMiB: IDLE_TARGETS.afterBurstRssMiB + 0.1 }));
-    assert.deepEqual(past.map((c) => c.pass), [false, false, false]);
-    assert.match(past[2]!.target, /after 10000 fuzzed calls/);
+    assert.deepEqual(at.map((c) => c.pass), [true, true, true, true]);
+    const timerRun: CensusEntry = { type: 'Timeout', site: 'Poller.arm (shim.js:1:1)', timer: true, runs: 2 };
+    const ioRun: CensusEntry = { type: 'PIPEWRAP', site: 'events (shim.js:2:2)', timer: false, runs: 9 };
+    const past = checkIdleTargets(
+      result({ cpu: IDLE_TARGETS.shimCpuMsPer30s + 1, idleMiB: IDLE_TARGETS.idleRssMiB + 0.1, recoveredMiB: IDLE_TARGETS.afterBurstRssMiB + 0.1, census: [ioRun, timerRun] }),
+    );
+    assert.deepEqual(past.map((c) => c.pass), [false, false, false, false]);
+    assert.match(past[2]!.target, /timer-driven runs/);
+    assert.equal(past[2]!.value, '2 (2x Timeout (timer) made at Poller.arm (shim.js:1:1))', 'names the timer runs, not the I/O');
+    assert.match(past[3]!.target, /after 10000 fuzzed calls/);
+    const smallStore = checkIdleTargets(result({ cpu: 0, idleMiB: 0, recoveredMiB: 0, storeFiles: IDLE_TARGETS.storeFiles - 1 }));
+    assert.equal(smallStore[0]!.pass, false, 'an idle CPU figure on a store under the size it is set for does not pass');
+  });
+
+  it('names what ran while idle in its text', () => {
+    const text = renderIdle(result({ cpu: 3, idleMiB: 70, recoveredMiB: 75, census: [{ type: 'TCPWRAP', site: 'grpc (shim.js:3:3)', timer: false, runs: 4 }] }));
+    assert.match(text, /what ran while idle: 4x TCPWRAP made at grpc \(shim\.js:3:3\)/);
   });
 
   it('gives the table one row per figure and burst, 8 cells each', () => {
