@@ -2,7 +2,7 @@
 // and new enough, cgroup driver agreed, state directory ready, then the CRI socket.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { detectCgroupSetup } from './cgroups/driver';
+import { detectCgroupSetup, type CgroupSetup } from './cgroups/driver';
 import { RuntimeCgroups } from './cgroups/runtime-cgroups';
 import type { Config } from './config/flags';
 import { criContract, FIRST_CALLS } from './cri/contract';
@@ -246,19 +246,10 @@ interface Services {
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
 function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
-  const { rawDocker, dockerSockets, docker, objects, state, checkpoints, network } = side;
+  const { rawDocker, docker, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
-  // The Docker daemon's processes, not the shim's (as cri-dockerd): never fatal, re-checked on a timer.
-  if (config.runtimeCgroups !== '') {
-    const runtime = RuntimeCgroups.create({
-      cgroup: config.runtimeCgroups,
-      log,
-      root: config.testOnly?.runtimeCgroupsRoot,
-      daemonPids: config.testOnly?.dockerDaemonPids,
-    });
-    started.add('--runtime-cgroups re-check', runtime, (r) => r.stop()).start();
-  }
+  startRuntimeCgroups(config, log, started);
   wrap(() => fs.mkdirSync(config.rootDirectory, { recursive: true, mode: 0o700 }));
   // Log followers read their containers' documents from the state cache, which tells them of each
   // run's end it applies; only whether a container stopped the moment its log stream ends, which
@@ -266,11 +257,89 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', docker);
   started.add('log followers', followers, (f) => f.close());
   state.onRunEnded((id) => followers.runEnded(id));
+  const disk = storageAndCgroups(config, log, side, info, cgroups.driver, started);
+  const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
+  // The lists are built from the cache's documents and the checkpoints alone.
+  const listAnswers = new ListAnswers(() => {
+    const version = state.version;
+    return version === undefined ? undefined : version + checkpoints.version;
+  });
+  // Docker's events (a container came, went, started or stopped): a storage pass, the kept list
+  // answers built before it dropped, and work (inspects, the pass) the heap trim looks after.
+  state.onContainerChanged(() => {
+    disk.storage.containerChanged();
+    listAnswers.dropStale();
+    heapTrim.activity();
+  });
+  // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
+  // leaves garbage too: a look follows it, or a burst's last collection would come before it.
+  disk.storage.onPassEnded(() => heapTrim.activity());
+  state.onSnapshotSaved(() => heapTrim.activity());
+  const serving = servers(config, log, metrics, side, heapTrim, started);
+  const buildEvent = containerEventBuilder({ docker, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);
+  const context: ShimContext = {
+    config,
+    docker,
+    objects,
+    oomKills: disk.oomKills,
+    dockerFacts: side.dockerFacts,
+    dockerLiveness: new DockerLiveness(docker),
+    cgroups,
+    network,
+    credentials: side.credentials,
+    log,
+    checkpoints,
+    sandboxLocks: new KeyedLock(),
+    logs: followers,
+    storage: disk.storage,
+    stats: new StatsCollector({ docker, cgroupReader: disk.cgroupReader, storage: disk.storage }),
+    podMetrics: new PodMetricsCollector({ cgroupReader: disk.cgroupReader }, disk.storage),
+    sharedReads: new SingleFlight(),
+    execOutput: new ExecOutputPool(),
+    listAnswers,
+    streaming: serving.streaming,
+    containerEvents: new EventHub(state, buildEvent, log),
+    metrics,
+  };
+  metrics?.read({ stateCache: state, network });
+  const prepared = Promise.all([checkpoints.load(), serving.listen()]);
+  prepared.catch(() => undefined);
+  // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
+  // followers of the previous run resume once the sync is done, before any of those runs,
+  // instead of a request per container competing with the sync and the first answers. The
+  // network plugin restores what a restart lost (held host ports) then too.
+  const startAfterSync = (): void => {
+    const resumed = followers.resumeAll();
+    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
+    void network.start();
+    disk.storage.start();
+    // Only v2 counts OOM kills in a file the kernel notifies watchers of.
+    if (cgroups.version === 2) disk.cgroupOoms.followRuns(state);
+    heapTrim.start();
+  };
+  return { context, imageStore: disk.imageStore, prepared: prepared.then(() => undefined), startAfterSync, rpcRecorder: serving.rpcRecorder };
+}
+
+/** The Docker daemon's processes, not the shim's (as cri-dockerd): never fatal, re-checked on a timer. */
+function startRuntimeCgroups(config: Config, log: Logger, started: StartedComponents): void {
+  if (config.runtimeCgroups === '') return;
+  const runtime = RuntimeCgroups.create({
+    cgroup: config.runtimeCgroups,
+    log,
+    root: config.testOnly?.runtimeCgroupsRoot,
+    daemonPids: config.testOnly?.dockerDaemonPids,
+  });
+  started.add('--runtime-cgroups re-check', runtime, (r) => r.stop()).start();
+}
+
+/** The containers' cgroup files, the disk Docker's storage takes, and the OOM kills they tell of. */
+function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: DockerInfo, driver: CgroupSetup['driver'], started: StartedComponents) {
+  const { docker, objects, state } = side;
   // One reader of the containers' cgroup files for all three: a file they all read is opened
   // once, held while the state cache shows its container running, and closed as soon as the
   // cache sees it stop or go. Closed after the server and the storage passes: nobody reads the
   // held files any more.
-  const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver: cgroups.driver, log, runs: state }), (r) => r.close());
+  const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver, log, runs: state }), (r) => r.close());
   // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
   const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
   const storage = new DockerStorage({ docker, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
@@ -285,23 +354,14 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   const oomKills: OomKills = {
     oomKilledIn: (id, startedAt) => state.containers.oomKilledIn(id, startedAt) || cgroupOoms.oomKilledIn(id, startedAt) || kernelOoms.killedIn(id),
   };
-  const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
-  // The lists are built from the cache's documents and the checkpoints alone.
-  const listAnswers = new ListAnswers(() => {
-    const version = state.version;
-    return version === undefined ? undefined : version + checkpoints.version;
-  });
-  // Docker's events (a container came, went, started or stopped): a storage pass, the kept list
-  // answers built before it dropped, and work (inspects, the pass) the heap trim looks after.
-  state.onContainerChanged(() => {
-    storage.containerChanged();
-    listAnswers.dropStale();
-    heapTrim.activity();
-  });
-  // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
-  // leaves garbage too: a look follows it, or a burst's last collection would come before it.
-  storage.onPassEnded(() => heapTrim.activity());
-  state.onSnapshotSaved(() => heapTrim.activity());
+  return { cgroupReader, imageStore, storage, cgroupOoms, oomKills };
+}
+
+/**
+ * The streaming server and the metrics endpoint, and what every call and stream tells: the
+ * metrics, and the heap trim. `listen()` binds both.
+ */
+function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, heapTrim: HeapTrim, started: StartedComponents) {
   // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
   // ExecSync's answers are garbage only once written out, up to seconds after the handler returned: a look follows that too.
   const rpcRecorder: RpcRecorder = {
@@ -330,57 +390,18 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   // the Docker connections kept for them, so one past it is refused at once, never left waiting.
   const streaming = new StreamingServer({
     bindAddress: config.streamingBindAddr,
-    docker: rawDocker,
+    docker: side.rawDocker,
     rootDirectory: config.rootDirectory,
     log,
     recorder: streamingRecorder,
-    limits: { sessions: dockerSockets.streams },
+    limits: { sessions: side.dockerSockets.streams },
   });
   started.add('streaming server', streaming, (s) => s.close());
-  const buildEvent = containerEventBuilder({ docker, oomKills, logs: followers, network, log, checkpoints }, state.containers);
-  const context: ShimContext = {
-    config,
-    docker,
-    objects,
-    oomKills,
-    dockerFacts: side.dockerFacts,
-    dockerLiveness: new DockerLiveness(docker),
-    cgroups,
-    network,
-    credentials: side.credentials,
-    log,
-    checkpoints,
-    sandboxLocks: new KeyedLock(),
-    logs: followers,
-    storage,
-    stats: new StatsCollector({ docker, cgroupReader, storage }),
-    podMetrics: new PodMetricsCollector({ cgroupReader }, storage),
-    sharedReads: new SingleFlight(),
-    execOutput: new ExecOutputPool(),
-    listAnswers,
-    streaming,
-    containerEvents: new EventHub(state, buildEvent, log),
-    metrics,
-  };
-  metrics?.read({ stateCache: state, network });
-  const prepared = Promise.all([checkpoints.load(), streaming.listen(), metricsServer?.listen(config.metricsBindAddr)]).then(([, , address]) => {
+  const listen = async (): Promise<void> => {
+    const [, address] = await Promise.all([streaming.listen(), metricsServer?.listen(config.metricsBindAddr)]);
     if (address) log.info({ metrics: `http://${address.host}:${address.port}/metrics` }, 'serving Prometheus metrics');
-  });
-  prepared.catch(() => undefined);
-  // Only calls the gate holds use the log followers (start, status, remove, reopen), so the
-  // followers of the previous run resume once the sync is done, before any of those runs,
-  // instead of a request per container competing with the sync and the first answers. The
-  // network plugin restores what a restart lost (held host ports) then too.
-  const startAfterSync = (): void => {
-    const resumed = followers.resumeAll();
-    if (resumed > 0) log.info({ containers: resumed }, 'resumed container log followers');
-    void network.start();
-    storage.start();
-    // Only v2 counts OOM kills in a file the kernel notifies watchers of.
-    if (cgroups.version === 2) cgroupOoms.followRuns(state);
-    heapTrim.start();
   };
-  return { context, imageStore, prepared, startAfterSync, rpcRecorder };
+  return { rpcRecorder, streaming, listen };
 }
 
 /**
