@@ -7,7 +7,7 @@ import { RuntimeCgroups } from './cgroups/runtime-cgroups';
 import type { Config } from './config/flags';
 import { criContract, FIRST_CALLS } from './cri/contract';
 import type { DockerClient } from './docker/client';
-import { DockerodeClient } from './docker/dockerode-client';
+import { EngineApiClient } from './docker/engine-api-client';
 import { InstrumentedDockerClient, type DockerCallRecorder } from './docker/instrumented-client';
 import { assertSupportedDocker, DockerFacts } from './docker/docker-version';
 import { DockerLiveness } from './docker/liveness';
@@ -183,13 +183,13 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
   const openFiles = readOpenFilesLimit();
   const dockerSockets = dockerSocketCaps(openFiles.soft);
   log.info({ openFiles: { soft: openFiles.soft, hard: openFiles.hard, known: openFiles.known }, dockerSockets }, 'descriptor limit');
-  const dockerode = started.add(
+  const engine = started.add(
     'Docker connections',
-    new DockerodeClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs, new DockerSocketPool(dockerSockets)),
+    new EngineApiClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs, new DockerSocketPool(dockerSockets)),
     (d) => d.close(),
   );
   // Counted under the state cache, so only calls that reach Docker are counted.
-  const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(dockerode, metrics.docker) : dockerode;
+  const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(engine, metrics.docker) : engine;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
   // A restart starts from the containers the last run held (checked against Docker's list).
   const snapshot = new ContainerSnapshotFile(path.join(config.rootDirectory, 'container-snapshot.json'), log);

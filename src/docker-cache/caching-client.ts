@@ -7,43 +7,33 @@
 // a create or a stop does not also wait for an inspect it has no use for); one still pending
 // past CATCH_UP_WAIT_MS sends the read to Docker.
 // Documents handed out are shared with the cache: callers read them and never modify them.
-import type { Duplex, Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from '../docker/client';
-import type { FramePieceListener } from '../docker/stream-frames';
+import type { CallOptions, DockerClient, ImageImportQuery } from '../docker/client';
+import { PassThroughClient } from '../docker/pass-through-client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
-  ContainerSummary,
   ContainerUpdateSpec,
-  DockerEvent,
   DockerFilters,
-  DockerInfo,
-  DockerVersion,
-  ExecCreateSpec,
-  ExecInspect,
   ImageDeleteItem,
   ImageInspect,
   ImageSummary,
   PullProgress,
   RegistryAuth,
-  SystemDataUsage,
 } from '../docker/types';
 import { isFullId } from '../conventions/ids';
 import type { DockerStateCache } from './state-cache';
 
-export class CachingDockerClient implements DockerClient {
-  readonly endpoint: string;
-
+export class CachingDockerClient extends PassThroughClient {
   constructor(
-    private readonly docker: DockerClient,
+    docker: DockerClient,
     private readonly cache: DockerStateCache,
   ) {
-    this.endpoint = docker.endpoint;
+    super(docker);
   }
 
   // --- answered from the cache when it can ---
 
-  async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
+  override async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     opts?.signal?.throwIfAborted();
     if ((await this.cache.caughtUp(opts?.signal)) && isFullId(id)) {
       const held = this.cache.containers.get(id);
@@ -52,17 +42,17 @@ export class CachingDockerClient implements DockerClient {
     return this.docker.inspectContainer(id, opts);
   }
 
-  listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
+  override listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
     return this.cache.synced ? this.cache.images.listImages(query, opts) : this.docker.listImages(query, opts);
   }
 
-  inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {
+  override inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {
     return this.cache.synced ? this.cache.images.inspectImage(ref, opts) : this.docker.inspectImage(ref, opts);
   }
 
   // --- mutating: Docker first, then the cache catches up before the caller hears back ---
 
-  async createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string> {
+  override async createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string> {
     if (spec.name === undefined) {
       const made = await this.docker.createContainer(spec, opts);
       this.cache.track(this.cache.refreshContainer(made));
@@ -78,21 +68,21 @@ export class CachingDockerClient implements DockerClient {
     }
   }
 
-  async startContainer(id: string, opts?: CallOptions): Promise<void> {
+  override async startContainer(id: string, opts?: CallOptions): Promise<void> {
     // Docker announces only a start that changed something: one of a container not running.
     await this.announcedBy('start', id, (held) => !held.State.Running, () => this.docker.startContainer(id, opts), opts);
   }
 
-  async stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
+  override async stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
     // A stop of a running container ends in its `die` (the cache follows no `stop` event).
     await this.announcedBy('die', id, (held) => held.State.Running, () => this.docker.stopContainer(id, timeoutSeconds, opts), opts);
   }
 
-  async killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {
+  override async killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {
     await this.afterwards(id, this.docker.killContainer(id, signal, opts));
   }
 
-  async removeContainer(id: string, query: { force: boolean; removeVolumes: boolean }, opts?: CallOptions): Promise<void> {
+  override async removeContainer(id: string, query: { force: boolean; removeVolumes: boolean }, opts?: CallOptions): Promise<void> {
     try {
       await this.docker.removeContainer(id, query, opts);
     } catch (err) {
@@ -104,11 +94,11 @@ export class CachingDockerClient implements DockerClient {
     if (held !== undefined) this.cache.track(this.cache.forgetContainer(held));
   }
 
-  async updateContainer(id: string, spec: ContainerUpdateSpec, opts?: CallOptions): Promise<void> {
+  override async updateContainer(id: string, spec: ContainerUpdateSpec, opts?: CallOptions): Promise<void> {
     await this.afterwards(id, this.docker.updateContainer(id, spec, opts));
   }
 
-  async pullImage(ref: string, auth: RegistryAuth | undefined, onProgress: (p: PullProgress) => void, opts?: CallOptions): Promise<void> {
+  override async pullImage(ref: string, auth: RegistryAuth | undefined, onProgress: (p: PullProgress) => void, opts?: CallOptions): Promise<void> {
     try {
       await this.docker.pullImage(ref, auth, onProgress, opts);
     } finally {
@@ -117,7 +107,7 @@ export class CachingDockerClient implements DockerClient {
     }
   }
 
-  async importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
+  override async importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
     try {
       await this.docker.importImage(layer, query, opts);
     } finally {
@@ -125,70 +115,12 @@ export class CachingDockerClient implements DockerClient {
     }
   }
 
-  async removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]> {
+  override async removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]> {
     try {
       return await this.docker.removeImage(ref, query, opts);
     } finally {
       this.cache.images.invalidate();
     }
-  }
-
-  // --- passed through ---
-
-  listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
-    return this.docker.listContainers(query, opts);
-  }
-
-  ping(opts?: CallOptions): Promise<void> {
-    return this.docker.ping(opts);
-  }
-
-  version(opts?: CallOptions): Promise<DockerVersion> {
-    return this.docker.version(opts);
-  }
-
-  info(opts?: CallOptions): Promise<DockerInfo> {
-    return this.docker.info(opts);
-  }
-
-  containerLogs(id: string, query: LogsOptions): Promise<Readable> {
-    return this.docker.containerLogs(id, query);
-  }
-
-  createExec(containerId: string, spec: ExecCreateSpec, opts?: CallOptions): Promise<string> {
-    return this.docker.createExec(containerId, spec, opts);
-  }
-
-  startExec(execId: string, query: { tty: boolean; stdin: boolean }, opts?: SessionOptions): Promise<Duplex> {
-    return this.docker.startExec(execId, query, opts);
-  }
-
-  inspectExec(execId: string, opts?: CallOptions): Promise<ExecInspect> {
-    return this.docker.inspectExec(execId, opts);
-  }
-
-  resizeExec(execId: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void> {
-    return this.docker.resizeExec(execId, size, opts);
-  }
-
-  attachContainer(id: string, query: { stdin: boolean; stdout: boolean; stderr: boolean }, opts?: SessionOptions): Promise<Duplex> {
-    return this.docker.attachContainer(id, query, opts);
-  }
-
-  resizeContainer(id: string, size: { width: number; height: number }, opts?: CallOptions): Promise<void> {
-    return this.docker.resizeContainer(id, size, opts);
-  }
-
-  systemDataUsage(opts?: CallOptions): Promise<SystemDataUsage> {
-    return this.docker.systemDataUsage(opts);
-  }
-
-  events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
-    return this.docker.events(query, opts);
-  }
-
-  demux(source: Readable, take: FramePieceListener): void {
-    this.docker.demux(source, take);
   }
 
   // --- helpers ---

@@ -1,8 +1,9 @@
-// What the shim asks of Docker, as one small typed interface. The implementation over
-// docker-modem is in ./dockerode-client.ts, the counting wrapper in ./instrumented-client.ts,
-// and the state cache's wrapper in ../docker-cache/caching-client.ts; handlers see only this.
+// What the shim asks of Docker, as one small typed interface, and the list of its calls. The
+// implementation is ./engine-api-client.ts; the counting wrapper (./instrumented-client.ts), the
+// state cache's (../docker-cache/caching-client.ts) and the tests' fake stand on
+// ./pass-through-client.ts, which makes from DOCKER_CALLS every call they do not write. A new
+// call is one line in the interface, one in DOCKER_CALLS, and its implementation.
 import type { Duplex, Readable } from 'node:stream';
-import type { FramePieceListener } from './stream-frames';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -111,10 +112,38 @@ export interface DockerClient {
    * after `opts.onSubscribed` has run are all delivered (Docker sends its headers on subscribing).
    */
   events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent>;
-
-  /**
-   * Splits a multiplexed (non-TTY) stream into its stdout and stderr payloads, handed to `take`
-   * as they arrive; `take` copies what it keeps before it returns (stream-frames.ts demuxInto).
-   */
-  demux(source: Readable, take: FramePieceListener): void;
 }
+
+/** A call of the Docker client, by name (a fixed set: also the label of the Docker metrics). */
+export type DockerCall = Exclude<keyof DockerClient, 'endpoint'>;
+
+/** Every call, once (a call missing here, or one the interface lacks, does not compile). */
+const CALLS: Record<DockerCall, true> = {
+  ping: true,
+  version: true,
+  info: true,
+  listContainers: true,
+  inspectContainer: true,
+  createContainer: true,
+  startContainer: true,
+  stopContainer: true,
+  killContainer: true,
+  removeContainer: true,
+  updateContainer: true,
+  containerLogs: true,
+  createExec: true,
+  startExec: true,
+  inspectExec: true,
+  resizeExec: true,
+  attachContainer: true,
+  resizeContainer: true,
+  listImages: true,
+  inspectImage: true,
+  pullImage: true,
+  removeImage: true,
+  importImage: true,
+  systemDataUsage: true,
+  events: true,
+};
+
+export const DOCKER_CALLS: readonly DockerCall[] = Object.keys(CALLS) as DockerCall[];

@@ -72,7 +72,7 @@ export function hijackRequest(path: string, body: unknown): Buffer {
   );
 }
 
-/** What an error answer fails with: the shape DockerodeClient classifies (docker-modem's). */
+/** What an error answer fails with: the shape EngineApiClient classifies (docker-modem's). */
 export interface HijackAnswerError extends Error {
   statusCode: number;
   reason: string;

@@ -7,7 +7,8 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { StateCacheRecorder } from '../docker-cache/state-cache';
-import type { DockerCallRecorder, DockerErrorKind, DockerOperation } from '../docker/instrumented-client';
+import type { DockerCall } from '../docker/client';
+import type { DockerCallRecorder, DockerErrorKind } from '../docker/instrumented-client';
 import type { RpcRecorder } from '../grpc/adapter';
 import type { LogRecorder } from '../logs/follower';
 import type { NetworkOperation, OperationCounts } from '../network/network-manager';
@@ -210,9 +211,9 @@ function dockerRecorder(
   errors: Counter<'operation' | 'kind'>,
   seconds: Histogram<'operation'>,
 ): DockerCallRecorder {
-  const children = new Map<DockerOperation, { ops: Counter.Internal; seconds: Histogram.Internal<'operation'> }>();
+  const children = new Map<DockerCall, { ops: Counter.Internal; seconds: Histogram.Internal<'operation'> }>();
   return {
-    observe(operation: DockerOperation, elapsed: number, errorKind: DockerErrorKind | undefined) {
+    observe(operation: DockerCall, elapsed: number, errorKind: DockerErrorKind | undefined) {
       let child = children.get(operation);
       if (!child) children.set(operation, (child = { ops: ops.labels(operation), seconds: seconds.labels(operation) }));
       child.ops.inc();

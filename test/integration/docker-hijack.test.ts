@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../src/docker/engine-api-client';
 import { HijackedConnection, LENT_READ_BUFFERS } from '../../src/docker/hijack';
 import { FrameSplitter } from '../../src/docker/stream-frames';
 import { DockerNotFoundError } from '../../src/errors';
@@ -17,7 +17,7 @@ const MiB = 1024 * 1024;
 describe('exec and attach on a connection of our own, against Docker', () => {
   const run = newTestRun();
   let container: string;
-  const docker = new DockerodeClient(parseEndpoint('unix:///var/run/docker.sock'), 60_000);
+  const docker = new EngineApiClient(parseEndpoint('unix:///var/run/docker.sock'), 60_000);
 
   before(async () => {
     const made = await dockerApi().createContainer({ Image: TEST_BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], Labels: testLabels(run) });

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../src/docker/engine-api-client';
 import { DockerSocketPool } from '../../src/docker/socket-pool';
 import { DockerConflictError, DockerNotFoundError, DockerNotModifiedError } from '../../src/errors';
 import { newTestRun, removeTestContainers, testLabels, TEST_LABEL } from '../support/cleanup';
@@ -16,7 +16,7 @@ const DOCKER_SOCKET = '/var/run/docker.sock';
 
 describe('the short calls against Docker, without docker-modem', () => {
   const run = newTestRun();
-  const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000, new DockerSocketPool({ calls: 4, sessions: 4, streams: 4 }));
+  const docker = new EngineApiClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000, new DockerSocketPool({ calls: 4, sessions: 4, streams: 4 }));
   let dials: ModemDials;
 
   before(() => {

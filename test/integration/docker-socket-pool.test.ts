@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../src/docker/engine-api-client';
 import { DockerSocketPool, dockerSocketCaps } from '../../src/docker/socket-pool';
 import { readOpenFilesLimit } from '../../src/kernel/open-files-limit';
 import type { Duplex } from 'node:stream';
@@ -36,7 +36,7 @@ describe('the Docker connection pool, against Docker', () => {
 
   it(`answers ${BURST} inspects asked at once with this process's descriptors within the calls cap`, async () => {
     const caps = dockerSocketCaps(readOpenFilesLimit().soft);
-    const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000);
+    const docker = new EngineApiClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 60_000);
     try {
       assert.deepEqual(docker.sockets.caps, caps, 'the default pool is sized from the limit');
       const before = openFds();
@@ -62,7 +62,7 @@ describe('the Docker connection pool, against Docker', () => {
   });
 
   it('counts hijacked exec connections in the sessions’ part until they close: one past the cap waits while calls go on', async () => {
-    const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
+    const docker = new EngineApiClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     const sessions: Duplex[] = [];
     try {
       const startSleep = async (): Promise<Duplex> => {
@@ -87,7 +87,7 @@ describe('the Docker connection pool, against Docker', () => {
   });
 
   it('counts users’ exec and attach in the streams’ part: with it full they wait while the kubelet’s exec still starts', async () => {
-    const docker = new DockerodeClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
+    const docker = new EngineApiClient(parseEndpoint(`unix://${DOCKER_SOCKET}`), 30_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     const open: Duplex[] = [];
     try {
       const exec = (): Promise<string> =>

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../src/docker/engine-api-client';
 import type { StreamingLimits } from '../../src/streaming/limits';
 import { StreamingServer } from '../../src/streaming/streaming-server';
 import { RST_CANCEL, RST_REFUSED_STREAM } from '../../src/streaming/spdy/framing';
@@ -20,7 +20,7 @@ const V4 = 'v4.channel.k8s.io';
 
 describe('streaming bounds: refusals and timeouts', () => {
   const f = useShim({ pod: 'bounds' });
-  const docker = new DockerodeClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
+  const docker = new EngineApiClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
   const servers: StreamingServer[] = [];
   let sleeper: string;
   let web: string;

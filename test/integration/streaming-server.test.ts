@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../src/docker/engine-api-client';
 import { StreamingServer } from '../../src/streaming/streaming-server';
 import * as zlib from 'node:zlib';
 import { ControlType, decodeFrames, encodeControl, FLAG_FIN, GOAWAY_PROTOCOL_ERROR, HeaderCodec } from '../../src/streaming/spdy/framing';
@@ -111,7 +111,7 @@ describe('streaming server with a spdystream-style client', () => {
 });
 
 describe('streaming tokens expire', () => {
-  const docker = new DockerodeClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
+  const docker = new EngineApiClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
   const server = new StreamingServer({ bindAddress: '127.0.0.1:0', docker, log: createLogger('fatal', 'json'), tokenTtlMs: 200 });
   before(() => server.listen());
   after(() => server.close());

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseEndpoint } from '../../src/config/endpoint';
-import { DockerodeClient } from '../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../src/docker/engine-api-client';
 import { MAX_WEBSOCKET_PORTS, type StreamingLimits } from '../../src/streaming/limits';
 import { StreamingServer } from '../../src/streaming/streaming-server';
 import { createLogger } from '../../src/util/logger';
@@ -41,7 +41,7 @@ const refused = (status: number, pattern: RegExp) => (err: Partial<UpgradeRefusa
 
 describe('port forward over WebSocket', () => {
   const f = useShim({ pod: 'wspf' });
-  const docker = new DockerodeClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
+  const docker = new EngineApiClient(parseEndpoint('unix:///var/run/docker.sock'), 10_000);
   const servers: StreamingServer[] = [];
   const sessions: WsSession[] = [];
   const forwardUrl = async (port: number[] = []) => (await f.client.runtime.PortForward({ podSandboxId: f.pod.id, port })).url;

@@ -10,9 +10,9 @@
 // What it does not: exec, attach, logs, resizes, disk usage (UnimplementedError). The event
 // stream carries only what the test emits, so a test decides when Docker "speaks".
 import { randomBytes } from 'node:crypto';
-import { PassThrough, type Duplex, type Readable } from 'node:stream';
-import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../../src/docker/client';
-import type { FramePieceListener } from '../../src/docker/stream-frames';
+import { PassThrough, type Readable } from 'node:stream';
+import type { CallOptions, DockerCall, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions } from '../../src/docker/client';
+import { DockerClientBase, fillCalls } from '../../src/docker/pass-through-client';
 import type {
   ContainerCreateSpec,
   ContainerInspect,
@@ -22,13 +22,11 @@ import type {
   DockerFilters,
   DockerInfo,
   DockerVersion,
-  ExecInspect,
   ImageDeleteItem,
   ImageInspect,
   ImageSummary,
   PullProgress,
   RegistryAuth,
-  SystemDataUsage,
 } from '../../src/docker/types';
 import {
   CancelledError,
@@ -43,11 +41,8 @@ import { inspectDoc, listEntryOf, runningState, type InspectOverrides } from './
 /** How many events the fake's log keeps, as moby's daemon/events does. */
 export const FAKE_EVENT_LOG_SIZE = 256;
 
-/** The DockerClient methods a test can watch and fail (every method but the pure `demux`). */
-export type DockerMethod = Exclude<keyof DockerClient, 'endpoint' | 'demux'>;
-
 export interface FakeCall {
-  method: DockerMethod;
+  method: DockerCall;
   /** The method's own arguments, without the trailing CallOptions (the unmodelled methods: all, as given). */
   args: unknown[];
   /** The caller's cancellation signal, if it passed one. */
@@ -84,7 +79,7 @@ export interface FaultHandle {
 }
 
 interface ActiveFault extends Fault {
-  method: DockerMethod | '*';
+  method: DockerCall | '*';
   seen: number;
   hits: number;
   cleared: boolean;
@@ -118,8 +113,19 @@ export function imageDoc(ref: string, over: Partial<ImageInspect> = {}): ImageIn
   } as unknown as ImageInspect;
 }
 
-export class FakeDocker implements DockerClient {
-  readonly endpoint = 'fake://docker';
+export class FakeDocker extends DockerClientBase {
+  // Exec, attach, resizes and disk usage (and any call not written here) are not modelled: each
+  // such call is recorded, then refused.
+  static {
+    fillCalls(this, (call) =>
+      function (this: FakeDocker, ...args: unknown[]): Promise<never> {
+        return this.call(call, args, undefined, () => {
+          throw new UnimplementedError(`fake Docker: ${call} is not modelled`);
+        });
+      },
+    );
+  }
+
   /** Containers by full ID. Tests may put documents here directly (see `addContainer`). */
   readonly containers = new Map<string, ContainerInspect>();
   /** Images by every reference that names them (tags, digests, the ID). */
@@ -133,8 +139,12 @@ export class FakeDocker implements DockerClient {
   daemonInfo: DockerInfo = { ServerVersion: FAKE_DOCKER_VERSION.Version, CgroupDriver: 'cgroupfs', CgroupVersion: '1', DefaultRuntime: 'runc', Runtimes: { runc: { path: 'runc' } } };
 
   private readonly faults: ActiveFault[] = [];
-  private readonly holds: Array<{ method: DockerMethod; when: ((...args: unknown[]) => boolean) | undefined; gate: Promise<void> }> = [];
+  private readonly holds: Array<{ method: DockerCall; when: ((...args: unknown[]) => boolean) | undefined; gate: Promise<void> }> = [];
   private readonly streams = new Set<{ push(ev: DockerEvent): void; end(err?: Error): void }>();
+
+  constructor() {
+    super('fake://docker');
+  }
 
   // --- what tests use to set up and inspect the fake ---
 
@@ -153,12 +163,12 @@ export class FakeDocker implements DockerClient {
   }
 
   /** The calls of one method, as their argument lists. */
-  argsOf(method: DockerMethod): unknown[][] {
+  argsOf(method: DockerCall): unknown[][] {
     return this.calls.filter((c) => c.method === method).map((c) => c.args);
   }
 
   /** The methods called, in order. */
-  methods(): DockerMethod[] {
+  methods(): DockerCall[] {
     return this.calls.map((c) => c.method);
   }
 
@@ -176,7 +186,7 @@ export class FakeDocker implements DockerClient {
    * Fails (or holds) calls of `method` ('*' for every method) as `fault` says. Faults are
    * checked in the order they were added; the first that matches applies.
    */
-  fail(method: DockerMethod | '*', fault: Fault): FaultHandle {
+  fail(method: DockerCall | '*', fault: Fault): FaultHandle {
     const active: ActiveFault = { ...fault, method, seen: 0, hits: 0, cleared: false };
     this.faults.push(active);
     return {
@@ -191,7 +201,7 @@ export class FakeDocker implements DockerClient {
    * Holds back the replies of `method` (matching `when`) until `release()`. The reply is what
    * Docker saw when asked; faults are checked when it is released.
    */
-  hold(method: DockerMethod, when?: (...args: unknown[]) => boolean): Hold {
+  hold(method: DockerCall, when?: (...args: unknown[]) => boolean): Hold {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const entry = { method, when, gate };
@@ -231,7 +241,7 @@ export class FakeDocker implements DockerClient {
    * asked and answers when released; then the first matching fault, if any, fails it;
    * otherwise `work` runs (if it has not) and its answer is returned.
    */
-  private async call<T>(method: DockerMethod, args: unknown[], opts: CallOptions | undefined, work: () => T): Promise<T> {
+  private async call<T>(method: DockerCall, args: unknown[], opts: CallOptions | undefined, work: () => T): Promise<T> {
     this.calls.push({ method, args, signal: opts?.signal });
     const signal = opts?.signal;
     if (signal?.aborted) throw abortError(signal);
@@ -258,7 +268,7 @@ export class FakeDocker implements DockerClient {
   }
 
   /** The fault that applies to this call (counting it towards every matching fault's nth), if any. */
-  private faultFor(method: DockerMethod, args: unknown[]): ActiveFault | undefined {
+  private faultFor(method: DockerCall, args: unknown[]): ActiveFault | undefined {
     let chosen: ActiveFault | undefined;
     for (const f of this.faults) {
       if (f.cleared || (f.method !== '*' && f.method !== method) || (f.when && !f.when(...args))) continue;
@@ -289,19 +299,19 @@ export class FakeDocker implements DockerClient {
 
   // --- DockerClient ---
 
-  ping(opts?: CallOptions): Promise<void> {
+  override ping(opts?: CallOptions): Promise<void> {
     return this.call('ping', [], opts, () => undefined);
   }
 
-  version(opts?: CallOptions): Promise<DockerVersion> {
+  override version(opts?: CallOptions): Promise<DockerVersion> {
     return this.call('version', [], opts, () => ({ ...FAKE_DOCKER_VERSION }));
   }
 
-  info(opts?: CallOptions): Promise<DockerInfo> {
+  override info(opts?: CallOptions): Promise<DockerInfo> {
     return this.call('info', [], opts, () => structuredClone(this.daemonInfo));
   }
 
-  listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
+  override listContainers(query: { all: boolean; filters?: DockerFilters; size?: boolean }, opts?: CallOptions): Promise<ContainerSummary[]> {
     return this.call('listContainers', [query], opts, () =>
       [...this.containers.values()]
         .filter((c) => (query.all || c.State.Running) && matchesFilters(c, query.filters ?? {}))
@@ -313,11 +323,11 @@ export class FakeDocker implements DockerClient {
   /** Each container's writable layer bytes as the list gives them when asked with `size`. */
   readonly sizeRw = new Map<string, number>();
 
-  inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
+  override inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     return this.call('inspectContainer', [id], opts, () => structuredClone(this.find(id)));
   }
 
-  createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string> {
+  override createContainer(spec: ContainerCreateSpec, opts?: CallOptions): Promise<string> {
     return this.call('createContainer', [spec], opts, () => {
       const { name, Image, Labels, HostConfig, ...config } = spec;
       if (name !== undefined && this.byName(name)) {
@@ -340,18 +350,18 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  startContainer(id: string, opts?: CallOptions): Promise<void> {
+  override startContainer(id: string, opts?: CallOptions): Promise<void> {
     return this.call('startContainer', [id], opts, () => {
       const c = this.find(id);
       c.State = { ...c.State, ...runningState(timeNow(), { Pid: 4242, FinishedAt: c.State.FinishedAt }) };
     });
   }
 
-  stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
+  override stopContainer(id: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
     return this.call('stopContainer', [id, timeoutSeconds], opts, () => this.exit(this.find(id), 143));
   }
 
-  killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {
+  override killContainer(id: string, signal: string, opts?: CallOptions): Promise<void> {
     return this.call('killContainer', [id, signal], opts, () => {
       const c = this.find(id);
       if (!c.State.Running) throw new DockerConflictError(`Container ${c.Id} is not running`);
@@ -364,7 +374,7 @@ export class FakeDocker implements DockerClient {
     c.State = { ...c.State, Status: 'exited', Running: false, Pid: 0, ExitCode: code, FinishedAt: timeNow() };
   }
 
-  removeContainer(id: string, query: { force: boolean; removeVolumes: boolean }, opts?: CallOptions): Promise<void> {
+  override removeContainer(id: string, query: { force: boolean; removeVolumes: boolean }, opts?: CallOptions): Promise<void> {
     return this.call('removeContainer', [id, query], opts, () => {
       const c = this.find(id);
       if (c.State.Running && !query.force) {
@@ -374,14 +384,14 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  updateContainer(id: string, spec: ContainerUpdateSpec, opts?: CallOptions): Promise<void> {
+  override updateContainer(id: string, spec: ContainerUpdateSpec, opts?: CallOptions): Promise<void> {
     return this.call('updateContainer', [id, spec], opts, () => {
       const c = this.find(id);
       c.HostConfig = { ...c.HostConfig, ...spec };
     });
   }
 
-  containerLogs(id: string, query: LogsOptions): Promise<Readable> {
+  override containerLogs(id: string, query: LogsOptions): Promise<Readable> {
     const { signal, ...rest } = query;
     return this.call('containerLogs', [id, rest], { signal }, () => {
       this.find(id);
@@ -391,23 +401,7 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  // Exec, attach, resizes and disk usage are not modelled: each such call is recorded, then refused.
-  readonly createExec = this.unmodelled<string>('createExec');
-  readonly startExec = this.unmodelled<Duplex>('startExec');
-  readonly inspectExec = this.unmodelled<ExecInspect>('inspectExec');
-  readonly resizeExec = this.unmodelled<void>('resizeExec');
-  readonly attachContainer = this.unmodelled<Duplex>('attachContainer');
-  readonly resizeContainer = this.unmodelled<void>('resizeContainer');
-  readonly systemDataUsage = this.unmodelled<SystemDataUsage>('systemDataUsage');
-
-  private unmodelled<T>(method: DockerMethod): (...args: unknown[]) => Promise<T> {
-    return (...args) =>
-      this.call(method, args, undefined, () => {
-        throw new UnimplementedError(`fake Docker: ${method} is not modelled`);
-      });
-  }
-
-  listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
+  override listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
     return this.call('listImages', [query], opts, () =>
       [...new Set(this.images.values())].map(
         (i) => ({ Id: i.Id, RepoTags: i.RepoTags, RepoDigests: i.RepoDigests, Size: i.Size, Created: 0, Labels: {} }) as unknown as ImageSummary,
@@ -415,11 +409,11 @@ export class FakeDocker implements DockerClient {
     );
   }
 
-  inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {
+  override inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {
     return this.call('inspectImage', [ref], opts, () => structuredClone(this.findImage(ref)));
   }
 
-  pullImage(ref: string, auth: RegistryAuth | undefined, onProgress: (p: PullProgress) => void, opts?: CallOptions): Promise<void> {
+  override pullImage(ref: string, auth: RegistryAuth | undefined, onProgress: (p: PullProgress) => void, opts?: CallOptions): Promise<void> {
     return this.call('pullImage', [ref, auth], opts, () => {
       const image = this.registry.get(ref);
       if (!image) throw new DockerNotFoundError(`pull access denied for ${ref}, repository does not exist or may require 'docker login'`);
@@ -428,7 +422,7 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
+  override importImage(layer: Buffer, query: ImageImportQuery, opts?: CallOptions): Promise<void> {
     return this.call('importImage', [query], opts, () => {
       const ref = `${query.repo}:${query.tag}`;
       const labels = Object.fromEntries(
@@ -445,7 +439,7 @@ export class FakeDocker implements DockerClient {
     });
   }
 
-  removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]> {
+  override removeImage(ref: string, query: { force: boolean; noprune: boolean }, opts?: CallOptions): Promise<ImageDeleteItem[]> {
     return this.call('removeImage', [ref, query], opts, () => {
       const image = this.findImage(ref);
       const names = [...this.images].filter(([, i]) => i === image).map(([name]) => name);
@@ -463,7 +457,7 @@ export class FakeDocker implements DockerClient {
     yield* logged;
   }
 
-  events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
+  override events(query: EventsQuery, opts?: EventsOptions): AsyncIterable<DockerEvent> {
     if (query.until !== undefined) return this.replay(query, opts);
     const queue: DockerEvent[] = [];
     let wake: (() => void) | undefined;
@@ -497,10 +491,6 @@ export class FakeDocker implements DockerClient {
         opts?.signal?.removeEventListener('abort', onAbort);
       }
     })();
-  }
-
-  demux(source: Readable, take: FramePieceListener): void {
-    source.on('data', (data: Buffer) => take('stdout', data, false));
   }
 }
 

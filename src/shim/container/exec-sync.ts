@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallContext, ExecSyncRequest__Output, ExecSyncResponse } from '../../cri/types';
 import { CancelledError, DeadlineExceededError, FailedPreconditionError, InvalidArgumentError } from '../../errors';
+import { demuxInto } from '../../docker/stream-frames';
 import type { ShimContext } from '../context';
 import { inspectShimContainer } from '../support/resolve';
 import { withEncoding } from '../../cri/contract';
@@ -31,7 +32,7 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const output = new ExecSyncOutput(shim.execOutput);
   try {
     const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
-    shim.docker.demux(connection, (stream, data) => output.take(stream, data));
+    demuxInto(connection, (stream, data) => output.take(stream, data));
 
     const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
     if (outcome !== 'ended') {

@@ -9,7 +9,7 @@ import type * as net from 'node:net';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { DockerodeClient } from '../../../src/docker/dockerode-client';
+import { EngineApiClient } from '../../../src/docker/engine-api-client';
 import { DockerSocketPool, dockerSocketCaps, IDLE_SOCKET_MS, KEPT_IDLE_SOCKETS, MAX_STREAM_SOCKETS } from '../../../src/docker/socket-pool';
 import { DEFAULT_STREAMING_LIMITS } from '../../../src/streaming/limits';
 import { DockerUnreachableError } from '../../../src/errors';
@@ -109,7 +109,7 @@ describe('the Docker client on its pool', () => {
   });
 
   it('makes 200 calls at once on at most the calls cap of connections, kept alive', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
+    const docker = new EngineApiClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     try {
       const answers = await Promise.all(Array.from({ length: 200 }, () => docker.inspectContainer('c1')));
       assert.equal(answers.length, 200);
@@ -123,7 +123,7 @@ describe('the Docker client on its pool', () => {
   });
 
   it('lets the liveness ping ahead of a queue of calls: a burst is not Docker being silent', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2, streams: 2 }));
+    const docker = new EngineApiClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2, streams: 2 }));
     try {
       let answered = 0;
       const burst = Promise.all(Array.from({ length: 100 }, () => docker.inspectContainer('c1').then(() => answered++)));
@@ -137,7 +137,7 @@ describe('the Docker client on its pool', () => {
   });
 
   it('keeps sessions apart: sessions past their cap wait for one to close, and calls go on meanwhile', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2, streams: 2 }));
+    const docker = new EngineApiClient(endpoint, 5_000, new DockerSocketPool({ calls: 2, sessions: 2, streams: 2 }));
     const streams: Readable[] = [];
     try {
       const follow = (): Promise<Readable> => docker.containerLogs('c1', { follow: true, stdout: true, stderr: true });
@@ -160,7 +160,7 @@ describe('the Docker client on its pool', () => {
   });
 
   it('asks a read again when its kept connection is reset as it goes out; a POST it does not', async () => {
-    const docker = new DockerodeClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
+    const docker = new EngineApiClient(endpoint, 5_000, new DockerSocketPool({ calls: 4, sessions: 2, streams: 2 }));
     try {
       await docker.inspectContainer('c1');
       resetSecondRequest = true;

@@ -1,4 +1,4 @@
-// How the Docker client classifies the daemon's error answers (src/docker/dockerode-client.ts),
+// How the Docker client classifies the daemon's error answers (src/docker/engine-api-client.ts),
 // and how it sends the short calls (on node:http, not docker-modem), against a stand-in daemon
 // on a unix socket that gives canned answers.
 import { strict as assert } from 'node:assert';
@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DockerodeClient, IMAGE_LIST_ATTEMPTS } from '../../../src/docker/dockerode-client';
+import { EngineApiClient, IMAGE_LIST_ATTEMPTS } from '../../../src/docker/engine-api-client';
 import { CancelledError, DockerConflictError, DockerNotFoundError, DockerServerError, DockerTimeoutError, UnavailableError } from '../../../src/errors';
 import { countModemDials, type ModemDials } from '../../support/modem-dials';
 import { waitFor } from '../../support/poll';
@@ -22,7 +22,7 @@ describe('Docker error answers', () => {
   const server = http.createServer((_req, res) => {
     res.writeHead(answer[0], { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: answer[1] }));
   });
-  const docker = new DockerodeClient({ kind: 'unix', path: socket, url: `unix://${socket}` }, 5_000);
+  const docker = new EngineApiClient({ kind: 'unix', path: socket, url: `unix://${socket}` }, 5_000);
 
   before(() => new Promise<void>((resolve) => server.listen(socket, resolve)));
   after(async () => {
@@ -70,7 +70,7 @@ describe('an image list Docker answers 404 (an image removed while its container
     const [status, doc] = gone-- > 0 ? [404, { message: GONE }] : [200, [{ Id: ID }]];
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(doc));
   });
-  const docker = new DockerodeClient({ kind: 'unix', path: socket, url: `unix://${socket}` }, 5_000);
+  const docker = new EngineApiClient({ kind: 'unix', path: socket, url: `unix://${socket}` }, 5_000);
 
   before(() => new Promise<void>((resolve) => server.listen(socket, resolve)));
   after(async () => {
@@ -128,7 +128,7 @@ describe('the short calls, on node:http without docker-modem', () => {
   server.on('connection', () => connections++);
   const endpoint = { kind: 'unix', path: socket, url: `unix://${socket}` } as const;
   // A deadline no busy machine reaches for the answers; the deadline's own test has its own client.
-  const docker = new DockerodeClient(endpoint, 30_000);
+  const docker = new EngineApiClient(endpoint, 30_000);
   let dials: ModemDials;
 
   before(async () => {
@@ -232,7 +232,7 @@ describe('the short calls, on node:http without docker-modem', () => {
 
   it('gives up at the request deadline, or as soon as the caller does, naming why', async () => {
     held.length = 0;
-    const quick = new DockerodeClient(endpoint, 300);
+    const quick = new EngineApiClient(endpoint, 300);
     try {
       await assert.rejects(quick.inspectContainer('slow'), (err: unknown) => err instanceof DockerTimeoutError && /within 0\.3s \(--runtime-request-timeout\)/.test(err.message));
       const caller = new AbortController();

@@ -1,8 +1,9 @@
-// The DockerClient: every short request gets the same deadline (--runtime-request-timeout),
-// the caller's cancellation is honoured, and every failure becomes one of the typed errors in
-// ../errors. Every connection comes from one bounded pool (./socket-pool.ts). Short calls go
-// on node:http (./json-request.ts), exec and attach on a connection of their own
-// (./hijack.ts), and the streams (logs, events, pulls, imports) through dockerode's modem.
+// The DockerClient over Docker's Engine API: every short request gets the same deadline
+// (--runtime-request-timeout), the caller's cancellation is honoured, and every failure becomes
+// one of the typed errors in ../errors. Every connection comes from one bounded pool
+// (./socket-pool.ts). Short calls go on node:http (./json-request.ts), exec and attach on a
+// connection of their own (./hijack.ts), and the streams (logs, events, pulls, imports) through
+// docker-modem (dockerode's transport; dockerode itself gives only types, ./types.ts).
 import type { Duplex, Readable } from 'node:stream';
 // docker-modem is dockerode's own transport; requiring dockerode itself would also load its
 // BuildKit session code (grpc-js, proto-loader, protobufjs) and tar helpers at start-up, which
@@ -43,7 +44,6 @@ import type {
 } from './types';
 import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImportQuery, LogsOptions, SessionOptions } from './client';
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
-import { demuxInto, type FramePieceListener } from './stream-frames';
 import { hijackRequest, openHijack } from './hijack';
 import { pathWithQuery, requestTarget, sendJsonRequest, type RequestTarget } from './json-request';
 import { RequestDeadline } from './request-deadline';
@@ -133,7 +133,7 @@ export const IMAGE_LIST_ATTEMPTS = 3;
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
 
-export class DockerodeClient implements DockerClient {
+export class EngineApiClient implements DockerClient {
   readonly endpoint: string;
   /** The streams' transport, on the sessions' part of the pool. */
   private readonly modem: Modem;
@@ -638,10 +638,6 @@ export class DockerodeClient implements DockerClient {
     } finally {
       stream.destroy();
     }
-  }
-
-  demux(source: Readable, take: FramePieceListener): void {
-    demuxInto(source, take);
   }
 }
 
