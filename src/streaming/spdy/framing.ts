@@ -74,6 +74,7 @@ export type FrameEvent =
  * Reads frames from a byte stream as it arrives, holding at most one frame header and one
  * control frame (at most MAX_CONTROL_FRAME_PAYLOAD): a data frame's payload is handed on piece by
  * piece, however long the frame says it is, so a peer cannot make us buffer 16 MiB for one frame.
+ * Data pieces are views of the chunk; nothing else it hands on or keeps is.
  */
 const NO_BYTES = Buffer.alloc(0);
 
@@ -104,13 +105,15 @@ export class FrameReader {
         if (this.control.have === this.control.length) {
           const { type, flags, parts } = this.control;
           this.control = undefined;
-          events.push({ kind: 'control', type, flags, payload: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
+          // A copy: the chunk may be a lent read, read into again once its data is sent on.
+          events.push({ kind: 'control', type, flags, payload: Buffer.concat(parts) });
         }
         continue;
       }
       const need = 8 - this.head.length;
       const piece = chunk.subarray(off, off + need);
-      this.head = this.head.length === 0 ? piece : Buffer.concat([this.head, piece]);
+      // A head cut by the chunk's end is kept as a copy (the chunk may be a lent read).
+      this.head = this.head.length === 0 && piece.length === 8 ? piece : Buffer.concat([this.head, piece]);
       off += piece.length;
       if (this.head.length < 8) break;
       const head = this.head;
