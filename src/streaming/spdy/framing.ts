@@ -99,14 +99,14 @@ export class FrameReader {
       }
       if (this.control) {
         const take = Math.min(this.control.length - this.control.have, chunk.length - off);
-        this.control.parts.push(chunk.subarray(off, off + take));
+        // Copies: the chunk may be a lent read, read into again once this call returns.
+        this.control.parts.push(Buffer.from(chunk.subarray(off, off + take)));
         this.control.have += take;
         off += take;
         if (this.control.have === this.control.length) {
           const { type, flags, parts } = this.control;
           this.control = undefined;
-          // A copy: the chunk may be a lent read, read into again once its data is sent on.
-          events.push({ kind: 'control', type, flags, payload: Buffer.concat(parts) });
+          events.push({ kind: 'control', type, flags, payload: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
         }
         continue;
       }
