@@ -74,7 +74,8 @@ export type FrameEvent =
  * Reads frames from a byte stream as it arrives, holding at most one frame header and one
  * control frame (at most MAX_CONTROL_FRAME_PAYLOAD): a data frame's payload is handed on piece by
  * piece, however long the frame says it is, so a peer cannot make us buffer 16 MiB for one frame.
- * Data pieces are views of the chunk; nothing else it hands on or keeps is.
+ * What it hands on may be views of the chunk (data pieces, a control frame's payload when the
+ * chunk holds the whole frame); what it keeps past the call never is.
  */
 const NO_BYTES = Buffer.alloc(0);
 
@@ -99,8 +100,7 @@ export class FrameReader {
       }
       if (this.control) {
         const take = Math.min(this.control.length - this.control.have, chunk.length - off);
-        // Copies: the chunk may be a lent read, read into again once this call returns.
-        this.control.parts.push(Buffer.from(chunk.subarray(off, off + take)));
+        this.control.parts.push(chunk.subarray(off, off + take));
         this.control.have += take;
         off += take;
         if (this.control.have === this.control.length) {
@@ -134,6 +134,8 @@ export class FrameReader {
         else this.data = { streamId, flags, left: length };
       }
     }
+    // What is kept for the next chunk is copied: this one may be a lent read, read into again.
+    if (this.control) this.control.parts = this.control.parts.map((part) => (part.buffer === chunk.buffer ? Buffer.from(part) : part));
     return events;
   }
 }

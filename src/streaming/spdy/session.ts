@@ -277,6 +277,9 @@ export class SpdyServerSession extends EventEmitter {
   /** Lent reads not given back yet, by their buffer, in the order read. */
   private readonly lentReads = new Map<ArrayBufferLike, LentRead>();
   private lentConnection: LentReadConnection | undefined;
+  /** Frame events queued and dequeued since the session began: a lent read waits until its last one is handled. */
+  private enqueued = 0;
+  private dequeued = 0;
 
   constructor(
     /** The upgraded connection: a TCP socket, or a WebSocket tunnel (ws-port-forward.ts). */
@@ -482,13 +485,12 @@ export class SpdyServerSession extends EventEmitter {
       this.close(GOAWAY_PROTOCOL_ERROR);
       return giveBack?.(true);
     }
-    const read = giveBack ? { giveBack, queued: 0, fed: new Map<SpdyStream, number>() } : undefined;
-    if (read) this.lentReads.set(chunk.buffer, read);
     for (const e of events) {
       this.queue.push(e);
       this.queuedBytes += sizeOf(e);
-      if (read && e.kind === 'data' && e.data.buffer === chunk.buffer) read.queued++;
     }
+    this.enqueued += events.length;
+    if (giveBack) this.lentReads.set(chunk.buffer, { giveBack, lastEvent: this.enqueued, fed: new Map() });
     this.handleQueued();
     this.updateReading();
     this.settleReads();
@@ -501,7 +503,7 @@ export class SpdyServerSession extends EventEmitter {
    */
   private settleReads(): void {
     for (const [buffer, read] of this.lentReads) {
-      if (read.queued > 0) continue;
+      if (this.dequeued < read.lastEvent) continue;
       let ready = true;
       for (const [stream, end] of read.fed) if (!stream.destroyed && stream.taken < end) ready = false;
       if (!ready) continue;
@@ -596,10 +598,7 @@ export class SpdyServerSession extends EventEmitter {
     const e = this.queue[this.head]!;
     this.queue[this.head++] = undefined as unknown as FrameEvent;
     this.queuedBytes -= sizeOf(e);
-    if (e.kind === 'data') {
-      const read = this.lentReads.get(e.data.buffer);
-      if (read) read.queued--;
-    }
+    this.dequeued++;
     return e;
   }
 
@@ -668,8 +667,8 @@ export class SpdyServerSession extends EventEmitter {
         return;
       case ControlType.Headers:
         // Later headers carry nothing the streaming protocols use, but the block must still go
-        // through the decompressor to keep its state in step.
-        return this.codec.inflate(e.payload.subarray(4)).then(() => undefined);
+        // through the decompressor to keep its state in step. (A copy, as for SYN_STREAM.)
+        return this.codec.inflate(Buffer.from(e.payload.subarray(4))).then(() => undefined);
       case ControlType.Settings: {
         const size = parseSettings(e.payload).get(SETTINGS_INITIAL_WINDOW_SIZE);
         if (size === undefined) return;
@@ -703,8 +702,9 @@ export class SpdyServerSession extends EventEmitter {
 
   private async openStream(payload: Buffer, flags: number): Promise<void> {
     const { streamId, compressedHeaders } = parseSynStream(payload);
-    // Inflated whatever becomes of the stream, to keep the decompressor in step.
-    const headers = await this.codec.inflate(compressedHeaders);
+    // Inflated whatever becomes of the stream, to keep the decompressor in step; a copy, which the
+    // inflater reads later (the frame may be a view of a lent read, given back once it is handled).
+    const headers = await this.codec.inflate(Buffer.from(compressedHeaders));
     if (this.closed) return;
     if (streamId % 2 !== 1 || streamId <= this.lastStreamId) return this.refuseStream(streamId, RST_PROTOCOL_ERROR);
     this.lastStreamId = streamId;
@@ -773,10 +773,10 @@ export class SpdyServerSession extends EventEmitter {
   }
 }
 
-/** A lent read of the connection: its data events still queued, and how far each stream it fed must have taken it. */
+/** A lent read of the connection: its last frame event (counting from the first), and how far each stream it fed must have taken it. */
 interface LentRead {
   giveBack: GiveBack;
-  queued: number;
+  lastEvent: number;
   fed: Map<SpdyStream, number>;
 }
 
