@@ -4,18 +4,15 @@
 // reads allocate a fresh 64 KiB buffer per read, and on exec stdout those allocations cost the
 // shim about a third of its CPU in garbage collection (~40 full collections per GiB).
 //
-// Reads are lent (`lendReads`): each is a view of one of the connection's buffers, valid until
-// its reader gives it back; a buffer given back as reusable is read into again. At most
-// LENT_READ_BUFFERS are lent at once: then the connection is not read (backpressure) until one
-// comes back. A reader that cannot tell when its view is no longer referenced gives it back
-// as not reusable, and the pool allocates another. Without a lending reader, the connection is
-// a plain Duplex whose reads are copies.
+// Reads are lent (`lendReads`, ../util/lent-reads.ts): each is a view of one of the connection's
+// buffers, valid until its reader gives it back. At most LENT_READ_BUFFERS are lent at once: then
+// the connection is not read (backpressure) until one comes back. Without a lending reader, the
+// connection is a plain Duplex whose reads are copies.
 import * as net from 'node:net';
 import { Duplex } from 'node:stream';
 import type { Endpoint } from '../config/endpoint';
+import { type LentReader, READ_BUFFER_BYTES, ReadLender } from '../util/lent-reads';
 
-/** The bytes of one read of Docker's connection (and of each reused buffer). */
-export const READ_BUFFER_BYTES = 64 * 1024;
 /** Reads lent to the reader at once; the connection waits while all are out. */
 export const LENT_READ_BUFFERS = 4;
 /** An answer's head longer than this is refused (Docker's are a few hundred bytes). */
@@ -96,9 +93,6 @@ export function answerError(head: Pick<HijackHead, 'statusCode'>, body: Buffer, 
   return err;
 }
 
-/** A reader of lent reads: `giveBack(reusable)` once `data` is no longer referenced anywhere. */
-type LentReader = (data: Buffer, giveBack: (reusable: boolean) => void) => void;
-
 const noGiveBack = (): void => undefined;
 
 /**
@@ -107,9 +101,7 @@ const noGiveBack = (): void => undefined;
  */
 export class HijackedConnection extends Duplex {
   private reader: LentReader | undefined;
-  /** Buffers given back reusable, read into again. */
-  private readonly free: Buffer[] = [];
-  private lent = 0;
+  private readonly lender = new ReadLender(LENT_READ_BUFFERS, () => this.resumeReading());
   private stopped = false;
   /** The stream's first bytes, read with the head: copied (the buffer is read into again). */
   private early: Buffer | undefined;
@@ -130,14 +122,14 @@ export class HijackedConnection extends Duplex {
 
   /** @internal the buffer the next read goes into (net's onread.buffer). */
   nextBuffer(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
+    return this.lender.nextBuffer();
   }
 
   /** @internal starts the stream proper with the bytes that came after the head (copied), and the buffer they came in. */
   begin(early: Buffer, spare: Buffer): void {
     this.started = true;
     if (early.length > 0) this.early = early;
-    if (spare.length === READ_BUFFER_BYTES) this.free.push(spare);
+    this.lender.keep(spare);
   }
 
   /** From now on every read goes to `reader`, lent; the first bytes (read with the head) first. */
@@ -159,16 +151,8 @@ export class HijackedConnection extends Duplex {
       this.stopped = true;
       return false;
     }
-    this.lent++;
-    let given = false;
-    reader(data, (reusable) => {
-      if (given) return;
-      given = true;
-      this.lent--;
-      if (reusable && this.free.length < LENT_READ_BUFFERS) this.free.push(buffer);
-      this.resumeReading();
-    });
-    if (this.lent < LENT_READ_BUFFERS) return true;
+    reader(data, this.lender.lend(buffer));
+    if (!this.lender.exhausted) return true;
     this.stopped = true;
     return false;
   }
@@ -180,7 +164,7 @@ export class HijackedConnection extends Duplex {
   }
 
   private resumeReading(): void {
-    if (!this.started || !this.stopped || this.lent >= LENT_READ_BUFFERS || this.socket.destroyed) return;
+    if (!this.started || !this.stopped || this.lender.exhausted || this.socket.destroyed) return;
     this.stopped = false;
     this.socket.resume();
   }

@@ -13,6 +13,15 @@ import type { Readable, Writable } from 'node:stream';
 import { PIPE_BUFFER_BYTES } from './limits';
 import { whenRoomIn } from '../util/stream-room';
 
+/** A readable whose chunks are views of lent reads, told where its reader writes them. */
+interface LentSource {
+  pipedTo: Writable | undefined;
+}
+
+function isLentSource(source: Readable): source is Readable & LentSource {
+  return 'pipedTo' in source;
+}
+
 /** Corks a writable at most once a turn of the event loop, and uncorks it as the turn ends. */
 export class TurnCork {
   private corked = false;
@@ -37,6 +46,8 @@ export class TurnCork {
  * (then `source` is no longer read). Errors are left to their owners' handlers, as pipe does.
  */
 export function pipeInBatches(source: Readable, target: Writable): void {
+  // A source whose chunks are lent reads (a SPDY stream) gives them back once `target` sent them.
+  if (isLentSource(source)) source.pipedTo = target;
   const batch = new TurnCork(target);
   let waiting = false;
   const resume = (): void => {

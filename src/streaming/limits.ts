@@ -50,6 +50,12 @@ export const MAX_WEBSOCKET_PORTS = 40;
 export const STREAM_BUFFER_BYTES = 64 * 1024;
 
 /**
+ * Reads of a client's SPDY connection lent at once (into reused 64 KiB buffers, spdy/session.ts):
+ * past it the connection is not read until one is given back.
+ */
+export const CLIENT_LENT_READS = 8;
+
+/**
  * The client's input (stdin, port-forward data) written toward Docker or the pod and not taken
  * yet: past it the client's stream is not read (batched-pipe.ts).
  */

@@ -6,14 +6,15 @@
 // and port forwards to it together) and on the node, and refused past the bounds (limits.ts)
 // with 429 and the reason.
 import * as http from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { DockerClient } from '../docker/client';
 import { errorMessage } from '../errors';
+import { LentReadConnection } from '../util/lent-reads';
 import type { Logger } from '../util/logger';
 import { QuietHttpServer } from '../util/http-server';
-import { DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, MAX_WEBSOCKET_PORTS, Slots, type StreamingLimits } from './limits';
+import { CLIENT_LENT_READS, DEFAULT_STREAMING_LIMITS, MAX_STDIO_STREAMS, MAX_WEBSOCKET_PORTS, Slots, type StreamingLimits } from './limits';
 import { PodRelays, startPodRelay } from './pod-relay';
 import { dialDirect, servePortForward } from './port-forward-streams';
 import {
@@ -27,7 +28,7 @@ import {
 } from './protocol';
 import type { StreamRequest } from './requests';
 import { runAttach, runExec } from './run-command';
-import { SpdyServerSession } from './spdy/session';
+import { SpdyServerSession, type SpdyLentReads } from './spdy/session';
 import { waitForStdioStreams } from './spdy-channels';
 import { DEFAULT_TOKEN_TTL_MS, redactToken, TokenCache } from './tokens';
 import { wsChannels, type WsChannelOptions } from './ws-channels';
@@ -168,7 +169,12 @@ export class StreamingServer {
     res.end(request ? 'this URL must be opened with an upgrade to SPDY/3.1 or WebSocket\n' : 'not found\n');
   }
 
-  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  private onUpgrade(req: http.IncomingMessage, accepted: Duplex, head: Buffer): void {
+    const upgrade = (req.headers.upgrade ?? '').toLowerCase();
+    // A SPDY connection is read into reused buffers (lent reads: spdy/session.ts).
+    const lent = upgrade === 'spdy/3.1' && accepted instanceof Socket ? LentReadConnection.take(accepted, CLIENT_LENT_READS) : undefined;
+    const socket = lent?.socket ?? accepted;
+    if (lent) this.server.track(socket);
     socket.on('error', () => undefined);
     const request = this.take(req.url);
     if (!request) return refuse(socket, 404, 'not found');
@@ -179,13 +185,12 @@ export class StreamingServer {
       return refuse(socket, 429, release);
     }
     socket.once('close', release);
-    const upgrade = (req.headers.upgrade ?? '').toLowerCase();
     if (upgrade === 'websocket') return this.upgradeWebSocket(request, req, socket, head);
-    if (upgrade === 'spdy/3.1') return this.upgradeSpdy(request, req, socket as Socket, head);
+    if (upgrade === 'spdy/3.1') return this.upgradeSpdy(request, req, socket as Socket, head, lent);
     refuse(socket, 400, `unsupported upgrade ${JSON.stringify(req.headers.upgrade ?? '')}`);
   }
 
-  private upgradeSpdy(request: StreamRequest, req: http.IncomingMessage, socket: Socket, head: Buffer): void {
+  private upgradeSpdy(request: StreamRequest, req: http.IncomingMessage, socket: Socket, head: Buffer, lent: LentReadConnection | undefined): void {
     const offered = protocolHeaderValues(req);
     const supported = request.kind === 'portforward' ? PORTFORWARD_SPDY_PROTOCOLS : REMOTECOMMAND_SPDY_PROTOCOLS;
     const protocol = negotiate(offered, supported);
@@ -193,9 +198,14 @@ export class StreamingServer {
     socket.write(
       'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n' + `X-Stream-Protocol-Version: ${protocol}\r\n\r\n`,
     );
-    if (head.length > 0) socket.unshift(head);
-    if (request.kind === 'portforward') return this.startPortForward(request, socket);
-    const session = new SpdyServerSession(socket, { maxStreams: MAX_STDIO_STREAMS, idleTimeoutMs: this.limits.idleTimeoutMs, pausedProbeMs: this.opts.pausedProbeMs });
+    const reads = lent ? { connection: lent, head } : undefined;
+    if (head.length > 0 && !lent) socket.unshift(head);
+    if (request.kind === 'portforward') return this.startPortForward(request, socket, reads);
+    const session = new SpdyServerSession(
+      socket,
+      { maxStreams: MAX_STDIO_STREAMS, idleTimeoutMs: this.limits.idleTimeoutMs, pausedProbeMs: this.opts.pausedProbeMs },
+      reads,
+    );
     waitForStdioStreams(session, protocol, request, this.streamCreationTimeoutMs).then(
       (channels) => this.run(request, channels),
       (err: unknown) => {
@@ -274,12 +284,16 @@ export class StreamingServer {
    * its streams are served at once (a stream nobody takes is refused). Open from the upgrade
    * until the connection closes, whatever the dial to the pod does.
    */
-  private startPortForward(request: PortForwardRequest, connection: Duplex): void {
-    const session = new SpdyServerSession(connection, {
-      maxStreams: this.limits.portForwardStreamsPerSession,
-      idleTimeoutMs: this.limits.idleTimeoutMs,
-      pausedProbeMs: this.opts.pausedProbeMs,
-    });
+  private startPortForward(request: PortForwardRequest, connection: Duplex, lent?: SpdyLentReads): void {
+    const session = new SpdyServerSession(
+      connection,
+      {
+        maxStreams: this.limits.portForwardStreamsPerSession,
+        idleTimeoutMs: this.limits.idleTimeoutMs,
+        pausedProbeMs: this.opts.pausedProbeMs,
+      },
+      lent,
+    );
     this.recorder.sessionOpened('portforward');
     session.on('close', () => this.recorder.sessionClosed('portforward'));
     // A pod that is not running ends the session.

@@ -6,6 +6,7 @@
 // connection runs nothing, and a client that sends its request a byte at a time is still cut off.
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { parseHostPort } from './net';
 import { MAX_TIMER_DELAY_MS } from './timer-delay';
 
@@ -14,7 +15,7 @@ const EXCHANGE_DEADLINE_MS = 60_000;
 
 export class QuietHttpServer {
   readonly http: http.Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new Set<Duplex>();
   /** Each open connection's deadline, armed while an exchange is under way. */
   private readonly deadlines = new WeakMap<Socket, { arm(): void; disarm(): void }>();
 
@@ -49,6 +50,12 @@ export class QuietHttpServer {
       if (this.http.listenerCount('upgrade') > 1) this.deadlines.get(socket)?.disarm();
       else socket.destroy();
     });
+  }
+
+  /** A socket that took a connection over (lent reads: util/lent-reads.ts): ended by close() too. */
+  track(socket: Duplex): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
   }
 
   /** Binds `address` (host:port; port 0 picks a free one); resolves with what was bound. */

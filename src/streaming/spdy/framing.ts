@@ -74,6 +74,8 @@ export type FrameEvent =
  * Reads frames from a byte stream as it arrives, holding at most one frame header and one
  * control frame (at most MAX_CONTROL_FRAME_PAYLOAD): a data frame's payload is handed on piece by
  * piece, however long the frame says it is, so a peer cannot make us buffer 16 MiB for one frame.
+ * What it hands on may be views of the chunk (data pieces, a control frame's payload when the
+ * chunk holds the whole frame); what it keeps past the call never is.
  */
 const NO_BYTES = Buffer.alloc(0);
 
@@ -110,7 +112,8 @@ export class FrameReader {
       }
       const need = 8 - this.head.length;
       const piece = chunk.subarray(off, off + need);
-      this.head = this.head.length === 0 ? piece : Buffer.concat([this.head, piece]);
+      // A head cut by the chunk's end is kept as a copy (the chunk may be a lent read).
+      this.head = this.head.length === 0 && piece.length === 8 ? piece : Buffer.concat([this.head, piece]);
       off += piece.length;
       if (this.head.length < 8) break;
       const head = this.head;
@@ -131,6 +134,8 @@ export class FrameReader {
         else this.data = { streamId, flags, left: length };
       }
     }
+    // What is kept for the next chunk is copied: this one may be a lent read, read into again.
+    if (this.control) this.control.parts = this.control.parts.map((part) => (part.buffer === chunk.buffer ? Buffer.from(part) : part));
     return events;
   }
 }

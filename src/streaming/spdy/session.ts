@@ -18,9 +18,16 @@
 // session, a bound on control frames, a bound on streams refused (a client that keeps opening
 // streams the session will not take is not one of Kubernetes') and an idle timeout complete the
 // bounds.
+//
+// On a TCP connection of its own the session reads into a few reused buffers (lent reads,
+// ../../util/lent-reads.ts): a read's data frames go on as views of it, and the buffer is read
+// into again once every stream it fed has handed them on and the stream's pipe target has sent
+// them to the kernel (pipedTo); a read that fed a stream with no such target is given back not
+// reusable. While all the reads it may lend are out, the connection is not read.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
-import { Duplex } from 'node:stream';
+import { Duplex, type Writable } from 'node:stream';
+import type { GiveBack, LentReadConnection } from '../../util/lent-reads';
 import { Backpressure } from '../backpressure';
 import { TurnCork } from '../batched-pipe';
 import { afterSocketSent } from '../socket-sent';
@@ -106,6 +113,8 @@ export class SpdyStream extends Duplex {
   /** Reset (by either side) or torn down: nothing more goes out for it. */
   reset = false;
   outgoing: Outgoing | undefined;
+  /** Where its reader writes what it takes (pipeInBatches): a lent read is given back once that has sent it. */
+  pipedTo: Writable | undefined = undefined;
   /** Data received that the Readable's own buffer has not taken yet. */
   private inbox: Buffer[] = [];
   private inboxBytes = 0;
@@ -133,6 +142,11 @@ export class SpdyStream extends Duplex {
   /** Bytes received that the reader has not taken. */
   get unread(): number {
     return this.inboxBytes + this.readableLength;
+  }
+
+  /** Bytes the reader has taken. */
+  get taken(): number {
+    return this.received - this.unread;
   }
 
   /** Refuses the stream (RST_STREAM REFUSED_STREAM, counted by the session) and destroys it. */
@@ -217,6 +231,12 @@ export class SpdyStream extends Duplex {
   }
 }
 
+/** The connection's reads lent (a TCP connection taken over), and the bytes read with the upgrade (not lent). */
+export interface SpdyLentReads {
+  connection: LentReadConnection;
+  head: Buffer;
+}
+
 export interface SpdyServerSession {
   on(event: 'stream', listener: (stream: SpdyStream) => void): this;
   on(event: 'close', listener: () => void): this;
@@ -254,11 +274,18 @@ export class SpdyServerSession extends EventEmitter {
   private nextTurnScheduled = false;
   private readonly idle: IdleTimer;
   private readonly batch: TurnCork;
+  /** Lent reads not given back yet, by their buffer, in the order read. */
+  private readonly lentReads = new Map<ArrayBufferLike, LentRead>();
+  private lentConnection: LentReadConnection | undefined;
+  /** Frame events queued and dequeued since the session began: a lent read waits until its last one is handled. */
+  private enqueued = 0;
+  private dequeued = 0;
 
   constructor(
     /** The upgraded connection: a TCP socket, or a WebSocket tunnel (ws-port-forward.ts). */
     private readonly socket: Duplex,
     private readonly options: SpdySessionOptions,
+    lent?: SpdyLentReads,
   ) {
     super();
     this.idle = new IdleTimer(options.idleTimeoutMs, () => this.close());
@@ -275,7 +302,13 @@ export class SpdyServerSession extends EventEmitter {
       },
       options.pausedProbeMs,
     );
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    if (lent) {
+      lent.connection.read((data, giveBack) => this.receive(data, giveBack), () => this.updateReading());
+      const { head } = lent;
+      // (After the listeners of 'stream' are there, as a pipe's first data would come.)
+      if (head.length > 0) process.nextTick(() => this.receive(head));
+      this.lentConnection = lent.connection;
+    } else socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => this.teardown());
     socket.on('close', () => this.teardown());
     socket.on('end', () => this.teardown());
@@ -339,6 +372,7 @@ export class SpdyServerSession extends EventEmitter {
       this.scheduleGrant();
     }
     if (stream.unread <= STREAM_BUFFER_BYTES && this.full.delete(stream)) this.updateReading();
+    this.settleReads();
   }
 
   private scheduleGrant(): void {
@@ -441,21 +475,56 @@ export class SpdyServerSession extends EventEmitter {
     if (data.length > 0) this.write(data);
   }
 
-  private receive(chunk: Buffer): void {
-    if (this.closed) return;
+  /** One read of the connection; `giveBack` when it is lent. */
+  private receive(chunk: Buffer, giveBack?: GiveBack): void {
+    if (this.closed) return giveBack?.(true);
     let events: FrameEvent[];
     try {
       events = this.reader.push(chunk);
     } catch {
       this.close(GOAWAY_PROTOCOL_ERROR);
-      return;
+      return giveBack?.(true);
     }
     for (const e of events) {
       this.queue.push(e);
       this.queuedBytes += sizeOf(e);
     }
+    this.enqueued += events.length;
+    if (giveBack) this.lentReads.set(chunk.buffer, { giveBack, lastEvent: this.enqueued, fed: new Map() });
     this.handleQueued();
     this.updateReading();
+    this.settleReads();
+  }
+
+  /**
+   * Gives back each lent read none of whose data waits here any more: reusable once the pipe
+   * target of every stream it fed has sent it (pipedTo), not reusable when a stream it fed has
+   * none or is gone (its data may still be referenced).
+   */
+  private settleReads(): void {
+    for (const [buffer, read] of this.lentReads) {
+      if (this.dequeued < read.lastEvent) continue;
+      let ready = true;
+      for (const [stream, end] of read.fed) if (!stream.destroyed && stream.taken < end) ready = false;
+      if (!ready) continue;
+      this.lentReads.delete(buffer);
+      let waiting = 1;
+      let reusable = true;
+      const settle = (sent: boolean): void => {
+        reusable &&= sent;
+        if (--waiting === 0) read.giveBack(reusable);
+      };
+      for (const stream of read.fed.keys()) {
+        const target = stream.pipedTo;
+        if (!target || stream.destroyed) {
+          reusable = false;
+          continue;
+        }
+        waiting++;
+        afterSocketSent(target, settle);
+      }
+      settle(true);
+    }
   }
 
   /**
@@ -529,12 +598,14 @@ export class SpdyServerSession extends EventEmitter {
     const e = this.queue[this.head]!;
     this.queue[this.head++] = undefined as unknown as FrameEvent;
     this.queuedBytes -= sizeOf(e);
+    this.dequeued++;
     return e;
   }
 
   private readonly nextTurn = (): void => {
     this.nextTurnScheduled = false;
     this.handleQueued();
+    this.settleReads();
   };
 
   /** A header block is done: the frames behind it go on, unless it failed. */
@@ -542,6 +613,7 @@ export class SpdyServerSession extends EventEmitter {
     this.handling = false;
     if (failed) this.close(GOAWAY_PROTOCOL_ERROR);
     this.handleQueued();
+    this.settleReads();
   }
 
   /** `frames` data frames (pieces) of one stream; answers whether a stream took them (activity). */
@@ -559,6 +631,7 @@ export class SpdyServerSession extends EventEmitter {
     }
     if (data.length > 0) {
       stream.deliver(data);
+      this.lentReads.get(data.buffer)?.fed.set(stream, stream.received);
       if (stream.unread > STREAM_BUFFER_BYTES) this.full.add(stream);
     }
     if (fin) {
@@ -594,8 +667,8 @@ export class SpdyServerSession extends EventEmitter {
         return;
       case ControlType.Headers:
         // Later headers carry nothing the streaming protocols use, but the block must still go
-        // through the decompressor to keep its state in step.
-        return this.codec.inflate(e.payload.subarray(4)).then(() => undefined);
+        // through the decompressor to keep its state in step. (A copy, as for SYN_STREAM.)
+        return this.codec.inflate(Buffer.from(e.payload.subarray(4))).then(() => undefined);
       case ControlType.Settings: {
         const size = parseSettings(e.payload).get(SETTINGS_INITIAL_WINDOW_SIZE);
         if (size === undefined) return;
@@ -629,8 +702,9 @@ export class SpdyServerSession extends EventEmitter {
 
   private async openStream(payload: Buffer, flags: number): Promise<void> {
     const { streamId, compressedHeaders } = parseSynStream(payload);
-    // Inflated whatever becomes of the stream, to keep the decompressor in step.
-    const headers = await this.codec.inflate(compressedHeaders);
+    // Inflated whatever becomes of the stream, to keep the decompressor in step; a copy, which the
+    // inflater reads later (the frame may be a view of a lent read, given back once it is handled).
+    const headers = await this.codec.inflate(Buffer.from(compressedHeaders));
     if (this.closed) return;
     if (streamId % 2 !== 1 || streamId <= this.lastStreamId) return this.refuseStream(streamId, RST_PROTOCOL_ERROR);
     this.lastStreamId = streamId;
@@ -654,6 +728,7 @@ export class SpdyServerSession extends EventEmitter {
       'full streams': this.full.size > 0,
       'queued frames': this.queuedBytes > MAX_QUEUED_BYTES,
       'frames for the next turn': this.nextTurnScheduled,
+      'lent reads': this.lentConnection?.exhausted === true,
     });
   }
 
@@ -682,6 +757,9 @@ export class SpdyServerSession extends EventEmitter {
     this.queue = [];
     this.head = 0;
     this.queuedBytes = 0;
+    // What the streams held is dropped with them; what their targets hold may still be referenced.
+    for (const read of this.lentReads.values()) read.giveBack(false);
+    this.lentReads.clear();
     this.flow.close(new Error('SPDY connection is closed'));
     this.codec.close();
     // What we queued goes out, then our FIN; what the client still sends is read and dropped so
@@ -693,6 +771,13 @@ export class SpdyServerSession extends EventEmitter {
     }
     this.emit('close');
   }
+}
+
+/** A lent read of the connection: its last frame event (counting from the first), and how far each stream it fed must have taken it. */
+interface LentRead {
+  giveBack: GiveBack;
+  lastEvent: number;
+  fed: Map<SpdyStream, number>;
 }
 
 function sizeOf(e: FrameEvent): number {

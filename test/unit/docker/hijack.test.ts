@@ -15,10 +15,10 @@ import {
   MAX_HIJACK_HEAD_BYTES,
   openHijack,
   parseHijackHead,
-  READ_BUFFER_BYTES,
   type HijackAnswerError,
   type HijackedConnection,
 } from '../../../src/docker/hijack';
+import { READ_BUFFER_BYTES } from '../../../src/util/lent-reads';
 import { waitFor } from '../../support/poll';
 
 const UPGRADED = 'HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.multiplexed-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n';

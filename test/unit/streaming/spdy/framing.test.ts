@@ -147,6 +147,26 @@ describe('SPDY/3 framing', () => {
     ]);
   });
 
+  it('keeps nothing of a chunk but what it hands on as data: a chunk read into again after the call loses no header or control frame', () => {
+    const reader = new FrameReader();
+    const payload = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
+    const bytes = Buffer.concat([encodeControl(ControlType.Headers, 0, payload), encodeData(7, FLAG_FIN, Buffer.from('xyz'))]);
+    // One reused buffer, as the session's lent reads are: each piece overwrites the one before.
+    const buffer = Buffer.alloc(64);
+    const events = [];
+    for (let off = 0; off < bytes.length; off += 61) {
+      const n = bytes.copy(buffer, 0, off, off + 61);
+      const got = reader.push(buffer.subarray(0, n));
+      // Data is the caller's to copy before the next read (the session waits until it is sent).
+      events.push(...got.map((e) => (e.kind === 'data' ? { ...e, data: Buffer.from(e.data) } : e)));
+      buffer.fill(0xee);
+    }
+    assert.deepEqual(events.map((e) => (e.kind === 'control' ? [e.type, [...e.payload]] : [e.streamId, e.data.toString(), e.fin])), [
+      [ControlType.Headers, [...payload]],
+      [7, 'xyz', true],
+    ]);
+  });
+
   it('refuses a control frame over its bound from its header alone, and other SPDY versions', () => {
     const head = encodeControl(ControlType.SynStream, 0, Buffer.alloc(0));
     head.writeUIntBE(MAX_CONTROL_FRAME_PAYLOAD + 1, 5, 3);
