@@ -15,6 +15,9 @@ import { actionForEvent, EVENT_FILTERS } from './docker-events';
 import type { ContainerSnapshotFile, SavedContainers } from './container-snapshot';
 import { ImageAnswers } from './image-answers';
 
+/** The image reads the cache answers in Docker's place. */
+type ImageReads = Pick<DockerClient, 'listImages' | 'inspectImage'>;
+
 interface ReconnectBackoff {
   initialMs: number;
   maxMs: number;
@@ -208,6 +211,30 @@ export class DockerStateCache {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  // --- Where a read is answered: the one place the shim chooses between the cache and Docker
+  // (the caching client and the object store both ask here). ---
+
+  /** Image lists and inspects: the cache's answers while it is synced, else `docker`'s own. */
+  imagesOr(docker: ImageReads): ImageReads {
+    return this.synced ? this.images : docker;
+  }
+
+  /**
+   * The container documents to read once the shim's own changes are applied (see `caughtUp`);
+   * undefined: the read goes to Docker.
+   */
+  async heldContainers(signal?: AbortSignal): Promise<ContainerDocuments | undefined> {
+    return (await this.caughtUp(signal)) ? this.containers : undefined;
+  }
+
+  /**
+   * The container documents as held now, without waiting for the shim's own changes still being
+   * applied (only a container's state can be behind on them); undefined while unsynced.
+   */
+  get containersNow(): ContainerDocuments | undefined {
+    return this.synced ? this.containers : undefined;
   }
 
   /** Whether a snapshot save is armed (one is only while a change waits to be saved). */
