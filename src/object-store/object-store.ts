@@ -2,7 +2,9 @@
 // the typed query of ./shim-objects.ts, images in its image part (./image-query.ts). While the state cache is synced it answers from the
 // cache's inspect documents, each made into an object once; otherwise, and when an image
 // reference only Docker can resolve stands in the way, from one Docker list call. Either way
-// the same matcher decides, so both answers are the same but for `inspect`.
+// the same matcher decides, so both answers are the same but for `inspect`. Handlers find
+// objects here only, never by a Docker list of their own: the one query about containers that
+// are not the shim's (which use an image, for RemoveImage) is here too, answered by Docker.
 import type { CallOptions, DockerClient } from '../docker/client';
 import type { ContainerInspect, ImageSummary } from '../docker/types';
 import type { DockerStateCache } from '../docker-cache/state-cache';
@@ -27,6 +29,12 @@ export interface ObjectFinder {
    * not hold it (unsynced, an ID prefix, an object made a moment ago): `list` knows.
    */
   identify(kind: ObjectKind, id: string): ShimIdentity | undefined;
+  /**
+   * The IDs of every container that uses the image with this ID, the shim's or not (one a user
+   * made blocks a removal as well), from Docker's own list: the state cache holds only the
+   * shim's containers, so this one query is never answered from it.
+   */
+  containersUsingImage(imageId: string, opts?: CallOptions): Promise<string[]>;
 }
 
 /** The one image list the store asks for: top-level images, with digests (the state cache keeps its answer). */
@@ -69,6 +77,11 @@ export class ShimObjectStore implements ObjectFinder {
     const c = containers.get(id);
     const o = c && this.objectOf(c, undefined);
     return o?.kind === kind ? o : undefined;
+  }
+
+  async containersUsingImage(imageId: string, opts?: CallOptions): Promise<string[]> {
+    const listed = await this.docker.listContainers({ all: true }, opts);
+    return listed.filter((c) => c.ImageID === imageId).map((c) => c.Id);
   }
 
   private async listImages(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]> {

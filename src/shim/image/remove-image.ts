@@ -26,9 +26,9 @@ export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Ou
   }
   const byId = namesImageById(ref, image.Id);
   if (byId) {
-    const users = (await shim.docker.listContainers({ all: true }, opts)).filter((c) => c.ImageID === image.Id);
+    const users = await shim.objects.containersUsingImage(image.Id, opts);
     if (users.length > 0) {
-      const ids = users.map((c) => c.Id.slice(0, 12)).join(', ');
+      const ids = users.map((id) => id.slice(0, 12)).join(', ');
       throw new FailedPreconditionError(`image ${ref} is in use by container(s) ${ids}; remove them first`);
     }
   }
