@@ -163,13 +163,20 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
 
 /** What is built before Docker answers: its clients, the state cache, checkpoints, network, credentials. */
 interface DockerSide {
-  /** Docker itself (instrumented with metrics); log followers and streaming use it. */
-  readonly rawDocker: DockerClient;
+  /**
+   * Docker itself (instrumented with metrics): every call reaches the daemon. For what must be
+   * Docker's own answer or is a stream: the state cache's reads, the object store's lists when
+   * the cache cannot answer, log followers, the streaming server.
+   */
+  readonly dockerDirect: DockerClient;
   /** The Docker connection budgets, from the descriptor limit. */
   readonly dockerSockets: DockerSocketCaps;
-  /** Docker read through the state cache: what the handlers use. */
-  readonly docker: DockerClient;
-  /** The shim's sandboxes and containers, from the state cache while it is synced. */
+  /**
+   * Docker with inspects answered by the state cache and changes followed by it: for everything
+   * else (handlers, storage, stats, events, facts, the network host).
+   */
+  readonly dockerCached: DockerClient;
+  /** The shim's sandboxes and containers (and images), found by the typed query: the one way to find objects. */
   readonly objects: ShimObjectStore;
   readonly state: DockerStateCache;
   readonly dockerFacts: DockerFacts;
@@ -189,23 +196,23 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
     (d) => d.close(),
   );
   // Counted under the state cache, so only calls that reach Docker are counted.
-  const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(engine, metrics.docker) : engine;
+  const dockerDirect: DockerClient = metrics ? new InstrumentedDockerClient(engine, metrics.docker) : engine;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
   // A restart starts from the containers the last run held (checked against Docker's list).
   const snapshot = new ContainerSnapshotFile(path.join(config.rootDirectory, 'container-snapshot.json'), log);
-  const state = started.add('state cache', new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot), (s) => s.stop());
-  const docker = new CachingDockerClient(rawDocker, state);
-  const objects = new ShimObjectStore(rawDocker, state);
+  const state = started.add('state cache', new DockerStateCache(dockerDirect, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot), (s) => s.stop());
+  const dockerCached = new CachingDockerClient(dockerDirect, state);
+  const objects = new ShimObjectStore(dockerDirect, state);
   // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
   const checkpoints = new CheckpointCache(new CheckpointFiles(config.rootDirectory, log));
-  const networkHost = new DockerNetworkHost(docker, objects, checkpoints);
+  const networkHost = new DockerNetworkHost(dockerCached, objects, checkpoints);
   const plugin = wrap(() => createNetworkPlugin(config, networkHost, log));
   const network = started.add('network plugin', new NetworkManager(plugin, networkHost, log), (n) => n.close());
   // --pod-cidr: what the node starts with; kubelet's UpdateRuntimeConfig replaces it (as in cri-dockerd).
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
-  const dockerFacts = started.add('Docker facts', new DockerFacts(docker), (f) => f.close());
-  return { rawDocker, dockerSockets, docker, objects, state, dockerFacts, checkpoints, network, credentials };
+  const dockerFacts = started.add('Docker facts', new DockerFacts(dockerCached), (f) => f.close());
+  return { dockerDirect, dockerSockets, dockerCached, objects, state, dockerFacts, checkpoints, network, credentials };
 }
 
 /**
@@ -217,13 +224,13 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
 async function dockerAnswers(
   config: Config,
   log: Logger,
-  { docker, dockerFacts, checkpoints }: DockerSide,
+  { dockerCached, dockerFacts, checkpoints }: DockerSide,
   early: EarlyDockerAnswers | undefined,
   recorder: DockerCallRecorder | undefined,
 ): Promise<{ version: DockerVersion; info: DockerInfo }> {
   // main.ts asked already; its answers do if they came from this endpoint.
   const askedEarly = early && config.dockerEndpoint.kind === 'unix' && config.dockerEndpoint.path === early.socketPath ? early : undefined;
-  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly, recorder);
+  const dockerAnswered = waitForDocker(dockerCached, dockerFacts, log, askedEarly, recorder);
   dockerAnswered.catch(() => undefined);
   await new Promise((resolve) => setImmediate(resolve));
   criContract();
@@ -246,7 +253,7 @@ interface Services {
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
 function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
-  const { rawDocker, docker, objects, state, checkpoints, network } = side;
+  const { dockerDirect, dockerCached, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
   startRuntimeCgroups(config, log, started);
@@ -254,7 +261,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   // Log followers read their containers' documents from the state cache, which tells them of each
   // run's end it applies; only whether a container stopped the moment its log stream ends, which
   // can be before the cache has heard of it, is asked of Docker directly.
-  const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', docker);
+  const followers = new ContainerLogManager(dockerDirect, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', dockerCached);
   started.add('log followers', followers, (f) => f.close());
   state.onRunEnded((id) => followers.runEnded(id));
   const disk = storageAndCgroups(config, log, side, info, cgroups.driver, started);
@@ -276,14 +283,14 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   disk.storage.onPassEnded(() => heapTrim.activity());
   state.onSnapshotSaved(() => heapTrim.activity());
   const serving = servers(config, log, metrics, side, heapTrim, started);
-  const buildEvent = containerEventBuilder({ docker, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);
+  const buildEvent = containerEventBuilder({ dockerCached, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);
   const context: ShimContext = {
     config,
-    docker,
+    dockerCached,
     objects,
     oomKills: disk.oomKills,
     dockerFacts: side.dockerFacts,
-    dockerLiveness: new DockerLiveness(docker),
+    dockerLiveness: new DockerLiveness(dockerCached),
     cgroups,
     network,
     credentials: side.credentials,
@@ -292,7 +299,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     sandboxLocks: new KeyedLock(),
     logs: followers,
     storage: disk.storage,
-    stats: new StatsCollector({ docker, cgroupReader: disk.cgroupReader, storage: disk.storage }),
+    stats: new StatsCollector({ docker: dockerCached, cgroupReader: disk.cgroupReader, storage: disk.storage }),
     podMetrics: new PodMetricsCollector({ cgroupReader: disk.cgroupReader }, disk.storage),
     sharedReads: new SingleFlight(),
     execOutput: new ExecOutputPool(),
@@ -334,7 +341,7 @@ function startRuntimeCgroups(config: Config, log: Logger, started: StartedCompon
 
 /** The containers' cgroup files, the disk Docker's storage takes, and the OOM kills they tell of. */
 function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: DockerInfo, driver: CgroupSetup['driver'], started: StartedComponents) {
-  const { docker, objects, state } = side;
+  const { dockerCached, objects, state } = side;
   // One reader of the containers' cgroup files for all three: a file they all read is opened
   // once, held while the state cache shows its container running, and closed as soon as the
   // cache sees it stop or go. Closed after the server and the storage passes: nobody reads the
@@ -342,7 +349,7 @@ function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: 
   const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver, log, runs: state }), (r) => r.close());
   // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
   const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
-  const storage = new DockerStorage({ docker, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
+  const storage = new DockerStorage({ docker: dockerCached, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
     layout: imageStore,
     layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
   });
@@ -390,7 +397,7 @@ function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, 
   // the Docker connections kept for them, so one past it is refused at once, never left waiting.
   const streaming = new StreamingServer({
     bindAddress: config.streamingBindAddr,
-    docker: side.rawDocker,
+    docker: side.dockerDirect,
     rootDirectory: config.rootDirectory,
     log,
     recorder: streamingRecorder,

@@ -126,7 +126,7 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   const stats = new StatsCollector({ docker, cgroupReader, storage });
   const shim: ShimContext = {
     config,
-    docker,
+    dockerCached: docker,
     objects,
     // No event stream: nothing but Docker's own flag tells of OOM kills.
     oomKills: { oomKilledIn: () => false },
