@@ -47,7 +47,7 @@ import { runtimeService } from './shim/runtime-service';
 import { CachingDockerClient } from './docker-cache/caching-client';
 import { ShimObjectStore } from './object-store/object-store';
 import { ContainerSnapshotFile } from './docker-cache/container-snapshot';
-import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/state-cache';
+import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache, type ContainerState } from './docker-cache/state-cache';
 import { containerEventBuilder } from './container-events/builder';
 import { EventHub } from './container-events/hub';
 import { NO_STREAMING_RECORDER, StreamingServer, type StreamingRecorder } from './streaming/streaming-server';
@@ -135,10 +135,10 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
   const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
   const started = new StartedComponents();
   try {
-    const docker = dockerSide(config, log, metrics, started);
-    const { version, info } = await dockerAnswers(config, log, docker, early, metrics?.docker);
-    const services = buildServices(config, log, metrics, docker, info, started);
-    const sync = firstSync(docker.state, services.startAfterSync);
+    const side = dockerSide(config, log, metrics, started);
+    const { version, info } = await dockerAnswers(config, log, side, early, metrics?.docker);
+    const services = buildServices(config, log, metrics, side, info, started);
+    const sync = firstSync(side.syncState, services.startAfterSync);
     const { context } = services;
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready: sync.ready, open: ANSWERED_BEFORE_SYNC }, services.rpcRecorder);
     // The checkpoints are in memory before the first call (read before, or again if that failed).
@@ -178,7 +178,10 @@ interface DockerSide {
   readonly dockerCached: DockerClient;
   /** The shim's sandboxes and containers (and images), found by the typed query: the one way to find objects. */
   readonly objects: ShimObjectStore;
-  readonly state: DockerStateCache;
+  /** The state cache as its consumers see it (only the caching client and the object store hold the cache itself). */
+  readonly state: ContainerState;
+  /** Starts the state cache's sync with Docker (see firstSync). */
+  syncState(): Promise<void>;
   readonly dockerFacts: DockerFacts;
   readonly checkpoints: CheckpointCache;
   readonly network: NetworkManager;
@@ -212,7 +215,7 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = started.add('Docker facts', new DockerFacts(dockerCached), (f) => f.close());
-  return { dockerDirect, dockerSockets, dockerCached, objects, state, dockerFacts, checkpoints, network, credentials };
+  return { dockerDirect, dockerSockets, dockerCached, objects, state, syncState: () => state.start(), dockerFacts, checkpoints, network, credentials };
 }
 
 /**
@@ -263,7 +266,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   // can be before the cache has heard of it, is asked of Docker directly.
   const followers = new ContainerLogManager(dockerDirect, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', dockerCached);
   started.add('log followers', followers, (f) => f.close());
-  state.onRunEnded((id) => followers.runEnded(id));
+  state.listen({ runEnded: (id) => followers.runEnded(id) });
   const disk = storageAndCgroups(config, log, side, info, cgroups.driver, started);
   const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
   // The lists are built from the cache's documents and the checkpoints alone.
@@ -273,15 +276,17 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   });
   // Docker's events (a container came, went, started or stopped): a storage pass, the kept list
   // answers built before it dropped, and work (inspects, the pass) the heap trim looks after.
-  state.onContainerChanged(() => {
-    disk.storage.containerChanged();
-    listAnswers.dropStale();
-    heapTrim.activity();
+  state.listen({
+    containerChanged: () => {
+      disk.storage.containerChanged();
+      listAnswers.dropStale();
+      heapTrim.activity();
+    },
   });
   // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
   // leaves garbage too: a look follows it, or a burst's last collection would come before it.
   disk.storage.onPassEnded(() => heapTrim.activity());
-  state.onSnapshotSaved(() => heapTrim.activity());
+  state.listen({ snapshotSaved: () => heapTrim.activity() });
   const serving = servers(config, log, metrics, side, heapTrim, started);
   const buildEvent = containerEventBuilder({ dockerCached, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);
   const context: ShimContext = {
@@ -420,11 +425,11 @@ function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, 
  * Beginning it sooner, its replies (an inspect per container) would keep the event loop busy
  * while kubelet's first calls wait for the socket. `then` runs once it is done, unless cancelled.
  */
-function firstSync(state: DockerStateCache, then: () => void): { ready: Promise<void>; begin(): void; cancel(): void } {
+function firstSync(syncState: () => Promise<void>, then: () => void): { ready: Promise<void>; begin(): void; cancel(): void } {
   let cancelled = false;
   let begin = (): void => undefined;
   const synced = new Promise<void>((resolve) => {
-    begin = () => void state.start().then(resolve);
+    begin = () => void syncState().then(resolve);
   });
   const ready = synced.then(() => {
     if (!cancelled) then();
