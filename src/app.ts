@@ -70,6 +70,34 @@ export interface RunningShim {
  */
 const ANSWERED_BEFORE_SYNC: ReadonlySet<string> = new Set(FIRST_CALLS);
 
+/**
+ * The shim's components, in the order they start; they stop bottom to top (on shutdown, and
+ * when start-up fails half-way), with no exceptions: StartedComponents refuses one started out
+ * of this order. The functions below build them; a flag may leave a row out.
+ */
+const COMPONENTS = [
+  'Docker connections',
+  'state cache',
+  'network plugin',
+  'Docker facts',
+  '--runtime-cgroups re-check',
+  'log followers',
+  // Closed after the server and the storage passes: nobody reads the held files any more.
+  'cgroup reader',
+  'storage passes',
+  'cgroup OOM watch',
+  'heap trim',
+  'metrics server',
+  'streaming server',
+  'CRI server',
+  // Built with the context, but started (and closed) with the calls: closed before the CRI
+  // server, as open event streams would hold its graceful drain.
+  'container event streams',
+  // Stopped first: what waits for the sync no longer starts once shutdown began.
+  'first sync and what follows it',
+] as const;
+type Started = StartedComponents<(typeof COMPONENTS)[number]>;
+
 /** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
 const DOCKER_STARTUP_WAIT_MS = 10_000;
 
@@ -126,14 +154,14 @@ async function waitForDocker(
 
 /**
  * `early`: Docker's version and info as main.ts asked for them before the shim loaded.
- * Every component enters `started` as it starts; stop() and a start-up that fails half-way
- * stop them in the reverse order (util/started-components.ts).
+ * Every component enters `started` as it starts, in COMPONENTS' order; stop() and a start-up
+ * that fails half-way stop them in the reverse order (util/started-components.ts).
  */
 export async function startShim(config: Config, log: Logger, early?: EarlyDockerAnswers): Promise<RunningShim> {
   // Only with --metrics-bind-addr (prom-client loads then); without it every recorder below is
   // its folder's no-op and the Docker client is not wrapped.
   const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
-  const started = new StartedComponents();
+  const started: Started = new StartedComponents(COMPONENTS);
   try {
     const side = dockerSide(config, log, metrics, started);
     const { version, info } = await dockerAnswers(config, log, side, early, metrics?.docker);
@@ -145,10 +173,8 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
     await services.prepared;
     await server.listen(config.containerRuntimeEndpoint);
     started.add('CRI server', server, (s) => s.stop(config.shutdownGraceMs));
-    // Closed first on shutdown: open event streams would hold the server's graceful drain.
     started.add('container event streams', context.containerEvents, (hub) => hub.close('the shim is shutting down'));
     sync.begin();
-    // Stopped first: what waits for the sync no longer starts once shutdown began.
     started.add('first sync and what follows it', sync, (s) => s.cancel());
     log.info(
       { docker: version.Version, dockerApi: version.ApiVersion, imageStore: services.imageStore?.kind, cgroupDriver: context.cgroups.driver, network: context.network.pluginName, streaming: context.streaming.baseUrl },
@@ -188,7 +214,7 @@ interface DockerSide {
   readonly credentials: CredentialSource;
 }
 
-function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefined, started: StartedComponents): DockerSide {
+function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefined, started: Started): DockerSide {
   // Node raised the soft limit to the hard one as it started (kernel/open-files-limit.ts).
   const openFiles = readOpenFilesLimit();
   const dockerSockets = dockerSocketCaps(openFiles.soft);
@@ -255,7 +281,7 @@ interface Services {
 }
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
-function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
+function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: Started): Services {
   const { dockerDirect, dockerCached, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
@@ -333,7 +359,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
 }
 
 /** The Docker daemon's processes, not the shim's (as cri-dockerd): never fatal, re-checked on a timer. */
-function startRuntimeCgroups(config: Config, log: Logger, started: StartedComponents): void {
+function startRuntimeCgroups(config: Config, log: Logger, started: Started): void {
   if (config.runtimeCgroups === '') return;
   const runtime = RuntimeCgroups.create({
     cgroup: config.runtimeCgroups,
@@ -345,12 +371,11 @@ function startRuntimeCgroups(config: Config, log: Logger, started: StartedCompon
 }
 
 /** The containers' cgroup files, the disk Docker's storage takes, and the OOM kills they tell of. */
-function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: DockerInfo, driver: CgroupSetup['driver'], started: StartedComponents) {
+function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: DockerInfo, driver: CgroupSetup['driver'], started: Started) {
   const { dockerCached, objects, state } = side;
   // One reader of the containers' cgroup files for all three: a file they all read is opened
   // once, held while the state cache shows its container running, and closed as soon as the
-  // cache sees it stop or go. Closed after the server and the storage passes: nobody reads the
-  // held files any more.
+  // cache sees it stop or go.
   const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver, log, runs: state }), (r) => r.close());
   // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
   const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
@@ -373,7 +398,7 @@ function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: 
  * The streaming server and the metrics endpoint, and what every call and stream tells: the
  * metrics, and the heap trim. `listen()` binds both.
  */
-function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, heapTrim: HeapTrim, started: StartedComponents) {
+function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, heapTrim: HeapTrim, started: Started) {
   // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
   // ExecSync's answers are garbage only once written out, up to seconds after the handler returned: a look follows that too.
   const rpcRecorder: RpcRecorder = {
