@@ -127,7 +127,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const cgroupReader = new CgroupReader({ driver: cgroupSetup.driver, log });
   const shim: ShimContext = {
     ...fake.shim,
-    docker: caching,
+    dockerCached: caching,
     objects: new ShimObjectStore(docker, cache),
     oomKills: cache.containers,
     cgroups: cgroupSetup,

@@ -47,7 +47,7 @@ import { runtimeService } from './shim/runtime-service';
 import { CachingDockerClient } from './docker-cache/caching-client';
 import { ShimObjectStore } from './object-store/object-store';
 import { ContainerSnapshotFile } from './docker-cache/container-snapshot';
-import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache } from './docker-cache/state-cache';
+import { DEFAULT_RECONNECT_BACKOFF, DockerStateCache, type ContainerState } from './docker-cache/state-cache';
 import { containerEventBuilder } from './container-events/builder';
 import { EventHub } from './container-events/hub';
 import { NO_STREAMING_RECORDER, StreamingServer, type StreamingRecorder } from './streaming/streaming-server';
@@ -69,6 +69,34 @@ export interface RunningShim {
  * The contract makes their message types apart from the rest, so they answer sooner.
  */
 const ANSWERED_BEFORE_SYNC: ReadonlySet<string> = new Set(FIRST_CALLS);
+
+/**
+ * The shim's components, in the order they start; they stop bottom to top (on shutdown, and
+ * when start-up fails half-way), with no exceptions: StartedComponents refuses one started out
+ * of this order. The functions below build them; a flag may leave a row out.
+ */
+const COMPONENTS = [
+  'Docker connections',
+  'state cache',
+  'network plugin',
+  'Docker facts',
+  '--runtime-cgroups re-check',
+  'log followers',
+  // Closed after the server and the storage passes: nobody reads the held files any more.
+  'cgroup reader',
+  'storage passes',
+  'cgroup OOM watch',
+  'heap trim',
+  'metrics server',
+  'streaming server',
+  'CRI server',
+  // Built with the context, but started (and closed) with the calls: closed before the CRI
+  // server, as open event streams would hold its graceful drain.
+  'container event streams',
+  // Stopped first: what waits for the sync no longer starts once shutdown began.
+  'first sync and what follows it',
+] as const;
+type Started = StartedComponents<(typeof COMPONENTS)[number]>;
 
 /** How long start-up waits for a Docker daemon that is not answering yet (it may be booting too). */
 const DOCKER_STARTUP_WAIT_MS = 10_000;
@@ -126,29 +154,27 @@ async function waitForDocker(
 
 /**
  * `early`: Docker's version and info as main.ts asked for them before the shim loaded.
- * Every component enters `started` as it starts; stop() and a start-up that fails half-way
- * stop them in the reverse order (util/started-components.ts).
+ * Every component enters `started` as it starts, in COMPONENTS' order; stop() and a start-up
+ * that fails half-way stop them in the reverse order (util/started-components.ts).
  */
 export async function startShim(config: Config, log: Logger, early?: EarlyDockerAnswers): Promise<RunningShim> {
   // Only with --metrics-bind-addr (prom-client loads then); without it every recorder below is
   // its folder's no-op and the Docker client is not wrapped.
   const metrics = config.metricsBindAddr === '' ? undefined : createShimMetrics();
-  const started = new StartedComponents();
+  const started: Started = new StartedComponents(COMPONENTS);
   try {
-    const docker = dockerSide(config, log, metrics, started);
-    const { version, info } = await dockerAnswers(config, log, docker, early, metrics?.docker);
-    const services = buildServices(config, log, metrics, docker, info, started);
-    const sync = firstSync(docker.state, services.startAfterSync);
+    const side = dockerSide(config, log, metrics, started);
+    const { version, info } = await dockerAnswers(config, log, side, early, metrics?.docker);
+    const services = buildServices(config, log, metrics, side, info, started);
+    const sync = firstSync(side.syncState, services.startAfterSync);
     const { context } = services;
     const server = new CriServer(runtimeService(context), imageService(context), log, { ready: sync.ready, open: ANSWERED_BEFORE_SYNC }, services.rpcRecorder);
     // The checkpoints are in memory before the first call (read before, or again if that failed).
     await services.prepared;
     await server.listen(config.containerRuntimeEndpoint);
     started.add('CRI server', server, (s) => s.stop(config.shutdownGraceMs));
-    // Closed first on shutdown: open event streams would hold the server's graceful drain.
     started.add('container event streams', context.containerEvents, (hub) => hub.close('the shim is shutting down'));
     sync.begin();
-    // Stopped first: what waits for the sync no longer starts once shutdown began.
     started.add('first sync and what follows it', sync, (s) => s.cancel());
     log.info(
       { docker: version.Version, dockerApi: version.ApiVersion, imageStore: services.imageStore?.kind, cgroupDriver: context.cgroups.driver, network: context.network.pluginName, streaming: context.streaming.baseUrl },
@@ -163,22 +189,32 @@ export async function startShim(config: Config, log: Logger, early?: EarlyDocker
 
 /** What is built before Docker answers: its clients, the state cache, checkpoints, network, credentials. */
 interface DockerSide {
-  /** Docker itself (instrumented with metrics); log followers and streaming use it. */
-  readonly rawDocker: DockerClient;
+  /**
+   * Docker itself (instrumented with metrics): every call reaches the daemon. For what must be
+   * Docker's own answer or is a stream: the state cache's reads, the object store's lists when
+   * the cache cannot answer, log followers, the streaming server.
+   */
+  readonly dockerDirect: DockerClient;
   /** The Docker connection budgets, from the descriptor limit. */
   readonly dockerSockets: DockerSocketCaps;
-  /** Docker read through the state cache: what the handlers use. */
-  readonly docker: DockerClient;
-  /** The shim's sandboxes and containers, from the state cache while it is synced. */
+  /**
+   * Docker with inspects answered by the state cache and changes followed by it: for everything
+   * else (handlers, storage, stats, events, facts, the network host).
+   */
+  readonly dockerCached: DockerClient;
+  /** The shim's sandboxes and containers (and images), found by the typed query: the one way to find objects. */
   readonly objects: ShimObjectStore;
-  readonly state: DockerStateCache;
+  /** The state cache as its consumers see it (only the caching client and the object store hold the cache itself). */
+  readonly state: ContainerState;
+  /** Starts the state cache's sync with Docker (see firstSync). */
+  syncState(): Promise<void>;
   readonly dockerFacts: DockerFacts;
   readonly checkpoints: CheckpointCache;
   readonly network: NetworkManager;
   readonly credentials: CredentialSource;
 }
 
-function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefined, started: StartedComponents): DockerSide {
+function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefined, started: Started): DockerSide {
   // Node raised the soft limit to the hard one as it started (kernel/open-files-limit.ts).
   const openFiles = readOpenFilesLimit();
   const dockerSockets = dockerSocketCaps(openFiles.soft);
@@ -189,23 +225,23 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
     (d) => d.close(),
   );
   // Counted under the state cache, so only calls that reach Docker are counted.
-  const rawDocker: DockerClient = metrics ? new InstrumentedDockerClient(engine, metrics.docker) : engine;
+  const dockerDirect: DockerClient = metrics ? new InstrumentedDockerClient(engine, metrics.docker) : engine;
   // Handlers read through the state cache; it starts following Docker once Docker answers.
   // A restart starts from the containers the last run held (checked against Docker's list).
   const snapshot = new ContainerSnapshotFile(path.join(config.rootDirectory, 'container-snapshot.json'), log);
-  const state = started.add('state cache', new DockerStateCache(rawDocker, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot), (s) => s.stop());
-  const docker = new CachingDockerClient(rawDocker, state);
-  const objects = new ShimObjectStore(rawDocker, state);
+  const state = started.add('state cache', new DockerStateCache(dockerDirect, log, DEFAULT_RECONNECT_BACKOFF, metrics?.stateCache, snapshot), (s) => s.stop());
+  const dockerCached = new CachingDockerClient(dockerDirect, state);
+  const objects = new ShimObjectStore(dockerDirect, state);
   // Checkpoints are read from disk once Docker answers; the network host reads them from memory.
   const checkpoints = new CheckpointCache(new CheckpointFiles(config.rootDirectory, log));
-  const networkHost = new DockerNetworkHost(docker, objects, checkpoints);
+  const networkHost = new DockerNetworkHost(dockerCached, objects, checkpoints);
   const plugin = wrap(() => createNetworkPlugin(config, networkHost, log));
   const network = started.add('network plugin', new NetworkManager(plugin, networkHost, log), (n) => n.close());
   // --pod-cidr: what the node starts with; kubelet's UpdateRuntimeConfig replaces it (as in cri-dockerd).
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
-  const dockerFacts = started.add('Docker facts', new DockerFacts(docker), (f) => f.close());
-  return { rawDocker, dockerSockets, docker, objects, state, dockerFacts, checkpoints, network, credentials };
+  const dockerFacts = started.add('Docker facts', new DockerFacts(dockerCached), (f) => f.close());
+  return { dockerDirect, dockerSockets, dockerCached, objects, state, syncState: () => state.start(), dockerFacts, checkpoints, network, credentials };
 }
 
 /**
@@ -217,13 +253,13 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
 async function dockerAnswers(
   config: Config,
   log: Logger,
-  { docker, dockerFacts, checkpoints }: DockerSide,
+  { dockerCached, dockerFacts, checkpoints }: DockerSide,
   early: EarlyDockerAnswers | undefined,
   recorder: DockerCallRecorder | undefined,
 ): Promise<{ version: DockerVersion; info: DockerInfo }> {
   // main.ts asked already; its answers do if they came from this endpoint.
   const askedEarly = early && config.dockerEndpoint.kind === 'unix' && config.dockerEndpoint.path === early.socketPath ? early : undefined;
-  const dockerAnswered = waitForDocker(docker, dockerFacts, log, askedEarly, recorder);
+  const dockerAnswered = waitForDocker(dockerCached, dockerFacts, log, askedEarly, recorder);
   dockerAnswered.catch(() => undefined);
   await new Promise((resolve) => setImmediate(resolve));
   criContract();
@@ -245,8 +281,8 @@ interface Services {
 }
 
 /** The cgroup setup, the root directory, and the context's services, each built once, in the order they depend on each other. */
-function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: StartedComponents): Services {
-  const { rawDocker, docker, objects, state, checkpoints, network } = side;
+function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, info: DockerInfo, started: Started): Services {
+  const { dockerDirect, dockerCached, objects, state, checkpoints, network } = side;
   const cgroups = wrap(() => detectCgroupSetup(info, config.cgroupDriver));
   if (cgroups.warning) log.warn(cgroups.warning);
   startRuntimeCgroups(config, log, started);
@@ -254,9 +290,9 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   // Log followers read their containers' documents from the state cache, which tells them of each
   // run's end it applies; only whether a container stopped the moment its log stream ends, which
   // can be before the cache has heard of it, is asked of Docker directly.
-  const followers = new ContainerLogManager(rawDocker, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', docker);
+  const followers = new ContainerLogManager(dockerDirect, log, config.rootDirectory, metrics?.logs, info.DockerRootDir ?? '', dockerCached);
   started.add('log followers', followers, (f) => f.close());
-  state.onRunEnded((id) => followers.runEnded(id));
+  state.listen({ runEnded: (id) => followers.runEnded(id) });
   const disk = storageAndCgroups(config, log, side, info, cgroups.driver, started);
   const heapTrim = started.add('heap trim', new HeapTrim({ log }), (h) => h.stop());
   // The lists are built from the cache's documents and the checkpoints alone.
@@ -266,24 +302,26 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   });
   // Docker's events (a container came, went, started or stopped): a storage pass, the kept list
   // answers built before it dropped, and work (inspects, the pass) the heap trim looks after.
-  state.onContainerChanged(() => {
-    disk.storage.containerChanged();
-    listAnswers.dropStale();
-    heapTrim.activity();
+  state.listen({
+    containerChanged: () => {
+      disk.storage.containerChanged();
+      listAnswers.dropStale();
+      heapTrim.activity();
+    },
   });
   // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
   // leaves garbage too: a look follows it, or a burst's last collection would come before it.
   disk.storage.onPassEnded(() => heapTrim.activity());
-  state.onSnapshotSaved(() => heapTrim.activity());
+  state.listen({ snapshotSaved: () => heapTrim.activity() });
   const serving = servers(config, log, metrics, side, heapTrim, started);
-  const buildEvent = containerEventBuilder({ docker, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);
+  const buildEvent = containerEventBuilder({ dockerCached, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);
   const context: ShimContext = {
     config,
-    docker,
+    dockerCached,
     objects,
     oomKills: disk.oomKills,
     dockerFacts: side.dockerFacts,
-    dockerLiveness: new DockerLiveness(docker),
+    dockerLiveness: new DockerLiveness(dockerCached),
     cgroups,
     network,
     credentials: side.credentials,
@@ -292,7 +330,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
     sandboxLocks: new KeyedLock(),
     logs: followers,
     storage: disk.storage,
-    stats: new StatsCollector({ docker, cgroupReader: disk.cgroupReader, storage: disk.storage }),
+    stats: new StatsCollector({ docker: dockerCached, cgroupReader: disk.cgroupReader, storage: disk.storage }),
     podMetrics: new PodMetricsCollector({ cgroupReader: disk.cgroupReader }, disk.storage),
     sharedReads: new SingleFlight(),
     execOutput: new ExecOutputPool(),
@@ -321,7 +359,7 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
 }
 
 /** The Docker daemon's processes, not the shim's (as cri-dockerd): never fatal, re-checked on a timer. */
-function startRuntimeCgroups(config: Config, log: Logger, started: StartedComponents): void {
+function startRuntimeCgroups(config: Config, log: Logger, started: Started): void {
   if (config.runtimeCgroups === '') return;
   const runtime = RuntimeCgroups.create({
     cgroup: config.runtimeCgroups,
@@ -333,16 +371,15 @@ function startRuntimeCgroups(config: Config, log: Logger, started: StartedCompon
 }
 
 /** The containers' cgroup files, the disk Docker's storage takes, and the OOM kills they tell of. */
-function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: DockerInfo, driver: CgroupSetup['driver'], started: StartedComponents) {
-  const { docker, objects, state } = side;
+function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: DockerInfo, driver: CgroupSetup['driver'], started: Started) {
+  const { dockerCached, objects, state } = side;
   // One reader of the containers' cgroup files for all three: a file they all read is opened
   // once, held while the state cache shows its container running, and closed as soon as the
-  // cache sees it stop or go. Closed after the server and the storage passes: nobody reads the
-  // held files any more.
+  // cache sees it stop or go.
   const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver, log, runs: state }), (r) => r.close());
   // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
   const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
-  const storage = new DockerStorage({ docker, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
+  const storage = new DockerStorage({ docker: dockerCached, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {
     layout: imageStore,
     layerFigures: new LayerFiguresFile(path.join(config.rootDirectory, 'image-layer-figures.json'), log),
   });
@@ -361,7 +398,7 @@ function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: 
  * The streaming server and the metrics endpoint, and what every call and stream tells: the
  * metrics, and the heap trim. `listen()` binds both.
  */
-function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, heapTrim: HeapTrim, started: StartedComponents) {
+function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, side: DockerSide, heapTrim: HeapTrim, started: Started) {
   // A call answered or a stream closed is what leaves garbage: the heap trim looks after them, never on an idle shim.
   // ExecSync's answers are garbage only once written out, up to seconds after the handler returned: a look follows that too.
   const rpcRecorder: RpcRecorder = {
@@ -390,7 +427,7 @@ function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, 
   // the Docker connections kept for them, so one past it is refused at once, never left waiting.
   const streaming = new StreamingServer({
     bindAddress: config.streamingBindAddr,
-    docker: side.rawDocker,
+    docker: side.dockerDirect,
     rootDirectory: config.rootDirectory,
     log,
     recorder: streamingRecorder,
@@ -413,11 +450,11 @@ function servers(config: Config, log: Logger, metrics: ShimMetrics | undefined, 
  * Beginning it sooner, its replies (an inspect per container) would keep the event loop busy
  * while kubelet's first calls wait for the socket. `then` runs once it is done, unless cancelled.
  */
-function firstSync(state: DockerStateCache, then: () => void): { ready: Promise<void>; begin(): void; cancel(): void } {
+function firstSync(syncState: () => Promise<void>, then: () => void): { ready: Promise<void>; begin(): void; cancel(): void } {
   let cancelled = false;
   let begin = (): void => undefined;
   const synced = new Promise<void>((resolve) => {
-    begin = () => void state.start().then(resolve);
+    begin = () => void syncState().then(resolve);
   });
   const ready = synced.then(() => {
     if (!cancelled) then();

@@ -39,8 +39,8 @@ const REMEMBERED = 10_000;
 export interface RunSource {
   readonly synced: boolean;
   readonly containers: { values(): Iterable<ContainerInspect> };
-  /** Refused (throws) while unsynced; an unsynced cache tells each watcher once and drops it. */
-  watch(watcher: { containerChanged(change: { id: string; after: ContainerInspect | undefined }): void; unsynced(reason: string): void }): () => void;
+  /** A watch (it has `unsynced`): refused (throws) while unsynced; an unsynced cache tells each watcher once and drops it. */
+  listen(watch: { containerChanged(change: { id: string; after: ContainerInspect | undefined }): void; unsynced(reason: string): void }): () => void;
 }
 
 /** How often a watch that lost the cache looks whether it is synced again. */
@@ -96,7 +96,7 @@ export class CgroupOomWatch {
     if (this.closed) return;
     if (source.synced) {
       try {
-        this.unwatch = source.watch({
+        this.unwatch = source.listen({
           containerChanged: (change) => this.observe(change.id, change.after),
           unsynced: () => this.lookAgain(source),
         });

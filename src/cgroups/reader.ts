@@ -47,7 +47,8 @@ export interface CgroupOwner {
 /** Which containers run, and word of those that stop, restart or go: the state cache. */
 interface ContainerRuns {
   isRunning(id: string): boolean;
-  onRunEnded(listener: (id: string) => void): () => void;
+  /** The state cache's `listen`: word of each run that ended. */
+  listen(listener: { runEnded(id: string): void }): () => void;
 }
 
 interface CgroupReaderOptions {
@@ -82,7 +83,7 @@ export class CgroupReader {
 
   constructor(private readonly options: CgroupReaderOptions) {
     this.procRoot = options.procRoot ?? '/proc';
-    this.unsubscribe = options.runs?.onRunEnded((id) => this.forget(id)) ?? (() => undefined);
+    this.unsubscribe = options.runs?.listen({ runEnded: (id) => this.forget(id) }) ?? (() => undefined);
     this.files = new KernelFiles((file, err) => {
       const key = `${path.basename(file)} ${err.code ?? ''}`;
       if (this.logged.has(key)) return;

@@ -8,9 +8,9 @@
 import { errorMessage, ResourceExhaustedError, UnavailableError } from '../errors';
 import type { Logger } from '../util/logger';
 
-/** What the hub watches: the state cache's `watch` (see ../state/state-cache.ts). */
+/** What the hub watches: the state cache's `listen`, as a watch of the synced cache (see ../docker-cache/state-cache.ts). */
 export interface ChangeSource<C> {
-  watch(watcher: { containerChanged(change: C): void; unsynced(reason: string): void }): () => void;
+  listen(watch: { containerChanged(change: C): void; unsynced(reason: string): void }): () => void;
 }
 
 /**
@@ -50,7 +50,7 @@ export class EventHub<C, T> {
     if (this.closedReason !== undefined) throw new UnavailableError(`container events: ${this.closedReason}`);
     if (!this.unwatch) {
       try {
-        this.unwatch = this.source.watch({
+        this.unwatch = this.source.listen({
           containerChanged: (change) => this.changed(change),
           unsynced: (reason) => this.lost(reason),
         });

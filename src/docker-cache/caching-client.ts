@@ -1,6 +1,7 @@
 // A DockerClient that answers container and image inspects and the image list from the state
 // cache, and passes everything else to Docker (the shim's objects are listed through
-// ../object-store, which reads the cache itself). It answers only while the cache is synced;
+// ../object-store). Whether the cache answers is the cache's to say (`imagesOr`,
+// `heldContainers` in ./state-cache.ts, which the object store asks too);
 // mutating calls go to Docker and return as soon as Docker answered, while the cache refreshes
 // what they changed: a read from the cache (here and in the object store) waits for the
 // refreshes of every mutating call that returned before it, so it reflects them (the caller of
@@ -35,19 +36,20 @@ export class CachingDockerClient extends PassThroughClient {
 
   override async inspectContainer(id: string, opts?: CallOptions): Promise<ContainerInspect> {
     opts?.signal?.throwIfAborted();
-    if ((await this.cache.caughtUp(opts?.signal)) && isFullId(id)) {
-      const held = this.cache.containers.get(id);
+    const containers = await this.cache.heldContainers(opts?.signal);
+    if (containers && isFullId(id)) {
+      const held = containers.get(id);
       if (held) return held;
     }
     return this.docker.inspectContainer(id, opts);
   }
 
   override listImages(query: { all?: boolean; filters?: DockerFilters; digests?: boolean }, opts?: CallOptions): Promise<ImageSummary[]> {
-    return this.cache.synced ? this.cache.images.listImages(query, opts) : this.docker.listImages(query, opts);
+    return this.cache.imagesOr(this.docker).listImages(query, opts);
   }
 
   override inspectImage(ref: string, opts?: CallOptions): Promise<ImageInspect> {
-    return this.cache.synced ? this.cache.images.inspectImage(ref, opts) : this.docker.inspectImage(ref, opts);
+    return this.cache.imagesOr(this.docker).inspectImage(ref, opts);
   }
 
   // --- mutating: Docker first, then the cache catches up before the caller hears back ---

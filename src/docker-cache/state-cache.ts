@@ -15,6 +15,9 @@ import { actionForEvent, EVENT_FILTERS } from './docker-events';
 import type { ContainerSnapshotFile, SavedContainers } from './container-snapshot';
 import { ImageAnswers } from './image-answers';
 
+/** The image reads the cache answers in Docker's place. */
+type ImageReads = Pick<DockerClient, 'listImages' | 'inspectImage'>;
+
 interface ReconnectBackoff {
   initialMs: number;
   maxMs: number;
@@ -22,12 +25,43 @@ interface ReconnectBackoff {
   subscribeTimeoutMs: number;
 }
 
-/** Told of the cache's changes while it is synced (see `DockerStateCache.watch`). */
-interface StateWatcher {
+/**
+ * What a consumer hears of the state cache: the one way to listen (`listen`), each part as
+ * the consumer needs it. Without `unsynced` it hears for as long as the cache runs, synced or
+ * resyncing. With `unsynced` it is a watch of the synced cache: refused while unsynced, it hears
+ * `containerChanged` only while synced, and `unsynced` once when the cache stops vouching for
+ * its contents, then nothing more (a watcher that wants more listens again once synced).
+ */
+interface StateListener {
   /** A container's document was stored or dropped; called in the order the cache applied them. */
-  containerChanged(change: ContainerChange): void;
+  containerChanged?(change: ContainerChange): void;
+  /**
+   * A container the cache sees stop, be removed or restart (see `endsRun`), synced or not (a
+   * resync drops what was removed meanwhile): what is held open for its process is closed then,
+   * not at some later read.
+   */
+  runEnded?(id: string): void;
+  /** A snapshot was saved (the text of every document held, made and dropped: garbage to collect). */
+  snapshotSaved?(): void;
   /** The cache stopped vouching for its contents (Docker lost, or shut down): it said its last. */
-  unsynced(reason: string): void;
+  unsynced?(reason: string): void;
+}
+
+/**
+ * The state cache as its consumers see it: what they read of it, and one way to listen. Only
+ * the caching client and the object store, which answer reads from it, hold the cache itself.
+ */
+export interface ContainerState {
+  /** True while every event since the last full resync has been applied. */
+  readonly synced: boolean;
+  /** Moves with every change the cache applies; undefined while unsynced (see DockerStateCache.version). */
+  readonly version: number | undefined;
+  readonly containers: Pick<ContainerDocuments, 'get' | 'values' | 'size' | 'oomKilledIn'>;
+  readonly images: Pick<ImageAnswers, 'size'>;
+  /** Whether the cache holds the container as running (as last heard, while unsynced too). */
+  isRunning(id: string): boolean;
+  /** Hears what `listener` asks for (see StateListener); returns the unlisten. Throws for a watch while unsynced. */
+  listen(listener: StateListener): () => void;
 }
 
 /**
@@ -75,7 +109,7 @@ const NO_STATE_CACHE_RECORDER: StateCacheRecorder = { reconnecting: () => undefi
 /** How long after a container changed the snapshot is saved (and once more at a stop): nothing is armed while nothing changes. */
 export const SNAPSHOT_INTERVAL_MS = 60_000;
 
-export class DockerStateCache {
+export class DockerStateCache implements ContainerState {
   readonly containers: ContainerDocuments;
   readonly images: ImageAnswers;
   private isSynced = false;
@@ -85,10 +119,8 @@ export class DockerStateCache {
   private stream: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private readonly stopSignal = new AbortController();
-  private readonly watchers = new Set<StateWatcher>();
-  private readonly runEndListeners = new Set<(id: string) => void>();
-  private readonly changeListeners = new Set<(id: string) => void>();
-  private readonly savedListeners = new Set<() => void>();
+  /** In the order they came: each hears in that order. */
+  private readonly listeners = new Set<StateListener>();
   /** The snapshot, for the first sync only (later ones start from what is held). */
   private saved: SavedContainers | undefined;
   /** Containers changed since the snapshot was last saved. */
@@ -210,6 +242,30 @@ export class DockerStateCache {
     }
   }
 
+  // --- Where a read is answered: the one place the shim chooses between the cache and Docker
+  // (the caching client and the object store both ask here). ---
+
+  /** Image lists and inspects: the cache's answers while it is synced, else `docker`'s own. */
+  imagesOr(docker: ImageReads): ImageReads {
+    return this.synced ? this.images : docker;
+  }
+
+  /**
+   * The container documents to read once the shim's own changes are applied (see `caughtUp`);
+   * undefined: the read goes to Docker.
+   */
+  async heldContainers(signal?: AbortSignal): Promise<ContainerDocuments | undefined> {
+    return (await this.caughtUp(signal)) ? this.containers : undefined;
+  }
+
+  /**
+   * The container documents as held now, without waiting for the shim's own changes still being
+   * applied (only a container's state can be behind on them); undefined while unsynced.
+   */
+  get containersNow(): ContainerDocuments | undefined {
+    return this.synced ? this.containers : undefined;
+  }
+
   /** Whether a snapshot save is armed (one is only while a change waits to be saved). */
   get snapshotSaveArmed(): boolean {
     return this.saveTimer !== undefined;
@@ -224,15 +280,10 @@ export class DockerStateCache {
     });
   }
 
-  /**
-   * Follows the container changes the cache applies from now on, while it stays synced; when it
-   * goes unsynced each watcher hears `unsynced` once and is dropped (a watcher that wants more
-   * must call again once the cache is synced). Refused while unsynced. Returns the unwatch.
-   */
-  watch(watcher: StateWatcher): () => void {
-    if (!this.synced) throw new Error('state cache is not synced with Docker');
-    this.watchers.add(watcher);
-    return () => this.watchers.delete(watcher);
+  listen(listener: StateListener): () => void {
+    if (listener.unsynced && !this.synced) throw new Error('state cache is not synced with Docker');
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async stop(): Promise<void> {
@@ -271,7 +322,7 @@ export class DockerStateCache {
     try {
       await this.snapshot.save(this.containers.values(), new Date(savedAtMs));
       this.log.debug({ containers: this.containers.size, ms: Date.now() - started }, 'container snapshot saved');
-      for (const listener of this.savedListeners) listener();
+      for (const listener of this.listeners) listener.snapshotSaved?.();
     } catch (err) {
       this.changedSinceSave = true;
       this.saveLater();
@@ -284,28 +335,6 @@ export class DockerStateCache {
     if (this.isSynced) this.log.warn({ reason }, 'state cache out of step with Docker; resyncing');
     this.markUnsynced(reason);
     this.stream?.abort();
-  }
-
-  /** Hears of every container change the cache applies, synced or resyncing, for as long as it runs. Returns the unlisten. */
-  onContainerChanged(listener: (id: string) => void): () => void {
-    this.changeListeners.add(listener);
-    return () => this.changeListeners.delete(listener);
-  }
-
-  /** Hears of each snapshot saved (the text of every document held, made and dropped: garbage to collect). Returns the unlisten. */
-  onSnapshotSaved(listener: () => void): () => void {
-    this.savedListeners.add(listener);
-    return () => this.savedListeners.delete(listener);
-  }
-
-  /**
-   * Tells `listener` of each container the cache sees stop, be removed or restart (see
-   * `endsRun`), synced or not (a resync drops what was removed meanwhile): what is held open
-   * for a container's process is closed then, not at some later read. Returns the unsubscribe.
-   */
-  onRunEnded(listener: (id: string) => void): () => void {
-    this.runEndListeners.add(listener);
-    return () => this.runEndListeners.delete(listener);
   }
 
   /** Whether the cache holds the container as running (as last heard, while unsynced too). */
@@ -330,19 +359,20 @@ export class DockerStateCache {
   private markUnsynced(reason: string): void {
     this.isSynced = false;
     this.unsyncs++;
-    const watchers = [...this.watchers];
-    this.watchers.clear();
-    for (const w of watchers) w.unsynced(reason);
+    const watches = [...this.listeners].filter((l) => l.unsynced);
+    for (const w of watches) this.listeners.delete(w);
+    for (const w of watches) w.unsynced!(reason);
   }
 
   private announce(change: ContainerChange): void {
     this.changedSinceSave = true;
     this.saveLater();
     this.containerChanges++;
-    if (endsRun(change)) for (const listener of this.runEndListeners) listener(change.id);
-    for (const listener of this.changeListeners) listener(change.id);
-    // Changes applied during a resync reach nobody: nobody can watch an unsynced cache.
-    for (const w of this.watchers) w.containerChanged(change);
+    const listeners = [...this.listeners];
+    if (endsRun(change)) for (const l of listeners) l.runEnded?.(change.id);
+    for (const l of listeners) if (!l.unsynced) l.containerChanged?.(change);
+    // The watches last; changes applied during a resync reach none: none is kept while unsynced.
+    for (const l of listeners) if (l.unsynced) l.containerChanged?.(change);
   }
 
   private async run(firstAttemptDone: () => void): Promise<void> {

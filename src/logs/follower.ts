@@ -49,12 +49,12 @@ export const NO_LOG_RECORDER: LogRecorder = { written: () => undefined, rotated:
 
 interface FollowerDeps {
   /** Docker itself: its log API, and whether a container runs the moment its log stream ended (the cache may not have heard yet). */
-  docker: DockerClient;
+  dockerDirect: DockerClient;
   /**
    * Where the container's inspect is read otherwise (its log source and path, whether it still
    * runs while its json-file log is read): the state cache's documents, which cost no request.
    */
-  documents: Pick<DockerClient, 'inspectContainer' | 'inspectImage'>;
+  dockerCached: Pick<DockerClient, 'inspectContainer' | 'inspectImage'>;
   store: FollowerRecordStore;
   log: Logger;
   recorder: LogRecorder;
@@ -227,7 +227,7 @@ export class LogFollower {
   /** Copies Docker's log API output from the current point: to its end, or (following) until the stream ends. */
   private async copy(follow: boolean): Promise<void> {
     this.filter.seek();
-    const stream = await this.deps.docker.containerLogs(this.containerId, {
+    const stream = await this.deps.dockerDirect.containerLogs(this.containerId, {
       follow,
       stdout: true,
       stderr: true,
@@ -249,7 +249,7 @@ export class LogFollower {
     for (;;) {
       await this.copy(true);
       // Docker ends a follow stream when the container stops (or when it restarts itself).
-      const inspect = await this.deps.docker.inspectContainer(this.containerId, { signal: this.abort.signal });
+      const inspect = await this.deps.dockerDirect.inspectContainer(this.containerId, { signal: this.abort.signal });
       if (!inspect.State.Running) {
         // A follow stream can end before the last messages reach it; one plain read from
         // where we are picks them up (the filter skips what is already written).
@@ -269,7 +269,7 @@ export class LogFollower {
     this.tail = new JsonLogTail({
       containerId: this.containerId,
       jsonLogPath,
-      documents: this.deps.documents,
+      dockerCached: this.deps.dockerCached,
       log: this.deps.log,
       signal: this.abort.signal,
       saved: saved.jsonLog,
@@ -301,18 +301,18 @@ export class LogFollower {
    * the inspect, when it is the container's own.
    */
   private async checkLogPath(signal: AbortSignal): Promise<ContainerInspect | 'not-own' | 'gone'> {
-    const { documents, log } = this.deps;
+    const { dockerCached, log } = this.deps;
     let inspect: ContainerInspect;
     let imageLabels: Readonly<Record<string, string>> | undefined;
     try {
-      inspect = await documents.inspectContainer(this.containerId, { signal });
+      inspect = await dockerCached.inspectContainer(this.containerId, { signal });
     } catch (err) {
       if (err instanceof DockerNotFoundError) return 'gone';
       throw err;
     }
     if (logPathNeedsImage(inspect.Config.Labels, inspect.Name)) {
       // An image gone (only a forced removal takes one a container uses) leaves the label standing.
-      imageLabels = await documents.inspectImage(inspect.Image, { signal }).then(
+      imageLabels = await dockerCached.inspectImage(inspect.Image, { signal }).then(
         (image) => image.Config?.Labels ?? {},
         (err: unknown) => {
           if (err instanceof DockerNotFoundError) return undefined;
@@ -329,7 +329,7 @@ export class LogFollower {
   }
 
   private async run(): Promise<void> {
-    const { documents, log, store } = this.deps;
+    const { dockerCached, log, store } = this.deps;
     const signal = this.abort.signal;
     const releaseSlot = (await this.deps.startSlots?.acquire()) ?? (() => undefined);
     let filePoint: ResumePoint | undefined;
@@ -345,7 +345,7 @@ export class LogFollower {
       while (!signal.aborted) {
         try {
           // The check's inspect is this pass's.
-          const inspect = typeof checked === 'object' ? checked : await documents.inspectContainer(this.containerId, { signal });
+          const inspect = typeof checked === 'object' ? checked : await dockerCached.inspectContainer(this.containerId, { signal });
           checked = undefined;
           releaseSlot();
           const source = logSourceOf(inspect, this.deps.dockerRootDir);

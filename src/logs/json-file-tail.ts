@@ -32,7 +32,7 @@ interface JsonLogTailDeps {
    * Where whether the container still runs is read: the state cache's document (no request),
    * which shows the exit once Docker's `die` event is applied, after json-file wrote its last line.
    */
-  documents: Pick<DockerClient, 'inspectContainer'>;
+  dockerCached: Pick<DockerClient, 'inspectContainer'>;
   log: Logger;
   signal: AbortSignal;
   /** Where to continue: the position saved with the last record written. */
@@ -125,7 +125,7 @@ export class JsonLogTail {
         if (this.stateChanged) {
           this.stateChanged = false;
           // Asked before the last read: once it says exited, json-file has written everything.
-          const inspect = await this.deps.documents.inspectContainer(this.deps.containerId, { signal });
+          const inspect = await this.deps.dockerCached.inspectContainer(this.deps.containerId, { signal });
           exited = !inspect.State.Running;
         }
         const live = open[0];

@@ -18,7 +18,7 @@ export class ContainerLogManager {
   private readonly store: FollowerRecordStore;
 
   constructor(
-    private readonly docker: DockerClient,
+    private readonly dockerDirect: DockerClient,
     private readonly log: Logger,
     rootDirectory: string,
     private readonly recorder: LogRecorder = NO_LOG_RECORDER,
@@ -29,7 +29,7 @@ export class ContainerLogManager {
      * state cache's client, whose documents cost no request (`runEnded` then tells a follower
      * of the exit the cache applied). Docker itself by default.
      */
-    private readonly documents: Pick<DockerClient, 'inspectContainer' | 'inspectImage'> = docker,
+    private readonly dockerCached: Pick<DockerClient, 'inspectContainer' | 'inspectImage'> = dockerDirect,
   ) {
     this.store = new FollowerRecordStore(rootDirectory);
     this.dockerRootDir = jsonLogRoot(dockerRootDir, log);
@@ -59,7 +59,7 @@ export class ContainerLogManager {
 
   private start(containerId: string, state: FollowerRecord, file?: fs.promises.FileHandle, startSlots?: Slots): void {
     const follower = new LogFollower(
-      { docker: this.docker, documents: this.documents, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir, startSlots },
+      { dockerDirect: this.dockerDirect, dockerCached: this.dockerCached, store: this.store, log: this.log, recorder: this.recorder, dockerRootDir: this.dockerRootDir, startSlots },
       containerId,
       state,
       file,

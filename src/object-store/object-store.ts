@@ -2,7 +2,9 @@
 // the typed query of ./shim-objects.ts, images in its image part (./image-query.ts). While the state cache is synced it answers from the
 // cache's inspect documents, each made into an object once; otherwise, and when an image
 // reference only Docker can resolve stands in the way, from one Docker list call. Either way
-// the same matcher decides, so both answers are the same but for `inspect`.
+// the same matcher decides, so both answers are the same but for `inspect`. Handlers find
+// objects here only, never by a Docker list of their own: the one query about containers that
+// are not the shim's (which use an image, for RemoveImage) is here too, answered by Docker.
 import type { CallOptions, DockerClient } from '../docker/client';
 import type { ContainerInspect, ImageSummary } from '../docker/types';
 import type { DockerStateCache } from '../docker-cache/state-cache';
@@ -12,7 +14,7 @@ import { isFullId } from '../conventions/ids';
 import { dockerListOf, matchesObjectQuery, objectFromInspect, objectFromSummary, type ObjectKind, type ObjectQuery, type ShimIdentity, type ShimObject } from './shim-objects';
 
 /** What the store reads of the state cache. */
-type HeldState = Pick<DockerStateCache, 'synced' | 'containers' | 'images' | 'caughtUp'>;
+type HeldState = Pick<DockerStateCache, 'containersNow' | 'heldContainers' | 'imagesOr'>;
 
 /** Whoever needs to find the shim's objects takes this, not the store itself. */
 export interface ObjectFinder {
@@ -27,6 +29,12 @@ export interface ObjectFinder {
    * not hold it (unsynced, an ID prefix, an object made a moment ago): `list` knows.
    */
   identify(kind: ObjectKind, id: string): ShimIdentity | undefined;
+  /**
+   * The IDs of every container that uses the image with this ID, the shim's or not (one a user
+   * made blocks a removal as well), from Docker's own list: the state cache holds only the
+   * shim's containers, so this one query is never answered from it.
+   */
+  containersUsingImage(imageId: string, opts?: CallOptions): Promise<string[]>;
 }
 
 /** The one image list the store asks for: top-level images, with digests (the state cache keeps its answer). */
@@ -51,7 +59,7 @@ export class ShimObjectStore implements ObjectFinder {
 
   /** `held`: the state cache (none: every query goes to Docker). */
   constructor(
-    private readonly docker: Pick<DockerClient, 'listContainers' | 'listImages'>,
+    private readonly docker: Pick<DockerClient, 'listContainers' | 'listImages' | 'inspectImage'>,
     private readonly held?: HeldState,
   ) {}
 
@@ -64,25 +72,31 @@ export class ShimObjectStore implements ObjectFinder {
   }
 
   identify(kind: ObjectKind, id: string): ShimIdentity | undefined {
-    const held = this.held;
-    if (!held?.synced || !isFullId(id)) return undefined;
-    const c = held.containers.get(id);
+    const containers = this.held?.containersNow;
+    if (!containers || !isFullId(id)) return undefined;
+    const c = containers.get(id);
     const o = c && this.objectOf(c, undefined);
     return o?.kind === kind ? o : undefined;
   }
 
+  async containersUsingImage(imageId: string, opts?: CallOptions): Promise<string[]> {
+    const listed = await this.docker.listContainers({ all: true }, opts);
+    return listed.filter((c) => c.ImageID === imageId).map((c) => c.Id);
+  }
+
   private async listImages(query: ImageQuery, opts?: CallOptions): Promise<ImageSummary[]> {
-    const listed = this.held?.synced ? await this.held.images.listImages(IMAGE_LIST, opts) : await this.docker.listImages(IMAGE_LIST, opts);
+    const listed = await (this.held?.imagesOr(this.docker) ?? this.docker).listImages(IMAGE_LIST, opts);
     return listed.filter((image) => matchesImageQuery(image, query));
   }
 
   private async listObjects(query: ObjectQuery, opts?: CallOptions): Promise<ShimObject[]> {
-    const held = this.held;
     // What the shim's own calls changed, as they returned before this list was asked for: from
     // the cache once it applied them, else from Docker (a create a moment ago is never missed).
-    if (!held || !(await held.caughtUp(opts?.signal))) return listObjectsFromDocker(this.docker, query, opts);
+    const held = this.held;
+    const containers = await held?.heldContainers(opts?.signal);
+    if (!held || !containers) return listObjectsFromDocker(this.docker, query, opts);
     const matched: ContainerInspect[] = [];
-    for (const c of held.containers.values()) {
+    for (const c of containers.values()) {
       const o = this.objectOf(c, undefined);
       if (o && matchesObjectQuery(o, query)) matched.push(c);
     }
@@ -91,7 +105,8 @@ export class ShimObjectStore implements ObjectFinder {
     let images: Map<string, string> | undefined;
     if (query.kind !== 'sandbox') {
       try {
-        images = await listedImageNames(held, matched, opts);
+        // Synced (the containers came from the cache): the cache's image answers.
+        images = await listedImageNames(held.imagesOr(this.docker), matched, opts);
       } catch {
         // Only Docker knows what an image reference it cannot resolve for us shows as.
         return listObjectsFromDocker(this.docker, query, opts);
@@ -113,13 +128,13 @@ export class ShimObjectStore implements ObjectFinder {
 }
 
 /** What Docker shows as each container's Image: its reference while that still names its image. */
-async function listedImageNames(held: HeldState, containers: readonly ContainerInspect[], opts?: CallOptions): Promise<Map<string, string>> {
+async function listedImageNames(imageReads: Pick<DockerClient, 'inspectImage'>, containers: readonly ContainerInspect[], opts?: CallOptions): Promise<Map<string, string>> {
   const refs = new Map<string, string | undefined>();
   for (const c of containers) if (c.Config.Image) refs.set(c.Config.Image, undefined);
   await Promise.all(
     [...refs.keys()].map(async (ref) => {
       try {
-        refs.set(ref, (await held.images.inspectImage(ref, opts)).Id);
+        refs.set(ref, (await imageReads.inspectImage(ref, opts)).Id);
       } catch (err) {
         if (!(err instanceof DockerNotFoundError)) throw err;
       }

@@ -26,8 +26,11 @@ import type { Logger } from '../util/logger';
 
 export interface ShimContext {
   readonly config: Config;
-  /** Docker, with the inspects answered by the state cache (see ../docker-cache). */
-  readonly docker: DockerClient;
+  /**
+   * Docker as handlers reach it: inspects answered by the state cache, changes followed by it
+   * (see ../docker-cache). Objects are found through `objects`, never by a list of this client's.
+   */
+  readonly dockerCached: DockerClient;
   /** The shim's sandboxes and containers, found by the typed query: from the state cache while synced, else one Docker list (see ../object-store). */
   readonly objects: ObjectFinder;
   /** The OOM kills the state cache heard of from Docker's events, which Docker's flag can miss (see ../docker-cache). */

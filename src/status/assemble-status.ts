@@ -17,7 +17,7 @@ import { podRefOf, statusFromCheckpoint, statusFromInspect, usesHostNetwork } fr
 
 /** What status assembly reads besides the documents it is given. */
 export interface StatusSources {
-  readonly docker: DockerClient;
+  readonly dockerCached: DockerClient;
   readonly logs: Pick<ContainerLogManager, 'drained'>;
   readonly network: Pick<NetworkManager, 'podIps'>;
   readonly log: Logger;
@@ -40,7 +40,7 @@ export async function assembleContainerStatus(src: StatusSources, inspect: Conta
   // without Docker's flag (the kernel log's costs a read).
   const s = inspect.State;
   const witness = { oomKilled: !s.Running && s.ExitCode === SIGKILL_EXIT_CODE && !s.OOMKilled && src.oomKills.oomKilledIn(inspect.Id, s.StartedAt) };
-  return containerStatusFromInspect(inspect, await imageIdentity(src.docker, inspect, opts), processUser(inspect), witness);
+  return containerStatusFromInspect(inspect, await imageIdentity(src.dockerCached, inspect, opts), processUser(inspect), witness);
 }
 
 export async function imageIdentity(docker: DockerClient, inspect: ContainerInspect, opts: CallOptions): Promise<ImageIdentity> {

@@ -120,13 +120,13 @@ export async function fakeShimContext(opts: { docker?: FakeDocker; args?: string
   dockerFacts.remember(FAKE_DOCKER_VERSION, docker.daemonInfo);
   const logs = new ContainerLogManager(docker, log, rootDir);
   // Nothing feeds it: these tests do not stream container events.
-  const containerEvents: ContainerEventHub = new EventHub({ watch: () => () => undefined }, () => undefined, log);
+  const containerEvents: ContainerEventHub = new EventHub({ listen: () => () => undefined }, () => undefined, log);
   const cgroupReader = new CgroupReader({ driver: cgroups.driver, log });
   const storage = new DockerStorage({ docker, objects, log, cgroupReader, stateVersion: () => undefined }, '/var/lib/docker', 'overlay2');
   const stats = new StatsCollector({ docker, cgroupReader, storage });
   const shim: ShimContext = {
     config,
-    docker,
+    dockerCached: docker,
     objects,
     // No event stream: nothing but Docker's own flag tells of OOM kills.
     oomKills: { oomKilledIn: () => false },

@@ -25,9 +25,9 @@ export async function createContainer(
     host: nodeHostView,
     engine: await shim.dockerFacts.features(opts),
   });
-  await requireLocalImage(shim.docker, spec.Image!, opts);
+  await requireLocalImage(shim.dockerCached, spec.Image!, opts);
   try {
-    return { containerId: await shim.docker.createContainer(spec, opts) };
+    return { containerId: await shim.dockerCached.createContainer(spec, opts) };
   } catch (err) {
     if (err instanceof CancelledError || err instanceof DockerTimeoutError) await removeByName(shim, spec.name!);
     throw err;
@@ -47,7 +47,7 @@ async function requireLocalImage(docker: DockerClient, image: string, opts: { si
 
 async function removeByName(shim: ShimContext, name: string): Promise<void> {
   try {
-    await shim.docker.removeContainer(name, { force: true, removeVolumes: true });
+    await shim.dockerCached.removeContainer(name, { force: true, removeVolumes: true });
   } catch (err) {
     if (!(err instanceof DockerNotFoundError)) shim.log.warn({ name, error: (err as Error).message }, 'could not remove an abandoned container');
   }

@@ -28,15 +28,15 @@ export async function execSync(shim: ShimContext, req: ExecSyncRequest__Output, 
   const { Id } = inspect;
   if (!inspect.State.Running) throw new FailedPreconditionError(`container ${Id} is not running`);
 
-  const execId = await shim.docker.createExec(Id, { Cmd: [...req.cmd], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false }, opts);
+  const execId = await shim.dockerCached.createExec(Id, { Cmd: [...req.cmd], AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false }, opts);
   const output = new ExecSyncOutput(shim.execOutput);
   try {
-    const connection = await shim.docker.startExec(execId, { tty: false, stdin: false }, opts);
+    const connection = await shim.dockerCached.startExec(execId, { tty: false, stdin: false }, opts);
     demuxInto(connection, (stream, data) => output.take(stream, data));
 
     const outcome = await raceOutput(connection, timeoutSeconds, ctx.signal);
     if (outcome !== 'ended') {
-      const exec = await shim.docker.inspectExec(execId).catch(() => undefined);
+      const exec = await shim.dockerCached.inspectExec(execId).catch(() => undefined);
       const killed = exec?.Running && exec.Pid > 0 ? await killExecTree(exec.Pid, Id) : 0;
       connection.destroy();
       shim.log.debug({ containerId: Id, execId, killed }, 'exec ran out of time; killed');
@@ -76,7 +76,7 @@ function raceOutput(connection: Duplex, timeoutSeconds: number, signal: AbortSig
 async function exitCodeOf(shim: ShimContext, execId: string, signal: AbortSignal): Promise<number> {
   const deadline = Date.now() + EXIT_CODE_WAIT_MS;
   for (;;) {
-    const exec = await shim.docker.inspectExec(execId, { signal });
+    const exec = await shim.dockerCached.inspectExec(execId, { signal });
     if (!exec.Running && exec.ExitCode !== null) return exec.ExitCode;
     if (Date.now() > deadline) throw new DeadlineExceededError(`exec ${execId}: Docker did not report an exit code`);
     await sleep(20, undefined, { signal }).catch(() => {

@@ -15,7 +15,7 @@ export async function stopContainer(shim: ShimContext, req: StopContainerRequest
   const opts = { signal: ctx.signal };
   try {
     const { id: Id } = await identifyShimObject(shim, 'container', 'container_id', req.containerId, opts);
-    await shim.docker.stopContainer(Id, timeout, opts);
+    await shim.dockerCached.stopContainer(Id, timeout, opts);
   } catch (err) {
     if (err instanceof NotFoundError || err instanceof DockerNotFoundError) return {};
     throw err;

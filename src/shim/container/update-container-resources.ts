@@ -14,6 +14,6 @@ export async function updateContainerResources(
   if (!req.linux) throw new InvalidArgumentError('linux is required');
   const current = await inspectShimContainer(shim, req.containerId, opts);
   const { Id } = current;
-  await shim.docker.updateContainer(Id, toDockerUpdate('linux', req.linux, current), opts);
+  await shim.dockerCached.updateContainer(Id, toDockerUpdate('linux', req.linux, current), opts);
   return {};
 }

@@ -23,7 +23,7 @@ export async function imageStatus(shim: ShimContext, req: ImageStatusRequest__Ou
   const ref = checkLocalImageRef(req.image.image, 'image.image');
   let inspected;
   try {
-    inspected = await shim.docker.inspectImage(ref, { signal: ctx.signal });
+    inspected = await shim.dockerCached.inspectImage(ref, { signal: ctx.signal });
   } catch (err) {
     if (err instanceof DockerNotFoundError) return {};
     throw err;

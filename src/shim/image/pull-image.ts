@@ -42,7 +42,7 @@ export async function pullWithCredentials(
     }
   }
   if (lastError !== undefined) throw lastError;
-  const image = await shim.docker.inspectImage(ref.pullRef, { signal: ctx.signal });
+  const image = await shim.dockerCached.inspectImage(ref.pullRef, { signal: ctx.signal });
   // The image's own size with the stream's counts: on the containerd store a fast pull's stream
   // counts no bytes (layersUncounted), and its inspect counts the blobs, what was fetched at most.
   shim.log.info({ image: ref.normalized, ...pulled, imageBytes: image.Size }, 'pulled image');
@@ -75,7 +75,7 @@ async function pullOnce(shim: ShimContext, ref: ImageReference, auth: RegistryAu
   const watch = new PullWatch(ref.normalized, shim.config.imagePullProgressDeadlineMs, shim.log);
   const started = Date.now();
   try {
-    await shim.docker.pullImage(ref.pullRef, auth, (p) => watch.onProgress(p), { signal: AbortSignal.any([ctx.signal, watch.signal]) });
+    await shim.dockerCached.pullImage(ref.pullRef, auth, (p) => watch.onProgress(p), { signal: AbortSignal.any([ctx.signal, watch.signal]) });
   } catch (err) {
     if (ctx.signal.aborted && ctx.signal.reason instanceof DeadlineExceededError) {
       throw new DeadlineExceededError(`pulling image ${quote(ref.normalized)}: the request's deadline passed`, { cause: err });

@@ -19,16 +19,16 @@ export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Ou
   const opts = { signal: ctx.signal };
   let image: ImageInspect;
   try {
-    image = await shim.docker.inspectImage(ref, opts);
+    image = await shim.dockerCached.inspectImage(ref, opts);
   } catch (err) {
     if (err instanceof DockerNotFoundError) return {};
     throw err;
   }
   const byId = namesImageById(ref, image.Id);
   if (byId) {
-    const users = (await shim.docker.listContainers({ all: true }, opts)).filter((c) => c.ImageID === image.Id);
+    const users = await shim.objects.containersUsingImage(image.Id, opts);
     if (users.length > 0) {
-      const ids = users.map((c) => c.Id.slice(0, 12)).join(', ');
+      const ids = users.map((id) => id.slice(0, 12)).join(', ');
       throw new FailedPreconditionError(`image ${ref} is in use by container(s) ${ids}; remove them first`);
     }
   }
@@ -42,7 +42,7 @@ export async function removeImage(shim: ShimContext, req: RemoveImageRequest__Ou
 /** One removal: 'gone' when Docker says there was nothing to remove; in use is FAILED_PRECONDITION. */
 async function removeOnce(shim: ShimContext, target: string, force: boolean, ref: string, opts: { signal: AbortSignal }): Promise<'removed' | 'gone'> {
   try {
-    await shim.docker.removeImage(target, { force, noprune: false }, opts);
+    await shim.dockerCached.removeImage(target, { force, noprune: false }, opts);
     return 'removed';
   } catch (err) {
     if (err instanceof DockerNotFoundError) return 'gone';
@@ -65,7 +65,7 @@ async function untilGone(shim: ShimContext, id: string, opts: { signal: AbortSig
   const deadline = Date.now() + GONE_WAIT_MS;
   for (;;) {
     try {
-      await shim.docker.inspectImage(id, opts);
+      await shim.dockerCached.inspectImage(id, opts);
     } catch (err) {
       if (err instanceof DockerNotFoundError) return;
       // Mid-removal, 20.10 may answer an inspect 500 "layer does not exist": not gone yet.

@@ -36,7 +36,7 @@ export async function podSandboxStatus(
 
 async function inspectIfPresent(shim: ShimContext, id: string, opts: { signal: AbortSignal }): Promise<ContainerInspect | undefined> {
   try {
-    return await shim.docker.inspectContainer(id, opts);
+    return await shim.dockerCached.inspectContainer(id, opts);
   } catch (err) {
     if (err instanceof DockerNotFoundError) return undefined;
     throw err;

@@ -27,7 +27,7 @@ export async function removePodSandbox(
     // with its labels, still names the pod for the next call).
     await sideBySide(
       removePodContainers(shim, found.id, opts),
-      found.container ? removeContainerIfPresent(shim.docker, found.id, opts) : Promise.resolve(),
+      found.container ? removeContainerIfPresent(shim.dockerCached, found.id, opts) : Promise.resolve(),
       checkpoints.remove(found.id),
     );
   });

@@ -44,7 +44,7 @@ export async function runPodSandbox(shim: ShimContext, req: RunPodSandboxRequest
 /** Creates the pause container; a stopped sandbox of the same name (a failed earlier attempt) is removed first. */
 async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSpec, opts: { signal: AbortSignal }): Promise<string> {
   try {
-    return await shim.docker.createContainer(spec, opts);
+    return await shim.dockerCached.createContainer(spec, opts);
   } catch (err) {
     if (!(err instanceof DockerConflictError)) throw err;
   }
@@ -61,10 +61,10 @@ async function createSandboxContainer(shim: ShimContext, spec: ContainerCreateSp
       );
     }
     shim.log.info({ name, stale: existing.id, state: existing.status }, 'removing a stale sandbox container of the same name');
-    await removeContainerIfPresent(shim.docker, existing.id);
+    await removeContainerIfPresent(shim.dockerCached, existing.id);
     await shim.checkpoints.remove(existing.id);
   }
-  return shim.docker.createContainer(spec, opts);
+  return shim.dockerCached.createContainer(spec, opts);
 }
 
 async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ctx: CallContext): Promise<void> {
@@ -79,9 +79,9 @@ async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ct
   };
   let networkSetUp = false;
   try {
-    const inspect = await shim.docker.inspectContainer(id, opts);
+    const inspect = await shim.dockerCached.inspectContainer(id, opts);
     await checkpoints.write(checkpointOf(plan, id, rfc3339ToNanos(inspect.Created)));
-    await shim.docker.startContainer(id, opts);
+    await shim.dockerCached.startContainer(id, opts);
     networkSetUp = true;
     await shim.network.setUpPod(target, plan, plan.dns, ctx.signal);
   } catch (err) {
@@ -94,11 +94,11 @@ async function startSandbox(shim: ShimContext, plan: SandboxPlan, id: string, ct
         // the pod stays, NOTREADY with its pause stopped, and kubelet's garbage collection
         // stops and removes it, whose teardown runs DEL again (as containerd leaves it).
         logRollback(shim, id, 'network teardown (the pod is left NOTREADY for a later StopPodSandbox)', teardownErr);
-        await killContainerIfPresent(shim.docker, id).catch((e: unknown) => logRollback(shim, id, 'stop container', e));
+        await killContainerIfPresent(shim.dockerCached, id).catch((e: unknown) => logRollback(shim, id, 'stop container', e));
         throw err;
       }
     }
-    await removeContainerIfPresent(shim.docker, id).catch((e: unknown) => logRollback(shim, id, 'remove container', e));
+    await removeContainerIfPresent(shim.dockerCached, id).catch((e: unknown) => logRollback(shim, id, 'remove container', e));
     await checkpoints.remove(id).catch((e: unknown) => logRollback(shim, id, 'remove checkpoint', e));
     throw err;
   }

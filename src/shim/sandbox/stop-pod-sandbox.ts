@@ -32,7 +32,7 @@ export async function stopPodSandbox(shim: ShimContext, req: StopPodSandboxReque
       (err: unknown) => ({ err }),
     );
     if (teardown) shim.log.warn({ sandboxId: found.id, error: errorMessage(teardown.err) }, 'pod network teardown failed; stopping the pod anyway, the next StopPodSandbox tries again');
-    if (found.container) await stopPauseContainer(shim.docker, found.id, opts);
+    if (found.container) await stopPauseContainer(shim.dockerCached, found.id, opts);
     if (teardown) throw teardown.err;
   });
   return {};

@@ -27,6 +27,6 @@ export async function updatePodSandboxResources(
   }
   if (!found.container) throw new FailedPreconditionError(`pod sandbox ${found.id} has no pause container any more`);
   if (Object.keys(resources.docker).length === 0) return {};
-  await shim.sandboxLocks.run(found.id, () => shim.docker.updateContainer(found.id, resources.docker, { signal: ctx.signal }));
+  await shim.sandboxLocks.run(found.id, () => shim.dockerCached.updateContainer(found.id, resources.docker, { signal: ctx.signal }));
   return {};
 }

@@ -15,7 +15,7 @@ import type { ShimContext } from '../context';
 async function inspected(shim: ShimContext, o: ShimObject, signal: AbortSignal): Promise<ContainerInspect | undefined> {
   if (o.inspect) return o.inspect;
   try {
-    return await shim.docker.inspectContainer(o.id, { signal });
+    return await shim.dockerCached.inspectContainer(o.id, { signal });
   } catch (err) {
     if (err instanceof DockerNotFoundError) return undefined;
     throw err;

@@ -10,7 +10,7 @@ import { validateId } from '../../conventions/ids';
 import { quote } from '../../util/quote';
 
 /** What resolving asks: the store of the shim's objects, and Docker for the inspect. */
-type Resolver = Pick<ShimContext, 'objects' | 'docker'>;
+type Resolver = Pick<ShimContext, 'objects' | 'dockerCached'>;
 
 export async function resolveShimObject({ objects }: Resolver, kind: ObjectKind, field: string, id: string, opts?: CallOptions): Promise<ShimObject> {
   validateId(field, id);
@@ -36,7 +36,7 @@ export async function identifyShimObject(shim: Resolver, kind: ObjectKind, field
 /** The shim's container a request's container_id names (as resolveShimObject), inspected. */
 export async function inspectShimContainer(shim: Resolver, containerId: string, opts?: CallOptions): Promise<ContainerInspect> {
   const { id } = await resolveShimObject(shim, 'container', 'container_id', containerId, opts);
-  return shim.docker.inspectContainer(id, opts);
+  return shim.dockerCached.inspectContainer(id, opts);
 }
 
 /** As resolveShimObject, for calls that need the object running (exec, attach, port forward). */

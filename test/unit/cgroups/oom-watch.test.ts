@@ -89,12 +89,12 @@ describe('CgroupOomWatch', () => {
   it('follows the runs of a state source, and again after it lost and regained Docker', async () => {
     const dir = cgroupDir('f', 0);
     const dirG = cgroupDir('g', 0);
-    let watcher: Parameters<RunSource['watch']>[0] | undefined;
+    let watcher: Parameters<RunSource['listen']>[0] | undefined;
     const docs = new Map<string, ContainerInspect>([['f', doc('f', 'run-1')]]);
     const source = {
       synced: true,
       containers: { values: () => docs.values() },
-      watch: (w: Parameters<RunSource['watch']>[0]) => ((watcher = w), () => (watcher = undefined)),
+      listen: (w: Parameters<RunSource['listen']>[0]) => ((watcher = w), () => (watcher = undefined)),
     };
     const watch = new CgroupOomWatch(readerOf({ f: { version: 2, dir }, g: { version: 2, dir: dirG } }));
     after(() => watch.close());

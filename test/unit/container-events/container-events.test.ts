@@ -142,13 +142,13 @@ describe('EventClock', () => {
   });
 });
 
-/** A change source the test drives, like the state cache's watch. */
+/** A change source the test drives, like a watch of the state cache. */
 class FakeSource implements ChangeSource<string> {
   synced = true;
   watcher: { containerChanged(change: string): void; unsynced(reason: string): void } | undefined;
   watches = 0;
 
-  watch(w: { containerChanged(change: string): void; unsynced(reason: string): void }): () => void {
+  listen(w: { containerChanged(change: string): void; unsynced(reason: string): void }): () => void {
     if (!this.synced) throw new Error('state cache is not synced with Docker');
     this.watches++;
     this.watcher = w;

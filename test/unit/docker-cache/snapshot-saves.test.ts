@@ -51,7 +51,7 @@ describe('container snapshot saves', () => {
     await cache.start();
     assert.equal(cache.snapshotSaveArmed, true, 'the first sync stored A: a save is due');
     let told = 0;
-    cache.onSnapshotSaved(() => told++);
+    cache.listen({ snapshotSaved: () => told++ });
     t.mock.timers.tick(SNAPSHOT_INTERVAL_MS);
     await until('A saved', () => saved().includes(ID_A));
     await until('the save told', () => told === 1);

@@ -107,7 +107,7 @@ describe('a json-file follower over the state cache', () => {
     const cache = new DockerStateCache(docker, silentLogger(), { initialMs: 5, maxMs: 20, subscribeTimeoutMs: 1_000 });
     await cache.start();
     const manager = new ContainerLogManager(docker, silentLogger(), root, undefined, dockerRoot, new CachingDockerClient(docker, cache));
-    cache.onRunEnded((ended) => manager.runEnded(ended));
+    cache.listen({ runEnded: (ended) => manager.runEnded(ended) });
     const store = new FollowerRecordStore(root);
     const logPath = path.join(root, 'pods', 'app.log');
     try {

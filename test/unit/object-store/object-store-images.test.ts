@@ -41,4 +41,17 @@ describe("the store's images", () => {
     assert.deepEqual((await store.list({ kind: 'image', image: 'busybox' })).map((i) => i.Id), [busybox]);
     assert.deepEqual(docker.argsOf('listImages'), [], 'the cache kept the list');
   });
+
+  it("that containers use are found in Docker's own list, the shim's or not, even while the state cache is synced", async () => {
+    const { docker, busybox, app } = withImages();
+    const users = [docker.addContainer({ Image: busybox }), docker.addContainer({ Image: busybox, State: { Running: true } })];
+    docker.addContainer({ Image: app });
+    cache = new DockerStateCache(docker, silentLogger());
+    await cache.start();
+    const store = new ShimObjectStore(docker, cache);
+    docker.calls.length = 0;
+    assert.deepEqual((await store.containersUsingImage(busybox)).sort(), users.map((c) => c.Id).sort());
+    assert.deepEqual(await store.containersUsingImage('sha256:unused'), []);
+    assert.deepEqual(docker.argsOf('listContainers'), [[{ all: true }], [{ all: true }]]);
+  });
 });

@@ -4,7 +4,7 @@ import type { ShimContext } from '../../context';
 /** The ID of the configured pod infra image, or undefined when Docker does not have it. */
 export async function sandboxImageId(shim: ShimContext, signal: AbortSignal): Promise<string | undefined> {
   try {
-    return (await shim.docker.inspectImage(shim.config.podInfraContainerImage, { signal })).Id;
+    return (await shim.dockerCached.inspectImage(shim.config.podInfraContainerImage, { signal })).Id;
   } catch {
     return undefined;
   }

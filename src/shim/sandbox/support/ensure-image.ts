@@ -13,7 +13,7 @@ import { parseImageReference, type ImageReference } from '../../../conventions/i
 
 async function isPresent(shim: ShimContext, image: string, ctx: CallContext): Promise<boolean> {
   try {
-    await shim.docker.inspectImage(image, { signal: ctx.signal });
+    await shim.dockerCached.inspectImage(image, { signal: ctx.signal });
     return true;
   } catch (err) {
     if (err instanceof DockerNotFoundError) return false;
@@ -44,6 +44,6 @@ async function makeDefaultPauseImage(shim: ShimContext, ref: ImageReference, pul
   await shim.sandboxLocks.run(`pause-image:${ref.pullRef}`, async () => {
     if (await isPresent(shim, ref.pullRef, ctx)) return;
     shim.log.warn({ image: ref.pullRef, program: program.where, pullError: errorMessage(pullError) }, 'the default pause image cannot be pulled; making it from the shim\'s own pause program');
-    await importLocalPauseImage(shim.docker, ref.pullRef, program, { signal: ctx.signal });
+    await importLocalPauseImage(shim.dockerCached, ref.pullRef, program, { signal: ctx.signal });
   });
 }

@@ -40,9 +40,9 @@ async function podContainerIds(objects: ShimContext['objects'], sandboxId: strin
 }
 
 /** Kills whatever of the pod still runs (see KILL_NOW_SECONDS). */
-export async function killPodContainers(shim: Pick<ShimContext, 'docker' | 'objects'>, sandboxId: string, opts?: CallOptions): Promise<void> {
+export async function killPodContainers(shim: Pick<ShimContext, 'dockerCached' | 'objects'>, sandboxId: string, opts?: CallOptions): Promise<void> {
   const ids = await podContainerIds(shim.objects, sandboxId, true, opts);
-  await Promise.all(ids.map((id) => shim.docker.stopContainer(id, KILL_NOW_SECONDS, opts).catch(ignoreGone)));
+  await Promise.all(ids.map((id) => shim.dockerCached.stopContainer(id, KILL_NOW_SECONDS, opts).catch(ignoreGone)));
 }
 
 /** Stops the pod's pause container (see PAUSE_STOP_GRACE_SECONDS); one already gone is stopped. */
@@ -52,7 +52,7 @@ export async function stopPauseContainer(docker: DockerClient, id: string, opts?
 
 /** Removes the pod's containers, ending their log followers first (as RemoveContainer does). */
 export async function removePodContainers(
-  shim: Pick<ShimContext, 'docker' | 'logs' | 'objects'>,
+  shim: Pick<ShimContext, 'dockerCached' | 'logs' | 'objects'>,
   sandboxId: string,
   opts?: CallOptions,
 ): Promise<void> {
@@ -66,9 +66,9 @@ export async function removePodContainers(
  * removal need not hold up Docker's. Settles once both did; the removal's failure is the one
  * reported.
  */
-export function removeContainerAndFollower(shim: Pick<ShimContext, 'docker' | 'logs'>, id: string, opts?: CallOptions): Promise<void> {
+export function removeContainerAndFollower(shim: Pick<ShimContext, 'dockerCached' | 'logs'>, id: string, opts?: CallOptions): Promise<void> {
   const forgotten = shim.logs.forget(id);
-  return sideBySide(shim.docker.removeContainer(id, { force: true, removeVolumes: true }, opts), forgotten);
+  return sideBySide(shim.dockerCached.removeContainer(id, { force: true, removeVolumes: true }, opts), forgotten);
 }
 
 export async function killContainerIfPresent(docker: DockerClient, id: string, opts?: CallOptions): Promise<void> {

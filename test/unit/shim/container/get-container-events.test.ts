@@ -27,7 +27,7 @@ const PADDING = 'x'.repeat(64 * 1024);
 
 class FakeSource implements ChangeSource<number> {
   watcher: { containerChanged(change: number): void; unsynced(reason: string): void } | undefined;
-  watch(w: { containerChanged(change: number): void; unsynced(reason: string): void }): () => void {
+  listen(w: { containerChanged(change: number): void; unsynced(reason: string): void }): () => void {
     this.watcher = w;
     return () => (this.watcher = undefined);
   }

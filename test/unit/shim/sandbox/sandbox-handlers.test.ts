@@ -315,7 +315,7 @@ describe('sandbox handlers over the fake Docker', () => {
         const id = await docker.createContainer(lateMember());
         await f.docker.startContainer(id);
         f.docker.calls.length = 0;
-        const calling = call({ ...f.shim, docker, objects: new ShimObjectStore(f.docker, cache) });
+        const calling = call({ ...f.shim, dockerCached: docker, objects: new ShimObjectStore(f.docker, cache) });
         await waitFor('the pod\'s containers asked of Docker', () => f.docker.argsOf('listContainers').length === 1, { timeoutMs: CATCH_UP_WAIT_MS + 3_000 });
         held.release();
         await calling;

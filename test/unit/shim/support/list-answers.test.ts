@@ -107,7 +107,7 @@ describe('kept list answers over the state cache', () => {
     const checkpoints = f.shim.checkpoints;
     return {
       ...f.shim,
-      docker: new CachingDockerClient(f.docker, cache),
+      dockerCached: new CachingDockerClient(f.docker, cache),
       listAnswers: new ListAnswers(() => (cache.version === undefined ? undefined : cache.version + checkpoints.version)),
     };
   }
