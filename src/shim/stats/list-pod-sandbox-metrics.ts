@@ -2,12 +2,15 @@
 // the kernel (../../pod-metrics). Two typed queries (../../object-store/shim-objects.ts) find them;
 // while the state cache is synced they are answered from memory and carry the cache's inspect
 // documents, so a scrape sends Docker nothing. Overlapping calls share one collection
-// (../../util/single-flight.ts), stopped when all their callers have given up.
-import type { CallContext, ListPodSandboxMetricsResponse, PodSandboxMetrics } from '../../cri/types';
+// (../../util/single-flight.ts), stopped when all their callers have given up, and its bytes:
+// the answer is sent as the collector encoded it (../../pod-metrics/metric-encoding.ts).
+import { withEncoding } from '../../cri/contract';
+import type { CallContext, ListPodSandboxMetricsResponse } from '../../cri/types';
 import type { ContainerInspect } from '../../docker/types';
 import { groupBySandbox, type ShimObject } from '../../object-store/shim-objects';
 import { parseContainerDockerName, parseSandboxDockerName } from '../../conventions/naming';
 import { DockerNotFoundError } from '../../errors';
+import type { EncodedPodMetrics } from '../../pod-metrics/metric-encoding';
 import type { PodTarget } from '../../pod-metrics/metrics-collector';
 import type { ShimContext } from '../context';
 
@@ -23,11 +26,11 @@ async function inspected(shim: ShimContext, o: ShimObject, signal: AbortSignal):
 }
 
 /** Every pod's metrics; calls that overlap share one collection. */
-export function collectPodMetrics(shim: ShimContext, { signal }: Pick<CallContext, 'signal'>): Promise<PodSandboxMetrics[]> {
+export function collectPodMetrics(shim: ShimContext, { signal }: Pick<CallContext, 'signal'>): Promise<EncodedPodMetrics> {
   return shim.sharedReads.run('ListPodSandboxMetrics', signal, (shared) => podMetricsOf(shim, shared));
 }
 
-async function podMetricsOf(shim: ShimContext, signal: AbortSignal): Promise<PodSandboxMetrics[]> {
+async function podMetricsOf(shim: ShimContext, signal: AbortSignal): Promise<EncodedPodMetrics> {
   const [pauses, containers] = await Promise.all([
     shim.objects.list({ kind: 'sandbox', state: 'SANDBOX_READY' }, { signal }),
     shim.objects.list({ kind: 'container', state: 'CONTAINER_RUNNING' }, { signal }),
@@ -57,6 +60,7 @@ async function podMetricsOf(shim: ShimContext, signal: AbortSignal): Promise<Pod
   );
 }
 
+/** The answer, sent as its encoding; the object itself holds no pods (nothing in the shim reads them). */
 export async function listPodSandboxMetrics(shim: ShimContext, ctx: CallContext): Promise<ListPodSandboxMetricsResponse> {
-  return { podMetrics: await collectPodMetrics(shim, ctx) };
+  return withEncoding({}, (await collectPodMetrics(shim, ctx)).bytes);
 }
