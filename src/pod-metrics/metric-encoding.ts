@@ -51,7 +51,7 @@ class ProtoBytes {
   at = 0;
 
   constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(1024, capacity));
+    this.buf = Buffer.allocUnsafe(Math.max(16, capacity));
   }
 
   room(n: number): void {
@@ -90,10 +90,17 @@ class ProtoBytes {
     this.at += this.buf.write(s, this.at, 'utf8');
   }
 
-  /** Copies bytes written earlier, [start, end), to the end. */
+  /** Copies bytes written earlier, [start, end), to the end (copyWithin: Buffer#copy's checks cost more than these few bytes). */
   again(start: number, end: number): void {
     this.room(end - start);
-    this.at += this.buf.copy(this.buf, this.at, start, end);
+    this.buf.copyWithin(this.at, start, end);
+    this.at += end - start;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.at);
+    this.at += b.length;
   }
 
   /** Starts a length-delimited field; `end` with what this answers once its content is written. */
@@ -141,7 +148,7 @@ function specHead(s: MetricSpec): Buffer {
       w.varint(METRIC_TYPE);
       w.varint(GAUGE);
     }
-    head = Buffer.from(w.buf.subarray(0, w.at));
+    head = w.buf.subarray(0, w.at);
     specHeads.set(s, head);
   }
   return head;
@@ -165,14 +172,16 @@ export class PodMetricsWriter extends MetricSink {
   private readonly podEnds: number[] = [];
   private pod = -1;
   private container = -1;
+  /** Extra label values (a device, an interface, "Read"...: few, each in many metrics) as encoded fields. */
+  private readonly extraLabels = new Map<string, Buffer>();
   /** Where the base labels' bytes were first written for the metrics now being added. */
   private labels: BaseLabels | undefined;
   private labelBytes: [start: number, end: number] | undefined;
 
   /** `capacity`: the bytes expected (the last answer's size), so the buffer seldom grows. */
-  constructor(capacity = 64 * 1024) {
+  constructor(capacity = 0) {
     super();
-    this.w = new ProtoBytes(capacity);
+    this.w = new ProtoBytes(Math.max(64 * 1024, capacity));
   }
 
   beginPod(sandboxId: string): void {
@@ -210,13 +219,22 @@ export class PodMetricsWriter extends MetricSink {
     return { bytes, pods };
   }
 
+  private extraLabel(text: string): Buffer {
+    let field = this.extraLabels.get(text);
+    if (field === undefined) {
+      const w = new ProtoBytes(text.length * 3 + 8);
+      w.string(LABEL_VALUE, text);
+      field = w.buf.subarray(0, w.at);
+      this.extraLabels.set(text, field);
+    }
+    return field;
+  }
+
   protected put(s: MetricSpec, value: bigint, extra: readonly string[]): void {
     if (!this.labels) throw new Error('a metric added before its labels were begun');
     const w = this.w;
     const metric = w.begin(this.container === -1 ? POD_METRICS : CONTAINER_METRIC);
-    const head = specHead(s);
-    w.room(head.length);
-    w.at += head.copy(w.buf, w.at);
+    w.bytes(specHead(s));
     let labels = this.labelBytes;
     const first = labels === undefined;
     if (labels) {
@@ -228,7 +246,7 @@ export class PodMetricsWriter extends MetricSink {
       for (const text of [l.pod, l.namespace, l.container, l.id, l.image]) w.string(LABEL_VALUE, text);
       labels = [start, w.at];
     }
-    for (const text of extra) w.string(LABEL_VALUE, text);
+    for (const text of extra) w.bytes(this.extraLabel(text));
     const v = w.begin(METRIC_VALUE);
     if (value !== 0n) {
       w.varint(UINT64_VALUE);
