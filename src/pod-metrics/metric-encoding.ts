@@ -97,10 +97,14 @@ class ProtoBytes {
     this.at += end - start;
   }
 
+  /** Appends `b`: a few bytes as a rule (a metric's name, a label), copied a byte at a time, which costs less than a call to set() or copy(). */
   bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.at);
-    this.at += b.length;
+    const n = b.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.at;
+    for (let i = 0; i < n; i++) buf[at++] = b[i]!;
+    this.at = at;
   }
 
   /** Starts a length-delimited field; `end` with what this answers once its content is written. */
