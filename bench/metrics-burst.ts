@@ -6,13 +6,17 @@
 // `parallel` calls at once; then its RSS right after, its peak, and its RSS each second for
 // `recover-seconds`. Removes everything it made.
 //   node scripts/project-node.mjs dist/bench/metrics-burst.js [--containers=200] [--calls=20]
-//     [--parallel=10] [--rounds=2] [--recover-seconds=60] [--main=PATH ...]
+//     [--parallel=10] [--rounds=2] [--recover-seconds=60] [--main=PATH ...] [--cpu-prof=DIR]
+// --cpu-prof: each shim runs under `node --cpu-prof` (with main.js's malloc settings), and its
+// profile is summarised after its figures (which then include the profiler's own cost).
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { newTestRun } from '../test/support/cleanup';
 import { ensureTestImages } from '../test/support/images';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
+import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { countOption, runAsProgram } from './entry';
-import { memoryBytes, preciseCpuMs, untilQuiet } from './procfs';
+import { memAvailableBytes, memoryBytes, preciseCpuMs, taskHeadroom, untilQuiet } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import { SHIM_LOG_LEVEL } from './run';
 import { summarize } from './stats';
@@ -23,6 +27,12 @@ const MiB = 2 ** 20;
 const TARGETS = { peakMiB: 200, recoveredMiB: 80, cpuMsPerCall: 100 };
 const WARMUP_CALLS = 3;
 const QUIET_DEADLINE_MS = 120_000;
+/** Pods added between two looks at the machine (it is shared): none more once MemAvailable or the threads left run low. */
+const CHUNK_PODS = 50;
+const RESERVE_BYTES = 3 * 2 ** 30;
+const RESERVE_TASKS_SHARE = 0.2;
+/** What main.js's #! line sets, kept when the shim is started through node to profile it. */
+const MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' };
 
 function log(message: string): void {
   process.stderr.write(`[metrics-burst ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -108,6 +118,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     rounds: countOption(argv, 'rounds', 2),
     recoverSeconds: countOption(argv, 'recover-seconds', 60),
   };
+  const profDir = argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
   const mains = argv.filter((a) => a.startsWith('--main=')).map((a) => a.slice('--main='.length));
   if (mains.length === 0) mains.push(MAIN_JS);
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('metrics-burst-logs') };
@@ -118,17 +129,30 @@ export async function main(argv: readonly string[]): Promise<number> {
     shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir, mainJs: mains[0]! });
     const pods: PopulatedPod[] = [];
     log(`populating ${containers} containers`);
-    await populate(shim.client, bench, pods, containers, 4);
+    while (pods.length * 2 < containers) {
+      const { tasks, max } = taskHeadroom();
+      if (memAvailableBytes() < RESERVE_BYTES || tasks > max * (1 - RESERVE_TASKS_SHARE)) {
+        log(`stopped populating at ${pods.length * 2} containers: the machine's memory or threads run low`);
+        break;
+      }
+      await populate(shim.client, bench, pods, Math.min(containers, (pods.length + CHUNK_PODS) * 2), 4);
+      log(`${pods.length * 2} containers; MemAvailable ${(memAvailableBytes() / 2 ** 30).toFixed(1)} GiB, threads ${taskHeadroom().tasks}`);
+    }
     await shim.stop();
     shim = undefined;
     const results: BurstFigures[] = [];
-    for (const mainJs of mains) {
+    for (const [i, mainJs] of mains.entries()) {
       log(`${mainJs}: starting`);
-      shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir, mainJs });
+      const dir = profDir && path.resolve(profDir, String(i));
+      if (dir) fs.mkdirSync(dir, { recursive: true });
+      const profiled = dir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], env: { ...process.env, ...MALLOC_ENV } } : {};
+      shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir, mainJs, ...profiled });
       const figures = await measure(shim, mainJs, pods.length * 2, opts);
       await shim.stop();
       shim = undefined;
       process.stdout.write(`${render(figures)}\n`);
+      const file = dir && fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+      if (dir && file) process.stdout.write(`${renderProfileSummary(summarizeProfile(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as CpuProfile, 25))}\n`);
       results.push(figures);
     }
     process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), loadavg: fs.readFileSync('/proc/loadavg', 'utf8').trim(), opts, results })}\n`);
