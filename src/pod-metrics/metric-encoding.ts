@@ -146,9 +146,8 @@ function specHead(s: MetricSpec): Buffer {
   if (head === undefined) {
     const w = new ProtoBytes(64);
     w.string(METRIC_NAME, s.name);
-    if (s.kind === 'COUNTER') {
-      // the default: left out
-    } else {
+    // COUNTER, the default, is left out.
+    if (s.kind === 'GAUGE') {
       w.varint(METRIC_TYPE);
       w.varint(GAUGE);
     }
