@@ -68,23 +68,35 @@ const V2_CONTAINER = [
 const V1_USAGE = [...V1_CONTAINER, 'pids.current'] as const;
 const V2_USAGE = [...V2_CONTAINER, 'pids.current'] as const;
 
+const V1_ALL = [
+  ...V1_USAGE, 'cpuacct.usage_user', 'cpuacct.usage_sys', 'cpu.stat', 'cpu.cfs_period_us', 'cpu.cfs_quota_us', 'cpu.shares',
+  'memory.max_usage_in_bytes', 'memory.failcnt', 'memory.kmem.usage_in_bytes', 'memory.oom_control', 'memory.soft_limit_in_bytes', 'pids.max',
+  'blkio.throttle.io_service_bytes_recursive', 'blkio.throttle.io_serviced_recursive',
+] as const;
+const V2_ALL = [...V2_USAGE, 'cpu.max', 'cpu.weight', 'memory.peak', 'memory.events', 'memory.low', 'pids.max', 'io.stat'] as const;
+
+/**
+ * The files among `all`'s that say the container's limits and weight: they change only when its
+ * resources are updated, so the metrics read them once per inspect document (../pod-metrics).
+ */
+const LIMIT_FILES = {
+  1: ['memory.limit_in_bytes', 'memory.memsw.limit_in_bytes', 'memory.soft_limit_in_bytes', 'cpu.cfs_period_us', 'cpu.cfs_quota_us', 'cpu.shares', 'pids.max'],
+  2: ['memory.max', 'memory.swap.max', 'memory.low', 'cpu.max', 'cpu.weight', 'pids.max'],
+} as const;
+const notALimit = (version: 1 | 2) => (name: string): boolean => !(LIMIT_FILES[version] as readonly string[]).includes(name);
+
 /**
  * The files the figures are made from; a missing one leaves its figures out. `container`: CPU
  * time, memory and swap with their limits and PSI, what a ContainerStats message holds (kubelet
  * polls it for every container every few seconds, so no more files than that); `usage`: those
- * and the process count, which a pod's stats add; `all`: every figure.
+ * and the process count, which a pod's stats add; `all`: every figure; `measured`: all but the
+ * limit files (LIMIT_FILES), for a caller that holds those.
  */
 export const FIGURE_FILES = {
   container: { 1: V1_CONTAINER, 2: V2_CONTAINER },
   usage: { 1: V1_USAGE, 2: V2_USAGE },
-  all: {
-    1: [
-      ...V1_USAGE, 'cpuacct.usage_user', 'cpuacct.usage_sys', 'cpu.stat', 'cpu.cfs_period_us', 'cpu.cfs_quota_us', 'cpu.shares',
-      'memory.max_usage_in_bytes', 'memory.failcnt', 'memory.kmem.usage_in_bytes', 'memory.oom_control', 'memory.soft_limit_in_bytes', 'pids.max',
-      'blkio.throttle.io_service_bytes_recursive', 'blkio.throttle.io_serviced_recursive',
-    ],
-    2: [...V2_USAGE, 'cpu.max', 'cpu.weight', 'memory.peak', 'memory.events', 'memory.low', 'pids.max', 'io.stat'],
-  },
+  all: { 1: V1_ALL, 2: V2_ALL },
+  measured: { 1: V1_ALL.filter(notALimit(1)), 2: V2_ALL.filter(notALimit(2)) },
 } as const;
 
 /** v1 writes "no limit" as a huge page-rounded number; anything this large is none. */
@@ -224,10 +236,18 @@ export function figuresFromV2(f: CgroupFiles): CgroupFigures {
 }
 
 /**
- * The figures of the cgroup `dirs` from `which` files, kept open for `owner` (the container);
- * undefined when the cgroup is gone (the container stopped between the list and the read).
+ * The figures of the cgroup `dirs` from `which` files, kept open for `owner` (the container),
+ * and from `known` files read before (readLimitFiles); undefined when the cgroup is gone (the
+ * container stopped between the list and the read).
  */
-export function readCgroupFigures(reader: CgroupReader, dirs: CgroupDirs, owner: string, which: keyof typeof FIGURE_FILES): CgroupFigures | undefined {
-  const files = reader.read(dirs, FIGURE_FILES[which][dirs.version], owner);
-  return files && (dirs.version === 1 ? figuresFromV1(files) : figuresFromV2(files));
+export function readCgroupFigures(reader: CgroupReader, dirs: CgroupDirs, owner: string, which: keyof typeof FIGURE_FILES, known?: CgroupFiles): CgroupFigures | undefined {
+  const read = reader.read(dirs, FIGURE_FILES[which][dirs.version], owner);
+  if (!read) return undefined;
+  const files = known ? { ...known, ...read } : read;
+  return dirs.version === 1 ? figuresFromV1(files) : figuresFromV2(files);
+}
+
+/** The cgroup's limit files (LIMIT_FILES), read once and not kept open; undefined when the cgroup is gone. */
+export function readLimitFiles(reader: CgroupReader, dirs: CgroupDirs): CgroupFiles | undefined {
+  return reader.read(dirs, LIMIT_FILES[dirs.version], undefined);
 }

@@ -105,6 +105,8 @@ export function parseBlkio(bytesText: string | undefined, opsText: string | unde
   const devices = new Map<string, BlockIoEntry>();
   const add = (text: string | undefined, read: 'readBytes' | 'reads', write: 'writeBytes' | 'writes'): void => {
     for (const line of (text ?? '').split('\n')) {
+      // Four of every six lines are other operations (Sync, Async, Discard, Total): passed over before the pattern.
+      if (!line.includes(' Read ') && !line.includes(' Write ')) continue;
       const m = /^(\d+):(\d+)\s+(\w+)\s+(\d+)$/.exec(line.trim());
       if (!m || (m[3] !== 'Read' && m[3] !== 'Write')) continue;
       const key = `${m[1]}:${m[2]}`;

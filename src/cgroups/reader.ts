@@ -126,11 +126,12 @@ export class CgroupReader {
   }
 
   /**
-   * `names` in the cgroup `dirs`, kept open for `owner`; undefined when the cgroup is gone
-   * (none of its presence files reads), in which case nothing else is read. A file missing
-   * from a cgroup that is there is one this host lacks, and is not looked for again.
+   * `names` in the cgroup `dirs`, kept open for `owner` (none: opened for this read alone);
+   * undefined when the cgroup is gone (none of its presence files reads), in which case nothing
+   * else is read. A file missing from a cgroup that is there is one this host lacks, and is not
+   * looked for again.
    */
-  read(dirs: CgroupDirs, names: readonly string[], owner: string): CgroupFiles | undefined {
+  read(dirs: CgroupDirs, names: readonly string[], owner: string | undefined): CgroupFiles | undefined {
     const out: Record<string, string | undefined> = {};
     let present = false;
     const holder = this.holder(owner);
@@ -145,9 +146,9 @@ export class CgroupReader {
   }
 
   /** Who a file read for `owner` is kept open for: nobody once its container is known not to run. */
-  private holder(owner: string): string | undefined {
+  private holder(owner: string | undefined): string | undefined {
     const runs = this.options.runs;
-    return !runs || runs.isRunning(containerOf(owner)) ? owner : undefined;
+    return owner === undefined || !runs || runs.isRunning(containerOf(owner)) ? owner : undefined;
   }
 
   /**

@@ -12,14 +12,15 @@
 import * as fs from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parseNetDev } from '../cgroups/net-dev';
-import { readCgroupFigures } from '../cgroups/figures';
+import { readCgroupFigures, readLimitFiles } from '../cgroups/figures';
+import type { CgroupFiles } from '../cgroups/parse';
 import type { CgroupDirs } from '../cgroups/paths';
 import type { CgroupReader } from '../cgroups/reader';
-import type { Metric, PodSandboxMetrics } from '../cri/types';
 import { writableLayerDir } from '../docker/documents';
 import type { ContainerInspect } from '../docker/types';
 import type { DockerStorage } from '../storage/docker-storage';
-import { containerMetricsOf, podNetworkMetricsOf, type LayerFigures } from './metric-messages';
+import { PodMetricsWriter, type EncodedPodMetrics } from './metric-encoding';
+import { containerMetricsInto, podLabels, podNetworkMetricsInto, type ContainerReading, type LayerFigures } from './metric-messages';
 import { parsePartitions, readProcessFigures, splitDev, type ProcessFigures } from './proc-figures';
 
 interface ContainerTarget {
@@ -55,6 +56,9 @@ const PODS_PER_TURN = 10;
 export class PodMetricsCollector {
   private partitions: Map<string, string> | undefined;
   private readonly layers = new Map<string, Layer | undefined>();
+  /** Each inspect document's limit files (see limitFiles). */
+  private readonly limits = new WeakMap<ContainerInspect, CgroupFiles>();
+  private lastAnswerBytes = 0;
   /** The containers' cgroups, their files held open between scrapes (owner: the container ID). */
   private readonly cgroups: CgroupReader;
   private readonly procRoot: string;
@@ -69,40 +73,40 @@ export class PodMetricsCollector {
   }
 
   /**
-   * Metrics of each pod and its running containers; a container gone meanwhile is left out.
-   * Rejects with `signal`'s reason, reading nothing more, once it aborts.
+   * Metrics of each pod and its running containers, encoded as the answer (./metric-encoding.ts);
+   * a container gone meanwhile is left out. Rejects with `signal`'s reason, reading nothing
+   * more, once it aborts.
    */
-  async collect(pods: readonly PodTarget[], signal: AbortSignal): Promise<PodSandboxMetrics[]> {
+  async collect(pods: readonly PodTarget[], signal: AbortSignal): Promise<EncodedPodMetrics> {
     signal.throwIfAborted();
     const scrape: Scrape = { partitions: this.devicePartitions(), filesystems: new Map() };
     const seen = new Set<string>();
-    const pending: Array<Promise<PodSandboxMetrics>> = [];
+    // Sized by the last answer, so that its buffer seldom grows (each growth a copy).
+    const out = new PodMetricsWriter(this.lastAnswerBytes + (this.lastAnswerBytes >> 3));
+    let written = 0;
     for (const pod of pods) {
-      const metrics = this.podNetwork(pod);
-      const containers = pod.containers.map((c) => {
+      out.beginPod(pod.sandbox.Id);
+      this.podNetwork(pod, out);
+      for (const c of pod.containers) {
         seen.add(c.inspect.Id);
-        return this.containerMetrics(pod, c, scrape).then((metrics) => metrics && { containerId: c.inspect.Id, metrics });
-      });
-      pending.push(
-        Promise.all(containers).then((found) => ({
-          podSandboxId: pod.sandbox.Id,
-          metrics,
-          containerMetrics: found.filter((m) => m !== undefined),
-        })),
-      );
-      if (pending.length % PODS_PER_TURN === 0) {
+        const reading = this.containerReading(pod, c, scrape);
+        if (!reading) continue;
+        out.beginContainer(c.inspect.Id, reading.labels);
+        containerMetricsInto(out, reading);
+        out.endContainer();
+      }
+      out.endPod();
+      if (++written % PODS_PER_TURN === 0) {
         await nextTurn();
-        if (signal.aborted) {
-          // What was read so far is nobody's: its failures too.
-          void Promise.allSettled(pending);
-          throw signal.reason;
-        }
+        signal.throwIfAborted();
       }
     }
     // Not running any more (a scrape sees every running container): forgotten, files closed.
     for (const id of this.layers.keys()) if (!seen.has(id)) this.layers.delete(id);
     this.cgroups.keepOnly(seen);
-    return Promise.all(pending);
+    const answer = out.finish();
+    this.lastAnswerBytes = answer.bytes.length;
+    return answer;
   }
 
   private devicePartitions(): Map<string, string> {
@@ -164,13 +168,15 @@ export class PodMetricsCollector {
     };
   }
 
-  private async containerMetrics(pod: PodTarget, c: ContainerTarget, scrape: Scrape): Promise<Metric[] | undefined> {
+  /** What is read of a running container; undefined when it does not run (any more). */
+  private containerReading(pod: PodTarget, c: ContainerTarget, scrape: Scrape): ContainerReading | undefined {
     const inspect = c.inspect;
     if (!inspect.State.Running || !(inspect.State.Pid > 0)) return undefined;
     const dirs = this.cgroups.dirsOf({ id: inspect.Id, pid: inspect.State.Pid, cgroupParent: inspect.HostConfig.CgroupParent ?? '' });
     if (!dirs) return undefined;
-    // The kernel files are read here and now; the layer's figure is the background's last.
-    const cgroup = readCgroupFigures(this.cgroups, dirs, inspect.Id, 'all');
+    // The kernel files are read here and now (the limits once per inspect document: see limitFiles); the layer's figure is the background's last.
+    const limits = this.limitFiles(inspect, dirs);
+    const cgroup = limits && readCgroupFigures(this.cgroups, dirs, inspect.Id, 'measured', limits);
     const processes = cgroup && this.processFigures(inspect.Id, dirs);
     const layer = cgroup && this.layerFigures(inspect.Id, this.layerOf(inspect, scrape.partitions), scrape);
     if (!cgroup) {
@@ -179,7 +185,7 @@ export class PodMetricsCollector {
       return undefined;
     }
     const started = Date.parse(inspect.State.StartedAt);
-    return containerMetricsOf({
+    return {
       labels: { pod: pod.name, namespace: pod.namespace, container: c.name, id: inspect.Id, image: inspect.Config.Image },
       cgroup,
       processes,
@@ -187,15 +193,31 @@ export class PodMetricsCollector {
       startedAt: Number.isFinite(started) ? BigInt(Math.floor(started / 1000)) : undefined,
       seenAt: BigInt(Math.floor(Date.now() / 1000)),
       deviceNames: scrape.partitions,
-    });
+    };
+  }
+
+  /**
+   * The container's limit files, read once per inspect document: a limit changes only with the
+   * container's resources (UpdateContainerResources, `docker update`), after which Docker's
+   * update event has the state cache inspect it again, a new document. Read without being
+   * kept open, as they are not read again. Undefined when the cgroup is gone.
+   */
+  private limitFiles(inspect: ContainerInspect, dirs: CgroupDirs): CgroupFiles | undefined {
+    let files = this.limits.get(inspect);
+    if (files === undefined) {
+      files = readLimitFiles(this.cgroups, dirs);
+      if (files) this.limits.set(inspect, files);
+    }
+    return files;
   }
 
   /** The pod's interfaces, read in the pause process's network namespace; none for a host-network pod. */
-  private podNetwork(pod: PodTarget): Metric[] {
+  private podNetwork(pod: PodTarget, out: PodMetricsWriter): void {
     const s = pod.sandbox;
-    if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return [];
+    if (s.HostConfig.NetworkMode === 'host' || !s.State.Running || !(s.State.Pid > 0)) return;
     const text = this.cgroups.netDev(s.State.Pid);
-    if (text === undefined) return [];
-    return podNetworkMetricsOf({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }, parseNetDev(text));
+    if (text === undefined) return;
+    out.beginMetrics(podLabels({ name: pod.name, namespace: pod.namespace, sandboxId: s.Id }));
+    podNetworkMetricsInto(out, parseNetDev(text));
   }
 }

@@ -1,7 +1,6 @@
 // What /proc says about a container's processes and the disks. Parsing is pure; the reads are
 // in `readProcessFigures`. The pod's network counters are parsed by ../cgroups/net-dev.ts.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 export interface ProcessFigures {
   processes: bigint;
@@ -18,7 +17,8 @@ export function readProcessFigures(procRoot: string, pids: readonly number[]): P
   let fileDescriptors = 0;
   let sockets = 0;
   for (const pid of pids) {
-    const fdDir = path.join(procRoot, String(pid), 'fd');
+    // Joined by hand: path.join would normalise again, for every descriptor, paths that are already normal.
+    const fdDir = `${procRoot}/${pid}/fd`;
     let names: string[];
     try {
       names = fs.readdirSync(fdDir);
@@ -28,7 +28,7 @@ export function readProcessFigures(procRoot: string, pids: readonly number[]): P
     fileDescriptors += names.length;
     for (const name of names) {
       try {
-        if (fs.readlinkSync(path.join(fdDir, name)).startsWith('socket:')) sockets++;
+        if (fs.readlinkSync(`${fdDir}/${name}`).startsWith('socket:')) sockets++;
       } catch {
         // closed meanwhile
       }

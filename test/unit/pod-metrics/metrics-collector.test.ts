@@ -7,11 +7,13 @@ import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
+import type { PodSandboxMetrics__Output } from '../../../src/cri/types';
 import type { ContainerInspect } from '../../../src/docker/types';
 import { PodMetricsCollector, type PodTarget } from '../../../src/pod-metrics/metrics-collector';
 import { CgroupReader } from '../../../src/cgroups/reader';
 import type { Logger } from '../../../src/util/logger';
 import { FIGURE_FILES } from '../../../src/cgroups/figures';
+import { decodePodMetrics } from '../../support/pod-metrics';
 import { tempDir } from '../../support/temp';
 
 const FIXTURES = path.resolve(__dirname, '../../../../test/fixtures/pod-metrics');
@@ -100,6 +102,11 @@ function collectorFor(host: Host): { collector: PodMetricsCollector; debugLines:
   };
 }
 
+/** What the collector answers, decoded as a client reads it. */
+async function collected(collector: PodMetricsCollector, pods: PodTarget[]): Promise<PodSandboxMetrics__Output[]> {
+  return decodePodMetrics((await collector.collect(pods, LIVE)).bytes);
+}
+
 /** A metric's value as text, or undefined when the metric is absent. */
 function value(metrics: Array<{ name?: string; value?: { value?: unknown } | null }>, name: string): string | undefined {
   const v = metrics.find((m) => m.name === name)?.value?.value;
@@ -118,7 +125,7 @@ for (const version of [1, 2] as const) {
 
     it('reads the container\'s cgroup, processes and times, and the pod\'s network', async () => {
       const { collector } = collectorFor(host());
-      const [p] = await collector.collect([pod()], LIVE);
+      const [p] = await collected(collector, [pod()]);
       assert.equal(p!.podSandboxId, SANDBOX);
       const c = p!.containerMetrics![0]!;
       const cm = c.metrics!;
@@ -134,13 +141,13 @@ for (const version of [1, 2] as const) {
       assert.equal(cm.find((m) => m.name === 'container_fs_writes_bytes_total')!.labelValues![5], '/dev/vda');
       assert.deepEqual(cm[0]!.labelValues!.slice(0, 5), ['web', 'prod', 'app', APP, 'busybox:test']);
       const rx = p!.metrics!.filter((m) => m.name === 'container_network_receive_packets_total');
-      assert.deepEqual(rx.map((m) => [m.labelValues, m.value!.value]), [[['web', 'prod', '', SANDBOX, '', 'eth0'], 9]]);
+      assert.deepEqual(rx.map((m) => [m.labelValues, m.value!.value]), [[['web', 'prod', '', SANDBOX, '', 'eth0'], '9']]);
     });
 
     it('leaves out a container whose cgroup is gone, and keeps the pod', async () => {
       const h = host();
       for (const dir of h.dirs) fs.rmSync(dir, { recursive: true, force: true });
-      const [p] = await collectorFor(h).collector.collect([pod()], LIVE);
+      const [p] = await collected(collectorFor(h).collector, [pod()]);
       assert.deepEqual(p!.containerMetrics, []);
       assert.ok(p!.metrics!.length > 0);
     });
@@ -151,7 +158,7 @@ for (const version of [1, 2] as const) {
       fs.rmSync(path.join(memDir, 'memory.stat'));
       fs.mkdirSync(path.join(memDir, 'memory.stat')); // reading it fails with EISDIR
       const { collector, debugLines } = collectorFor(h);
-      const first = (await collector.collect([pod()], LIVE))[0]!.containerMetrics![0]!.metrics!;
+      const first = (await collected(collector, [pod()]))[0]!.containerMetrics[0]!.metrics;
       await collector.collect([pod()], LIVE);
       assert.equal(value(first, 'container_memory_rss'), undefined);
       assert.ok(value(first, 'container_memory_usage_bytes'));
@@ -171,8 +178,24 @@ for (const version of [1, 2] as const) {
       await assert.rejects(collector.collect([pod()], caller.signal), (err) => err === reason);
     });
 
+    it('reads the limit files once per inspect document: again for a new one (an update), not for the same', async () => {
+      const h = host();
+      const { collector } = collectorFor(h);
+      const first = pod();
+      const limit = async (p: PodTarget) => value((await collected(collector, [p]))[0]!.containerMetrics[0]!.metrics, 'container_spec_memory_limit_bytes');
+      assert.equal(await limit(first), '67108864');
+      const memDir = version === 1 ? h.dirs[2]! : h.dirs[0]!;
+      fs.writeFileSync(path.join(memDir, version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), '134217728\n');
+      fs.writeFileSync(path.join(memDir, version === 1 ? 'memory.usage_in_bytes' : 'memory.current'), '4096\n');
+      const same = { ...first, containers: first.containers.map((c) => ({ ...c })) };
+      assert.equal(await limit(same), '67108864', 'the same document: the limit as first read');
+      assert.equal(value((await collected(collector, [same]))[0]!.containerMetrics[0]!.metrics, 'container_memory_usage_bytes'), '4096', 'usage is read on every call');
+      const updated = pod();
+      assert.equal(await limit(updated), '134217728', 'a new document: read again');
+    });
+
     it('gives a host-network pod no network metrics of the node\'s', async () => {
-      const [p] = await collectorFor(host()).collector.collect([pod('host')], LIVE);
+      const [p] = await collected(collectorFor(host()).collector, [pod('host')]);
       assert.deepEqual(p!.metrics, []);
       assert.equal(p!.containerMetrics!.length, 1);
     });

@@ -10,6 +10,7 @@ import { FIGURE_FILES, figuresFromV1, figuresFromV2 } from '../../../src/cgroups
 import { metricDescriptors } from '../../../src/pod-metrics/metric-table';
 import { PodMetricsCollector } from '../../../src/pod-metrics/metrics-collector';
 import { silentLogger } from '../../../src/util/logger';
+import { decodePodMetrics } from '../../support/pod-metrics';
 import { layOutV2Host, podParentFor, V2_CONTAINER_ID, V2_CONTAINER_PID, V2_FIXTURES, V2_PAUSE_ID, V2_PAUSE_PID, type V2Host } from '../../support/cgroup-v2-host';
 
 const PRESSURE = [
@@ -47,23 +48,23 @@ describe('pressure metrics', () => {
       const reader = new CgroupReader({ driver, log: silentLogger(), procRoot: host.procRoot });
       const collector = new PodMetricsCollector({ cgroupReader: reader }, { layerDir: () => undefined, writableLayer: () => undefined });
       const parent = podParentFor(driver);
-      const [pod] = await collector.collect([{
+      const [pod] = decodePodMetrics((await collector.collect([{
         sandbox: inspectOf(V2_PAUSE_ID, V2_PAUSE_PID, '/k8s_POD_web_prod_uid1_0', parent),
         name: 'web',
         namespace: 'prod',
         containers: [{ inspect: inspectOf(V2_CONTAINER_ID, V2_CONTAINER_PID, '/k8s_app_web_prod_uid1_0', parent), name: 'app' }],
-      }], new AbortController().signal);
-      const metrics = pod!.containerMetrics![0]!.metrics!;
+      }], new AbortController().signal)).bytes);
+      const metrics = pod!.containerMetrics[0]!.metrics;
       const value = (name: string) => metrics.filter((m) => m.name === name).map((m) => m.value!.value);
       // cpu.pressure some 3271554 µs, full 1520043 µs; memory 812337 / 601245; io 2504127 / 2210089.
-      assert.deepEqual(PRESSURE.map(value), [[3], [1], [0], [0], [2], [2]]);
+      assert.deepEqual(PRESSURE.map(value), [['3'], ['1'], ['0'], ['0'], ['2'], ['2']]);
       for (const m of metrics.filter((x) => PRESSURE.includes(x.name!))) {
         assert.deepEqual(m.labelValues, ['web', 'prod', 'app', V2_CONTAINER_ID, 'busybox']);
         assert.equal(m.metricType, 'COUNTER');
       }
       // The OOM kills of memory.events and the throttling of cpu.stat, from the same files.
-      assert.deepEqual(value('container_oom_events_total'), [2]);
-      assert.deepEqual(value('container_cpu_cfs_throttled_periods_total'), [87]);
+      assert.deepEqual(value('container_oom_events_total'), ['2']);
+      assert.deepEqual(value('container_cpu_cfs_throttled_periods_total'), ['87']);
       reader.close();
     });
   }
