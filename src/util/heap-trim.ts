@@ -17,7 +17,9 @@
 // gave back the slack or more ran in a burst, and what it left is no measure of the live heap: the
 // burst's tail was still live (ExecSync's answers, up to 16 MiB each, until grpc-js has written
 // them). So one more look follows once the cooldown is over, which collects above the floor as a
-// quiet one does, and so on while collections give back as much: with calls still coming (kubelet's
+// quiet one does if anything happened since (else the last collection's result stands: an idle
+// shim after a burst paid ~100 ms for a second one that gave nothing back), and so on while
+// collections give back as much: with calls still coming (kubelet's
 // pollers) no look is quiet, and 20 ExecSyncs of 20 MB left up to 117 MiB of their answers that
 // no look collected, the RSS never the slack above what the collection in the burst had left.
 // An idle shim (no call, no stream) looks at nothing once that is done: no timer is armed until
@@ -100,7 +102,12 @@ export class HeapTrim {
     return this.timer !== undefined;
   }
 
-  /** From now on activity arms a look `afterMs` later; one is armed now, for start-up's garbage. */
+  /**
+   * From now on activity arms a look `afterMs` later; one is armed now, for start-up's garbage.
+   * V8's own memory reducer (a collection or two 8 s after a mark-compact, on V8's timer) is left
+   * on: at 50 pods it cost the first idle minute after a burst ~45 ms and gave back ~18 MiB that
+   * no look here collected (with it off: 0 ms, 100 MiB; bench/idle.ts, 2026-12-02).
+   */
   start(afterMs = CHECK_MS): void {
     if (!this.collect) return;
     this.started = true;
@@ -161,7 +168,9 @@ export class HeapTrim {
     const sinceLast = this.now() - this.lastAtMs;
     const before = this.residentBytes();
     const aboveFloor = before >= (this.opts.floorBytes ?? FLOOR_BYTES);
-    const worth = this.worthCollecting(before) || (aboveFloor && (this.followUp || (quiet && this.activeSinceCollection)));
+    // The follow-up, like a quiet look, collects only if something happened since the last
+    // collection (answers written, streams closed, calls): otherwise that one's result stands.
+    const worth = this.worthCollecting(before) || (aboveFloor && this.activeSinceCollection && (this.followUp || quiet));
     if (sinceLast < cooldownMs) {
       // Worth a collection once the cooldown is over: looked at again then, activity or not
       // (with calls still coming, the look they armed comes first and sees the same).

@@ -181,6 +181,19 @@ describe('HeapTrim', () => {
     h.stop();
   });
 
+  it('a follow-up with nothing happened since its collection collects nothing: that one\'s result stands', async (t) => {
+    // 250 MiB, left 120 by the first collection (above the floor, and it gave back the slack).
+    const { h, collected } = onMockedTimers(t, 250, 120);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1);
+    assert.equal(h.armed, true, 'the follow-up look is armed');
+    t.mock.timers.tick(30_000);
+    await settle();
+    assert.equal(collected(), 1, 'no answer written, no call, no stream since: no second collection');
+    h.stop();
+  });
+
   it('does nothing without a way to collect', async () => {
     const t = new HeapTrim({ log: silentLogger(), residentBytes: () => 500 * MiB, collect: undefined });
     await t.check();
