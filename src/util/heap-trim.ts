@@ -16,10 +16,11 @@
 // never by a look's own callback: nothing here polls). A collection that
 // gave back the slack or more ran in a burst, and what it left is no measure of the live heap: the
 // burst's tail was still live (ExecSync's answers, up to 16 MiB each, until grpc-js has written
-// them). So one more look follows once the cooldown is over, which collects above the floor as a
-// quiet one does if anything happened since (else the last collection's result stands: an idle
-// shim after a burst paid ~100 ms for a second one that gave nothing back), and so on while
-// collections give back as much: with calls still coming (kubelet's
+// them). So the first look past the cooldown collects above the floor as a quiet one does, if
+// anything happened since (else the last collection's result stands: an idle shim after a burst
+// paid ~55 ms for a second one that gave nothing back); that look is armed by what happened, as
+// every look is, never by the collection itself. And so on while collections give back as much:
+// with calls still coming (kubelet's
 // pollers) no look is quiet, and 20 ExecSyncs of 20 MB left up to 117 MiB of their answers that
 // no look collected, the RSS never the slack above what the collection in the burst had left.
 // An idle shim (no call, no stream) looks at nothing once that is done: no timer is armed until
@@ -193,7 +194,6 @@ export class HeapTrim {
     } finally {
       this.lastAtMs = this.now();
       this.running = false;
-      if (this.followUp && this.started && !this.timer) this.lookIn(cooldownMs);
     }
   }
 
