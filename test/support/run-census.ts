@@ -5,10 +5,11 @@
 // bursts) runs at full speed. It names what ran in the window: an idle shim should run nothing on
 // a timer (issue 44). A timer run counts as timer-driven when no outside wake-up (a socket, a
 // pipe, a file, a signal: any resource that is not a timer, tick or promise) stands close behind
-// it: a timeout armed at start-up, a second run of an interval, or the third timeout or later of
+// it: a timeout armed at start-up, a second run of an interval, or the fourth timeout or later of
 // a chain re-armed from timers' own callbacks with no I/O in between (a polling loop, however it
-// began). A debounce armed by a Docker event, and the timeout or two its callback arms, are that
-// event's, whenever it came: on a shared node other shims' containers change all the time.
+// began). A debounce armed by a Docker event, and the timeouts its callback arms, up to three in
+// all, are that event's, whenever it came: on a shared node other shims' containers change all
+// the time.
 // Tests and the bench only: the shim itself carries no census.
 import { createHook } from 'node:async_hooks';
 import * as fs from 'node:fs';
@@ -16,8 +17,12 @@ import type { CensusEntry } from './census';
 
 /** Resource types whose callbacks a timer runs. */
 const TIMER_TYPES = new Set(['Timeout', 'Immediate']);
-/** Timeouts in a row with no outside wake-up between them, from which on a chain is a loop. */
-const LOOP_HOPS = 2;
+/**
+ * Timeouts in a row with no outside wake-up between them, from which on a chain is a loop. The
+ * shim's deepest bounded chain is three: a Docker event's debounce (the storage pass), the heap
+ * trim's look that the pass's end arms, and that look's re-look once its cooldown is over.
+ */
+const LOOP_HOPS = 3;
 /** Resource types that only carry on what another callback began; the rest wake on I/O or a signal. */
 const CONTINUATIONS = new Set([...TIMER_TYPES, 'PROMISE', 'TickObject', 'Microtask']);
 
