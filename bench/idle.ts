@@ -261,17 +261,22 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
   }).finally(() => dockerApi().getImage(filler).remove({ force: true }).catch(() => undefined));
 }
 
+/** Docker's storage directory (its root and driver) and the files it holds. */
+export async function dockerStoreFiles(): Promise<{ dir: string; files: number }> {
+  const info = await dockerApi().info();
+  const dir = path.join(String(info.DockerRootDir), String(info.Driver));
+  return { dir, files: (await diskUsage([dir])).inodes };
+}
+
 /** Files in Docker's image store, filled up to `min` with an image of small files named `filler`. */
 async function fillStore(min: number, filler: string, log: (m: string) => void): Promise<number> {
-  const info = await dockerApi().info();
-  const storeDir = path.join(String(info.DockerRootDir), String(info.Driver));
-  const files = (await diskUsage([storeDir])).inodes;
+  const { files } = await dockerStoreFiles();
   if (files >= min) return files;
   // With some to spare: the store's count moves with other containers on a shared node.
   const adding = Math.ceil((min - files) * 1.1);
   log(`Docker's store holds ${files} files: adding an image of ${adding} small files`);
   await importUniqueImage(filler, [], 1024, adding);
-  return (await diskUsage([storeDir])).inodes;
+  return (await dockerStoreFiles()).files;
 }
 
 /** How far before the profile's end the idle window starts (it ends where the profile does, without bursts). */

@@ -16,7 +16,6 @@ import { startGrpcFloor, startKeptFloor } from './grpc-floor';
 import { FLOOR_CALLS, LIFECYCLE_CALLS, RAW_LIFECYCLE_CALLS, runLifecycle, START_UP_WALK_DEADLINE_MS, waitForStartUpWalk } from './lifecycle';
 import { measurePodNetwork } from './network';
 import { countRequests, medianNetOfIdle, netOfIdle, pollInTurns, rawTick, shimTick, type SideTotals, STATUS_PODS_PER_TICK } from './polling';
-import { diskUsage } from '../src/util/disk-usage';
 import { dockerdPid, memoryBytes } from './procfs';
 import { countBothSides } from './request-counter';
 import { dockerCounts, measureReads, populate, type PopulatedPod } from './reads';
@@ -35,7 +34,7 @@ import {
   type StartupResult,
   type StartupTimes,
 } from './report';
-import { BURSTS, type IdleOptions, measureIdle } from './idle';
+import { BURSTS, dockerStoreFiles, type IdleOptions, measureIdle } from './idle';
 import { IDLE_TARGETS } from './idle-report';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
@@ -112,10 +111,8 @@ async function measure(plan: BenchPlan, bench: BenchRun, rootDir: string, shim: 
   const docker = dockerApi();
   const dockerd = dockerdPid();
   const client = shim.client;
-  const info = await docker.info();
-  const storeDir = path.join(String(info.DockerRootDir), String(info.Driver));
-  const imageStore = { dir: storeDir, files: (await diskUsage([storeDir])).inodes };
-  log(`Docker's storage ${storeDir} holds ${imageStore.files} files`);
+  const imageStore = await dockerStoreFiles();
+  log(`Docker's storage ${imageStore.dir} holds ${imageStore.files} files`);
 
   await waitForStartUpWalk(shimPid, plan.quietDeadlineMs, log);
   log(`lifecycle: ${plan.lifecycleRounds} rounds per side (+${plan.lifecycleWarmup} warm-up): shim, raw and the grpc-js floor`);
