@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { untilQuiet } from '../../bench/procfs';
 import { censusEnv, describeCensus, startCensus } from '../support/census';
 import { useShim } from '../support/fixture';
@@ -19,10 +19,12 @@ import { tempDir } from '../support/temp';
 
 /** Longer than the 30 s interval Node's http.Server runs by default. */
 const WINDOW_MS = 35_000;
-const censusFile = path.join(tempDir('census'), 'census.json');
+const censusDir = tempDir('census');
+const censusFile = path.join(censusDir, 'census.json');
 
 describe('an idle shim', () => {
   const f = useShim({ pod: 'idle', metrics: true, env: censusEnv(censusFile) });
+  after(() => fs.rmSync(censusDir, { recursive: true, force: true }));
 
   it('runs nothing on a timer once calls stop', async () => {
     const containerId = await f.runContainer('sleeper', SLEEP_FOREVER);
