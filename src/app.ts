@@ -26,6 +26,7 @@ import { LayerFiguresFile } from './storage/layer-figures-file';
 import { PodMetricsCollector } from './pod-metrics/metrics-collector';
 import { CgroupReader } from './cgroups/reader';
 import { CgroupOomWatch } from './cgroups/oom-watch';
+import { heldFilesCap } from './cgroups/kernel-files';
 import { ExecOutputPool } from './shim/container/support/capped-output';
 import { ListAnswers } from './shim/support/list-answers';
 import { HeapTrim } from './util/heap-trim';
@@ -197,6 +198,8 @@ interface DockerSide {
   readonly dockerDirect: DockerClient;
   /** The Docker connection budgets, from the descriptor limit. */
   readonly dockerSockets: DockerSocketCaps;
+  /** The cgroup files held open at most, from the descriptor limit too. */
+  readonly heldKernelFiles: number;
   /**
    * Docker with inspects answered by the state cache and changes followed by it: for everything
    * else (handlers, storage, stats, events, facts, the network host).
@@ -218,7 +221,8 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
   // Node raised the soft limit to the hard one as it started (kernel/open-files-limit.ts).
   const openFiles = readOpenFilesLimit();
   const dockerSockets = dockerSocketCaps(openFiles.soft);
-  log.info({ openFiles: { soft: openFiles.soft, hard: openFiles.hard, known: openFiles.known }, dockerSockets }, 'descriptor limit');
+  const heldKernelFiles = heldFilesCap(openFiles.soft);
+  log.info({ openFiles: { soft: openFiles.soft, hard: openFiles.hard, known: openFiles.known }, dockerSockets, heldKernelFiles }, 'descriptor limit');
   const engine = started.add(
     'Docker connections',
     new EngineApiClient(config.dockerEndpoint, config.runtimeRequestTimeoutMs, new DockerSocketPool(dockerSockets)),
@@ -241,7 +245,7 @@ function dockerSide(config: Config, log: Logger, metrics: ShimMetrics | undefine
   if (config.podCidrs.length > 0) network.setPodCidrs(config.podCidrs);
   const credentials = wrap(() => credentialProviders(config, log));
   const dockerFacts = started.add('Docker facts', new DockerFacts(dockerCached), (f) => f.close());
-  return { dockerDirect, dockerSockets, dockerCached, objects, state, syncState: () => state.start(), dockerFacts, checkpoints, network, credentials };
+  return { dockerDirect, dockerSockets, heldKernelFiles, dockerCached, objects, state, syncState: () => state.start(), dockerFacts, checkpoints, network, credentials };
 }
 
 /**
@@ -376,7 +380,7 @@ function storageAndCgroups(config: Config, log: Logger, side: DockerSide, info: 
   // One reader of the containers' cgroup files for all three: a file they all read is opened
   // once, held while the state cache shows its container running, and closed as soon as the
   // cache sees it stop or go.
-  const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver, log, runs: state }), (r) => r.close());
+  const cgroupReader = started.add('cgroup reader', new CgroupReader({ driver, log, runs: state, maxHeldFiles: side.heldKernelFiles }), (r) => r.close());
   // An engine that names no root or driver (none known does) leaves ImageFsInfo UNIMPLEMENTED.
   const imageStore = imageStoreOf(info, (dir) => fs.existsSync(dir));
   const storage = new DockerStorage({ docker: dockerCached, objects, log, cgroupReader, stateVersion: () => state.version }, info.DockerRootDir ?? '', info.Driver ?? '', {

@@ -23,6 +23,21 @@ const BUFFER_BYTES = 64 * 1024;
 /** Absent is normal: the kernel lacks that file here, or the container (or process) just went. */
 const ABSENT_CODES = new Set(['ENOENT', 'ESRCH']);
 
+/** Held files' ceiling: 1,000 containers' stats and metrics read ~8,000 files; a node runs at most a few hundred. */
+const MAX_HELD_FILES = 32_768;
+/** Below this holding files is not worth the descriptors: every read opens its file. */
+const MIN_HELD_FILES = 64;
+
+/**
+ * How many files to keep open for a process whose descriptor limit is `openFilesLimit`: a quarter
+ * of it, within [MIN_HELD_FILES, MAX_HELD_FILES]. With the Docker sockets' 5/16
+ * (docker/socket-pool.ts) that leaves over half for the clients' connections and the rest. At
+ * the unit's 1,048,576 and at 131,072: 32,768; at Linux's default soft 1,024: 256. Pure.
+ */
+export function heldFilesCap(openFilesLimit: number): number {
+  return Math.max(MIN_HELD_FILES, Math.min(MAX_HELD_FILES, Math.floor(openFilesLimit / 4)));
+}
+
 export class KernelFiles {
   private readonly byOwner = new Map<string, Map<string, number>>();
   private held = 0;
@@ -32,8 +47,8 @@ export class KernelFiles {
 
   constructor(
     private readonly onError: KernelFileErrorHandler = () => undefined,
-    /** Caps the descriptors kept open in all; past it files are opened per read. */
-    private readonly limit = 4096,
+    /** Caps the descriptors kept open in all (heldFilesCap); past it files are opened per read. */
+    private readonly limit = heldFilesCap(1024),
   ) {}
 
   /** Descriptors kept open. */

@@ -63,6 +63,8 @@ interface CgroupReaderOptions {
    * before it) reads once. Without it, files are held until forgotten.
    */
   runs?: ContainerRuns;
+  /** Files held open at most (kernel-files.ts's heldFilesCap of the descriptor limit). */
+  maxHeldFiles?: number;
 }
 
 /** The container an owner's files belong to: owners are a container's ID, or "<ID>/<part>" (its pod's cgroup). */
@@ -89,7 +91,7 @@ export class CgroupReader {
       if (this.logged.has(key)) return;
       this.logged.add(key);
       options.log.debug({ file, err: err.message }, 'cgroups: cannot read a file; its figures are left out');
-    });
+    }, options.maxHeldFiles);
   }
 
   /** Descriptors held open. */

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { KernelFiles } from '../../../src/cgroups/kernel-files';
+import { heldFilesCap, KernelFiles } from '../../../src/cgroups/kernel-files';
 import { tempDir } from '../../support/temp';
 
 describe('KernelFiles', () => {
@@ -59,6 +59,14 @@ describe('KernelFiles', () => {
     assert.equal(files.count, 1);
     assert.deepEqual([...files.owners()], ['c2']);
     files.closeAll();
+  });
+
+  it('holds a quarter of the descriptor limit, within its floor and ceiling', () => {
+    assert.equal(heldFilesCap(1024), 256);
+    assert.equal(heldFilesCap(65_536), 16_384);
+    assert.equal(heldFilesCap(1_048_576), 32_768);
+    assert.equal(heldFilesCap(Infinity), 32_768);
+    assert.equal(heldFilesCap(100), 64);
   });
 
   it('past its cap reads by path without holding, and reads large files whole', () => {
