@@ -19,6 +19,7 @@ import { errorMessage } from '../errors';
 import { writeFileAtomic } from '../util/atomic-write';
 import type { Logger } from '../util/logger';
 import { readTextNoFollow } from '../util/read-no-follow';
+import { RequestDeadline } from '../util/request-deadline';
 import { actionForEvent } from './docker-events';
 
 const FORMAT = 'cri-docker-shim.containers/v1';
@@ -88,14 +89,18 @@ export function savedDocumentsHeld(saved: SavedContainers, replay: readonly Dock
 /** Docker's log of recent events, all of it (unfiltered), up to `untilMs`; rejects past REPLAY_MAX_EVENTS or REPLAY_TIMEOUT_MS. */
 export async function replayEventLog(docker: Pick<DockerClient, 'events'>, untilMs: number, timeoutMs = REPLAY_TIMEOUT_MS): Promise<DockerEvent[]> {
   const out: DockerEvent[] = [];
-  const signal = AbortSignal.timeout(timeoutMs);
-  // since=1: the whole log (0 would be read as "no since" by some daemons).
-  for await (const ev of docker.events({ since: 1, until: untilMs / 1000 }, { signal })) {
-    out.push(ev);
-    if (out.length > REPLAY_MAX_EVENTS) throw new Error(`Docker replayed more than ${REPLAY_MAX_EVENTS} events`);
+  const deadline = new RequestDeadline(timeoutMs, undefined);
+  try {
+    // since=1: the whole log (0 would be read as "no since" by some daemons).
+    for await (const ev of docker.events({ since: 1, until: untilMs / 1000 }, { signal: deadline.signal })) {
+      out.push(ev);
+      if (out.length > REPLAY_MAX_EVENTS) throw new Error(`Docker replayed more than ${REPLAY_MAX_EVENTS} events`);
+    }
+  } finally {
+    deadline.end();
   }
   // A stream cut short ends quietly: what came may not be the whole log.
-  if (signal.aborted) throw new Error(`Docker did not finish its replay within ${timeoutMs} ms`);
+  if (deadline.timedOut) throw new Error(`Docker did not finish its replay within ${timeoutMs} ms`);
   return out;
 }
 

@@ -46,7 +46,7 @@ import type { CallOptions, DockerClient, EventsOptions, EventsQuery, ImageImport
 import { DockerSocketPool, dockerSocketCaps, type SocketUse } from './socket-pool';
 import { hijackRequest, openHijack } from './hijack';
 import { pathWithQuery, requestTarget, sendJsonRequest, type RequestTarget } from './json-request';
-import { RequestDeadline } from './request-deadline';
+import { RequestDeadline } from '../util/request-deadline';
 import { timerDelayMs } from '../util/timer-delay';
 
 interface DialOptions {

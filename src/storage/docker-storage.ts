@@ -51,7 +51,7 @@ import type { DockerClient } from '../docker/client';
 import type { ImageStoreLayout } from '../docker/documents';
 import type { ObjectFinder } from '../object-store/object-store';
 import { DockerNotFoundError, errorMessage, UnimplementedError } from '../errors';
-import { RequestDeadline } from '../docker/request-deadline';
+import { RequestDeadline } from '../util/request-deadline';
 import { diskUsage, dutyCyclePace, type DiskUsage, type WalkOptions } from '../util/disk-usage';
 import type { Logger } from '../util/logger';
 import { abortable } from '../util/abortable';

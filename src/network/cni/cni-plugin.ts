@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage, UnavailableError } from '../../errors';
 import type { Logger } from '../../util/logger';
+import { RequestDeadline } from '../../util/request-deadline';
 import type { NetworkHost, PodDns, PodRef } from '../network-host';
 import { NETWORK_NOT_READY, type NetworkPlugin, type NetworkStatus, type PodNetworkStatus } from '../network-plugin';
 import { PodAttachments } from '../libcni/attachments';
@@ -56,7 +57,14 @@ export class CniNetworkPlugin implements NetworkPlugin {
 
   async status(signal?: AbortSignal): Promise<NetworkStatus> {
     // A VERSION probe under way usually answers in milliseconds; a hung plugin must not hold Status.
-    const problem = await this.settledProblem(signal ? AbortSignal.any([signal, AbortSignal.timeout(STATUS_PROBE_WAIT_MS)]) : AbortSignal.timeout(STATUS_PROBE_WAIT_MS));
+    // Its timer ends with the wait: AbortSignal.timeout's would fire after every Status call.
+    const deadline = new RequestDeadline(STATUS_PROBE_WAIT_MS, signal);
+    let problem: string | undefined;
+    try {
+      problem = await this.settledProblem(deadline.signal);
+    } finally {
+      deadline.end();
+    }
     return problem === undefined ? { ready: true } : { ready: false, reason: NETWORK_NOT_READY, message: problem };
   }
 

@@ -1,11 +1,11 @@
 // Docker's short calls on node:http (src/docker/json-request.ts): the query as docker-modem
 // wrote it, the body sent, the answer read (a document, nothing, or the error docker-modem
-// gave, which the client classifies), and the request's deadline (src/docker/request-deadline.ts).
+// gave, which the client classifies), and the request's deadline (src/util/request-deadline.ts).
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { MAX_ERROR_BODY_BYTES } from '../../../src/docker/hijack';
 import { answerBytesKept, JsonAnswerError, pathWithQuery, readAnswer, requestBody, requestTarget } from '../../../src/docker/json-request';
-import { RequestDeadline } from '../../../src/docker/request-deadline';
+import { RequestDeadline } from '../../../src/util/request-deadline';
 import { waitFor } from '../../support/poll';
 
 const INSPECT = { statusCodes: { 200: true, 404: 'no such container', 500: 'server error' }, answer: 'json' } as const;
