@@ -7,10 +7,21 @@ export const IDLE_TARGETS = {
   shimCpuMsPer30s: 10,
   /** ...on a store of at least this many files. */
   storeFiles: 100_000,
-  idleRssMiB: 60,
-  /** Each burst's RSS within RECOVER_MS after it. */
-  afterBurstRssMiB: 80,
+  /**
+   * Each burst's RSS RECOVER_MS after it: at most this share above the idle RSS read before the
+   * bursts (issue 44). Its first statement, 80 MiB, was under what the same shim holds idle at
+   * 50 pods on Node 24 (82-100 MiB), as the idle RSS target of 60 MiB (withdrawn by issue 44) was
+   * under a bare grpc-js server's own: the burst's garbage coming back is what it asks for.
+   */
+  afterBurstOverIdle: 0.1,
+  /** Each burst's peak (VmHWM, reset as it begins). */
+  burstPeakMiB: 200,
 } as const;
+
+/** The RSS a burst's must come back to within RECOVER_MS. */
+export function recoveredRssTarget(idleRssBytes: number): number {
+  return idleRssBytes * (1 + IDLE_TARGETS.afterBurstOverIdle);
+}
 
 /** How long after a burst its RSS is read again. */
 export const RECOVER_MS = 60_000;
@@ -21,6 +32,8 @@ export interface BurstResult {
   recoveredBytes: number;
   /** The first second at which the RSS was under the target (undefined: not within RECOVER_MS). */
   underTargetAfterS: number | undefined;
+  /** The highest RSS during the burst (VmHWM; older results: none). */
+  peakBytes?: number;
   /** The shim's CPU time during the burst, ms (older results: none). */
   burstCpuMs?: number;
   /** What holds the RSS RECOVER_MS after the burst, as idleMemory (older results: none). */
@@ -104,7 +117,6 @@ export function checkIdleTargets(r: IdleResult): IdleTargetCheck[] {
       value: `${r.shimCpuMsPer30s} ms on ${r.storeFiles ?? '?'} files`,
       pass: r.shimCpuMsPer30s <= IDLE_TARGETS.shimCpuMsPer30s && (r.storeFiles ?? 0) >= IDLE_TARGETS.storeFiles,
     },
-    { target: `idle shim RSS at ${r.pods} pods: <= ${IDLE_TARGETS.idleRssMiB} MiB`, value: mib(r.idleRssBytes), pass: r.idleRssBytes <= IDLE_TARGETS.idleRssMiB * MiB },
   ];
   if (r.census) {
     const timers = r.census.filter((e) => e.timer);
@@ -114,11 +126,15 @@ export function checkIdleTargets(r: IdleResult): IdleTargetCheck[] {
       pass: timers.length === 0,
     });
   }
+  const recovered = recoveredRssTarget(r.idleRssBytes);
   for (const b of r.bursts) {
+    if (b.peakBytes !== undefined) {
+      checks.push({ target: `peak RSS during ${b.burst}: <= ${IDLE_TARGETS.burstPeakMiB} MiB`, value: mib(b.peakBytes), pass: b.peakBytes <= IDLE_TARGETS.burstPeakMiB * MiB });
+    }
     checks.push({
-      target: `RSS ${RECOVER_MS / 1000} s after ${b.burst}: <= ${IDLE_TARGETS.afterBurstRssMiB} MiB`,
+      target: `RSS ${RECOVER_MS / 1000} s after ${b.burst}: <= the idle RSS + ${IDLE_TARGETS.afterBurstOverIdle * 100}% (${mib(recovered)})`,
       value: `${mib(b.recoveredBytes)} (${mib(b.afterBytes)} right after${b.underTargetAfterS === undefined ? '' : `, under the target after ${b.underTargetAfterS} s`})`,
-      pass: b.recoveredBytes <= IDLE_TARGETS.afterBurstRssMiB * MiB,
+      pass: b.recoveredBytes <= recovered,
     });
   }
   return checks;
@@ -133,7 +149,7 @@ export function renderIdle(r: IdleResult): string {
     `idle: ${r.pods} pods, ${r.seconds} s without calls: shim ${r.shimCpuMsPer30s} ms (by thread: ${JSON.stringify(r.shimThreadsCpuMsPer30s)}), dockerd ${r.dockerdCpuMsPer30s} ms CPU per 30 s; RSS ${mib(r.idleRssBytes)}`,
     `idle memory: ${breakdown(r.idleMemory)}`,
     ...(r.census ? [`what ran while idle: ${describeCensus(r.census)}`] : []),
-    ...r.bursts.map((b) => `burst ${b.burst}: ${b.burstCpuMs === undefined ? '' : `shim CPU ${b.burstCpuMs} ms; `}RSS ${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later${b.recoveredMemory ? ` (${breakdown(b.recoveredMemory)})` : ''}`),
+    ...r.bursts.map((b) => `burst ${b.burst}: ${b.burstCpuMs === undefined ? '' : `shim CPU ${b.burstCpuMs} ms; `}RSS ${b.peakBytes === undefined ? '' : `${mib(b.peakBytes)} at its peak, `}${mib(b.afterBytes)} right after, ${mib(b.recoveredBytes)} ${RECOVER_MS / 1000} s later${b.recoveredMemory ? ` (${breakdown(b.recoveredMemory)})` : ''}`),
   ].join('\n');
 }
 
@@ -141,8 +157,17 @@ export function renderIdle(r: IdleResult): string {
 export function idleTableCells(r: IdleResult): string[][] {
   return [
     [`idle ${r.seconds} s @${r.pods} pods`, `CPU ms per 30 s, shim / dockerd (target: shim <= ${IDLE_TARGETS.shimCpuMsPer30s})`, 'no call', `${r.shimCpuMsPer30s} / ${r.dockerdCpuMsPer30s}`, '', '', '', ''],
-    [`idle @${r.pods} pods`, `shim RSS MiB (target <= ${IDLE_TARGETS.idleRssMiB})`, '', (r.idleRssBytes / MiB).toFixed(1), '', '', '', ''],
-    ...r.bursts.map((b) => [`after a burst`, `shim RSS MiB right after / ${RECOVER_MS / 1000} s later (target <= ${IDLE_TARGETS.afterBurstRssMiB})`, b.burst, `${(b.afterBytes / MiB).toFixed(1)} / ${(b.recoveredBytes / MiB).toFixed(1)}`, '', '', '', '']),
+    [`idle @${r.pods} pods`, 'shim RSS MiB', '', (r.idleRssBytes / MiB).toFixed(1), '', '', '', ''],
+    ...r.bursts.map((b) => [
+      `after a burst`,
+      `shim RSS MiB peak / right after / ${RECOVER_MS / 1000} s later (targets <= ${IDLE_TARGETS.burstPeakMiB} / - / <= ${(recoveredRssTarget(r.idleRssBytes) / MiB).toFixed(1)}, the idle RSS + ${IDLE_TARGETS.afterBurstOverIdle * 100}%)`,
+      b.burst,
+      `${b.peakBytes === undefined ? '-' : (b.peakBytes / MiB).toFixed(1)} / ${(b.afterBytes / MiB).toFixed(1)} / ${(b.recoveredBytes / MiB).toFixed(1)}`,
+      '',
+      '',
+      '',
+      '',
+    ]),
   ];
 }
 

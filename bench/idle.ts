@@ -19,9 +19,9 @@ import { diskUsage } from '../src/util/disk-usage';
 import { startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { openStream, spdyConnect } from '../test/support/streaming-clients';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
-import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes, untilQuiet } from './procfs';
+import { clockTicksPerSecond, cpuMs, cpuTicksFromStat, dockerdPid, memoryBytes, resetPeakMemory, untilQuiet } from './procfs';
 import { START_UP_WALK_DEADLINE_MS } from './lifecycle';
-import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, renderIdle, residentByMapping } from './idle-report';
+import { type BurstResult, checkIdleTargets, IDLE_TARGETS, type IdleResult, RECOVER_MS, recoveredRssTarget, renderIdle, residentByMapping } from './idle-report';
 import { censusEnv, startCensus, timerRuns } from '../test/support/census';
 import { populate, type PopulatedPod } from './reads';
 import { type BenchRun, containerConfig, withCleanUp } from './workload';
@@ -85,18 +85,28 @@ async function shimContainerEvents(since: number, until: number): Promise<number
   return text.split('\n').filter((l) => l.trim() !== '').length;
 }
 
-/** RSS right after a burst, then each second until RECOVER_MS; `cpuBeforeMs`: the shim's CPU as the burst began. */
-async function afterBurst(burst: string, pid: number, cpuBeforeMs: number, log: (m: string) => void): Promise<BurstResult> {
+/** As a burst begins: its peak counted from here, and the shim's CPU so far. */
+function burstBegins(pid: number): { cpuBeforeMs: number } {
+  resetPeakMemory(pid);
+  return { cpuBeforeMs: cpuMs(pid) };
+}
+
+/**
+ * The burst's peak and its RSS right after, then each second until RECOVER_MS, when it should be
+ * back near `idleRssBytes` (recoveredRssTarget); `began`: burstBegins' answer.
+ */
+async function afterBurst(burst: string, pid: number, began: { cpuBeforeMs: number }, idleRssBytes: number, log: (m: string) => void): Promise<BurstResult> {
   const afterBytes = memoryBytes(pid);
-  const burstCpuMs = Math.round(cpuMs(pid) - cpuBeforeMs);
+  const peakBytes = memoryBytes(pid, 'VmHWM');
+  const burstCpuMs = Math.round(cpuMs(pid) - began.cpuBeforeMs);
   let underTargetAfterS: number | undefined;
   for (let s = 1; s <= RECOVER_MS / 1000; s++) {
     await sleep(1000);
-    if (underTargetAfterS === undefined && memoryBytes(pid) <= IDLE_TARGETS.afterBurstRssMiB * MiB) underTargetAfterS = s;
+    if (underTargetAfterS === undefined && memoryBytes(pid) <= recoveredRssTarget(idleRssBytes)) underTargetAfterS = s;
   }
   const recoveredMemory = memoryBreakdown(pid);
-  const result = { burst, afterBytes, recoveredBytes: recoveredMemory.rss!, recoveredMemory, underTargetAfterS, burstCpuMs };
-  log(`${burst}: shim CPU ${burstCpuMs} ms; RSS ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
+  const result = { burst, afterBytes, peakBytes, recoveredBytes: recoveredMemory.rss!, recoveredMemory, underTargetAfterS, burstCpuMs };
+  log(`${burst}: shim CPU ${burstCpuMs} ms; RSS ${mib(peakBytes)} at its peak, ${mib(result.afterBytes)} right after, ${mib(result.recoveredBytes)} ${RECOVER_MS / 1000} s later`);
   return result;
 }
 
@@ -230,23 +240,23 @@ export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<I
     const bursts: BurstResult[] = [];
     if (opts.bursts.has('fuzz')) {
       log(`burst: ${FUZZ_CALLS} fuzzed calls`);
-      const cpuBeforeMs = cpuMs(pid);
+      const began = burstBegins(pid);
       await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
-      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, cpuBeforeMs, log));
+      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, began, idleMemory.rss!, log));
     }
     if (opts.bursts.has('list')) {
       log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
-      const cpuBeforeMs = cpuMs(pid);
+      const began = burstBegins(pid);
       const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
       log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
       await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
-      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, cpuBeforeMs, log));
+      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, began, idleMemory.rss!, log));
     }
     if (opts.bursts.has('stream')) {
       log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
-      const cpuBeforeMs = cpuMs(pid);
+      const began = burstBegins(pid);
       await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
-      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, cpuBeforeMs, log));
+      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, began, idleMemory.rss!, log));
     }
     if (opts.debugLog) fs.writeFileSync(opts.debugLog, shim.output());
     if (opts.cpuProfDir) {

@@ -17,7 +17,7 @@ import { criClient } from '../test/support/client';
 import { MAIN_JS, startShim, tempDir, type ShimProcess } from '../test/support/shim';
 import { type CpuProfile, renderProfileSummary, summarizeProfile } from './cpu-profile';
 import { countOption, runAsProgram } from './entry';
-import { memAvailableBytes, memoryBytes, preciseCpuMs, taskHeadroom, untilQuiet } from './procfs';
+import { memAvailableBytes, memoryBytes, preciseCpuMs, resetPeakMemory, taskHeadroom, untilQuiet } from './procfs';
 import { populate, type PopulatedPod } from './reads';
 import { SHIM_LOG_LEVEL } from './run';
 import { summarize } from './stats';
@@ -40,11 +40,6 @@ function log(message: string): void {
 }
 
 const mib = (bytes: number): number => Math.round((bytes / MiB) * 10) / 10;
-
-/** Resets the process's VmHWM to its present RSS (proc(5), clear_refs "5"). */
-function resetPeak(pid: number): void {
-  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
 
 interface BurstFigures {
   main: string;
@@ -78,7 +73,7 @@ async function measureWith(pid: number, call: () => Promise<unknown>, mainJs: st
   // Wait for the heap trim's look after the warm-up to have passed, so the figures start from a settled shim.
   await new Promise((r) => setTimeout(r, 6000));
   const rssBefore = memoryBytes(pid);
-  resetPeak(pid);
+  resetPeakMemory(pid);
   const walls: number[] = [];
   const cpu0 = preciseCpuMs(pid);
   for (let i = 0; i < opts.calls; i++) {

@@ -1,6 +1,6 @@
-// The Node comparison's result (bench/node-compare.ts) and its table: the same build on the
-// bench's Node (the project's) and on another, side by side, with the first's figure over the
-// second's. Pure.
+// The Node comparison's result (bench/node-compare.ts) and its table: this build on the
+// bench's Node (the project's) and another side (another Node, another build, or both), side by
+// side, with the first's figure over the second's. Pure.
 import type { StartupTimes } from './report';
 import { type LatencySummary, percentile, ratio } from './stats';
 import type { StreamRow } from './streams-report';
@@ -100,11 +100,11 @@ export function renderNodeCompareTable(r: NodeCompareResult): string {
 export function renderNodeCompareHeader(r: NodeCompareResult): string {
   const m = r.meta;
   return [
-    `# The build on ${r.sides.project.label} and on ${r.sides.other.label} (${m.mode}, ${m.date}, ${m.durationSeconds} s)`,
+    `# ${r.sides.project.label} and ${r.sides.other.label} (${m.mode}, ${m.date}, ${m.durationSeconds} s)`,
     '',
     `Docker ${m.docker.version} (API ${m.docker.apiVersion}, ${m.docker.storageDriver}, cgroup ${m.docker.cgroupDriver}), kernel ${m.docker.kernel}; ${m.machine.cores} x ${m.machine.cpuModel}, ${(m.machine.memoryBytes / 2 ** 30).toFixed(1)} GiB. The sides take turns in every part; the last column is the first side's figure over the second's.`,
     '',
     `- ${r.sides.project.label}: ${r.sides.project.node} runs ${r.sides.project.mainJs}`,
-    `- ${r.sides.other.label}: ${r.sides.other.node} runs ${r.sides.other.mainJs} (a copy of the build, its code cache made by that Node)`,
+    `- ${r.sides.other.label}: ${r.sides.other.node} runs ${r.sides.other.mainJs}${r.sides.other.node === r.sides.project.node ? '' : ' (a copy of the build, its code cache made by that Node)'}`,
   ].join('\n');
 }

@@ -1,5 +1,7 @@
-// The same build on two Nodes in one run: the bench's Node (the project's, through
-// scripts/project-node.mjs) and `--other-node`, taking turns in four of the bench's parts, with
+// Two shims in one run, this build on the bench's Node (the project's, through
+// scripts/project-node.mjs) and another side: this build on `--other-node`, or another build
+// (`--other-build=DIR`, a checkout built with `npm run build`, say the commit before a change) on
+// the bench's Node, or both. The sides take turns in four of the bench's parts, with
 // the bench's own machinery: fresh shims' idle RSS (run.ts's), the lifecycle rows (runLifecycle
 // with a second shim beside the raw side), the streams rows (measureStreams with a second shim)
 // and start-up (measureStartup with the two as its builds). The other Node runs a copy of the
@@ -7,6 +9,7 @@
 // another Node made, and that side would pay for it. Prints one table; writes JSON; removes
 // everything it made.
 //   node scripts/project-node.mjs dist/bench/node-compare.js --other-node=/usr/bin/node [--quick] [--out=DIR]
+//   node scripts/project-node.mjs dist/bench/node-compare.js --other-build=../before [--quick] [--out=DIR]
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -26,8 +29,10 @@ import { runAsProgram } from './entry';
 
 export interface NodeComparePlan {
   mode: 'full' | 'quick';
-  /** The other Node's binary (absolute). */
+  /** The other side's Node binary (absolute): the bench's own unless --other-node. */
   otherNode: string;
+  /** The other side's build: a checkout's root (absolute), or undefined for this build. */
+  otherBuild: string | undefined;
   /** Fresh shims per side whose idle RSS is read, and how long each sits after its first answer. */
   idleStarts: number;
   idleSettleMs: number;
@@ -45,17 +50,18 @@ export interface NodeComparePlan {
 
 const REPO = path.resolve(__dirname, '../..');
 const CODE_CACHE_SCRIPT = path.join(REPO, 'scripts', 'code-cache.mjs');
-const USAGE = 'usage: node-compare.js --other-node=PATH [--quick] [--out=DIR]';
+const USAGE = 'usage: node-compare.js --other-node=PATH | --other-build=DIR (or both) [--quick] [--out=DIR]';
 
 export function nodeComparePlanFrom(argv: readonly string[]): NodeComparePlan {
   const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--other-node=') && !a.startsWith('--out='));
+  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--other-node=') && !a.startsWith('--other-build=') && !a.startsWith('--out='));
   if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')}; ${USAGE}`);
-  const other = value('other-node');
-  if (!other) throw new Error(`--other-node is needed: the Node binary to run the build on beside this one; ${USAGE}`);
+  const otherNode = value('other-node');
+  const otherBuild = value('other-build');
+  if (!otherNode && !otherBuild) throw new Error(`--other-node or --other-build is needed: what the other side differs by; ${USAGE}`);
   const quick = argv.includes('--quick');
   const outDir = path.resolve(value('out') ?? path.join(REPO, 'bench', 'results', quick ? 'quick' : ''));
-  const common = { otherNode: path.resolve(other), outDir };
+  const common = { otherNode: otherNode ? path.resolve(otherNode) : process.execPath, otherBuild: otherBuild ? path.resolve(otherBuild) : undefined, outDir };
   return quick
     ? { mode: 'quick', ...common, idleStarts: 1, idleSettleMs: 1000, lifecycleRounds: 3, lifecycleWarmup: 1, quietDeadlineMs: 0, streams: streamsPlan(true), containers: 10, startupRuns: 3, startupWarmup: 1 }
     : { mode: 'full', ...common, idleStarts: 5, idleSettleMs: 5000, lifecycleRounds: 20, lifecycleWarmup: 2, quietDeadlineMs: START_UP_WALK_DEADLINE_MS, streams: streamsPlan(false), containers: 200, startupRuns: 10, startupWarmup: 1 };
@@ -92,16 +98,32 @@ function buildForNode(mainJs: string, node: string, dir: string): string {
   return path.join(copy, 'main.js');
 }
 
+/** The checkout's commit, short, with "+" when its work tree differs from it. */
+function commitOf(root: string): string {
+  const git = (...args: string[]): string => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
+  try {
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') === '' ? '' : '+'}`;
+  } catch {
+    return path.basename(root);
+  }
+}
+
 function nodeSides(plan: NodeComparePlan, copyDir: string): [NodeSide, NodeSide] {
   const otherVersion = execFileSync(plan.otherNode, ['--version'], { encoding: 'utf8' }).trim();
-  const project: NodeSide = { label: `Node ${process.version}`, node: process.execPath, version: process.version, mainJs: MAIN_JS, env: serviceEnvironmentOn(process.execPath) };
+  const sameNode = fs.realpathSync(plan.otherNode) === fs.realpathSync(process.execPath);
+  const otherMain = plan.otherBuild ? path.join(plan.otherBuild, 'dist', 'src', 'main.js') : MAIN_JS;
+  if (!fs.existsSync(otherMain)) throw new Error(`--other-build: ${otherMain} does not exist (run npm run build there)`);
+  const builds = plan.otherBuild ? [` build ${commitOf(REPO)}`, ` build ${commitOf(plan.otherBuild)}`] : ['', ''];
+  const project: NodeSide = { label: `Node ${process.version}${builds[0]}`, node: process.execPath, version: process.version, mainJs: MAIN_JS, env: serviceEnvironmentOn(process.execPath) };
   const other: NodeSide = {
-    label: `Node ${otherVersion}${otherVersion === process.version ? ` (${plan.otherNode})` : ''}`,
+    label: `Node ${otherVersion}${otherVersion === process.version && !sameNode ? ` (${plan.otherNode})` : ''}${builds[1]}`,
     node: plan.otherNode,
     version: otherVersion,
-    mainJs: buildForNode(MAIN_JS, plan.otherNode, copyDir),
+    // The bench's Node takes the build's own code cache; another Node a copy with its own.
+    mainJs: sameNode ? otherMain : buildForNode(otherMain, plan.otherNode, copyDir),
     env: serviceEnvironmentOn(plan.otherNode),
   };
+  if (project.label === other.label) throw new Error(`both sides are ${project.label}: nothing to compare`);
   return [project, other];
 }
 
@@ -145,6 +167,7 @@ async function measureIdleRss(sides: readonly [NodeSide, NodeSide], plan: NodeCo
 async function main(argv: readonly string[]): Promise<number> {
   const plan = nodeComparePlanFrom(argv);
   if (!fs.existsSync(plan.otherNode)) throw new Error(`--other-node: ${plan.otherNode} does not exist`);
+  if (plan.otherBuild && !fs.existsSync(plan.otherBuild)) throw new Error(`--other-build: ${plan.otherBuild} does not exist`);
   const started = Date.now();
   const bench: BenchRun = { run: newTestRun(), logRoot: tempDir('bench-logs') };
   // The project side's state directory outlives its shim for the start-up part.

@@ -113,6 +113,11 @@ export function memoryBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): nu
   return memoryFieldFromStatus(fs.readFileSync(`/proc/${pid}/status`, 'utf8'), field);
 }
 
+/** Resets the process's peak (VmHWM) to its present RSS (proc(5), clear_refs "5"), so the next peak read is a burst's own. */
+export function resetPeakMemory(pid: number): void {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
 /** dockerd's PID: from its pid file, else from pidof; checked against /proc/<pid>/comm. */
 export function dockerdPid(): number {
   const candidates: string[] = [];

@@ -232,13 +232,12 @@ describe('the benchmark (--quick)', () => {
   it('checks every target and prints the table with PASS or MISS for each', () => {
     // Lifecycle and read ratios, dockerd CPU and RSS, two start-up calls, the three stats lists'
     // own p50, ImageFsInfo's p50 and CPU per call, the node's CPU under the kubelet loop,
-    // throughput and CPU per GiB of the three streams on two transports, and the idle part's CPU,
-    // RSS and timer-driven runs (no bursts in the quick run).
-    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 2 + 1 + 3 * 2 * 2 + 3);
+    // throughput and CPU per GiB of the three streams on two transports, and the idle part's CPU
+    // and timer-driven runs (no bursts in the quick run; its RSS is a figure, not a target).
+    assert.equal(result.targets.length, LIFECYCLE_CALLS.length + READ_CALLS.length + 2 + 2 + 3 + 2 + 1 + 3 * 2 * 2 + 2);
     assert.equal(result.idle?.pods, 10);
     assert.ok(result.targets.some((t) => t.target.startsWith('idle shim CPU at 10 pods, no calls, on a store of >= 100000 files: <= 10 ms per 30 s')));
     assert.ok(result.targets.some((t) => t.target === 'timer-driven runs in the idle window: 0'), 'the run census was read');
-    assert.ok(result.targets.some((t) => t.target === 'idle shim RSS at 10 pods: <= 60 MiB'));
     for (const [call, ms] of [['ListContainerStats', 25], ['ListPodSandboxStats', 40], ['ListPodSandboxMetrics', 60]] as const) {
       assert.ok(result.targets.some((t) => t.target === `${call} at 10 containers: p50 <= ${ms} ms`), call);
     }

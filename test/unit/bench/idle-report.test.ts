@@ -6,7 +6,7 @@ import type { CensusEntry } from '../../support/census';
 
 const MiB = 2 ** 20;
 
-function result(over: { cpu: number; idleMiB: number; recoveredMiB: number; storeFiles?: number; census?: CensusEntry[] }): IdleResult {
+function result(over: { cpu: number; idleMiB: number; recoveredMiB: number; peakMiB?: number; storeFiles?: number; census?: CensusEntry[] }): IdleResult {
   return {
     storeFiles: over.storeFiles ?? IDLE_TARGETS.storeFiles,
     census: over.census ?? [],
@@ -18,23 +18,29 @@ function result(over: { cpu: number; idleMiB: number; recoveredMiB: number; stor
     dockerdCpuMsPer30s: 5,
     idleRssBytes: over.idleMiB * MiB,
     idleMemory: { rss: over.idleMiB * MiB },
-    bursts: [{ burst: '10000 fuzzed calls', afterBytes: 150 * MiB, recoveredBytes: over.recoveredMiB * MiB, underTargetAfterS: undefined }],
+    bursts: [{ burst: '10000 fuzzed calls', afterBytes: 150 * MiB, recoveredBytes: over.recoveredMiB * MiB, underTargetAfterS: undefined, peakBytes: (over.peakMiB ?? 150) * MiB }],
   };
 }
 
 describe('idle targets', () => {
   it('passes at each target, misses just past it', () => {
-    const at = checkIdleTargets(result({ cpu: IDLE_TARGETS.shimCpuMsPer30s, idleMiB: IDLE_TARGETS.idleRssMiB, recoveredMiB: IDLE_TARGETS.afterBurstRssMiB }));
+    // Back to the idle RSS + 10% (90 MiB idle: 99 MiB).
+    const at = checkIdleTargets(result({ cpu: IDLE_TARGETS.shimCpuMsPer30s, idleMiB: 90, recoveredMiB: 99, peakMiB: IDLE_TARGETS.burstPeakMiB }));
     assert.deepEqual(at.map((c) => c.pass), [true, true, true, true]);
     const timerRun: CensusEntry = { type: 'Timeout', site: 'Poller.arm (shim.js:1:1)', timer: true, runs: 2 };
     const ioRun: CensusEntry = { type: 'PIPEWRAP', site: 'events (shim.js:2:2)', timer: false, runs: 9 };
     const past = checkIdleTargets(
-      result({ cpu: IDLE_TARGETS.shimCpuMsPer30s + 1, idleMiB: IDLE_TARGETS.idleRssMiB + 0.1, recoveredMiB: IDLE_TARGETS.afterBurstRssMiB + 0.1, census: [ioRun, timerRun] }),
+      result({ cpu: IDLE_TARGETS.shimCpuMsPer30s + 1, idleMiB: 90, recoveredMiB: 99.1, peakMiB: IDLE_TARGETS.burstPeakMiB + 0.1, census: [ioRun, timerRun] }),
     );
     assert.deepEqual(past.map((c) => c.pass), [false, false, false, false]);
-    assert.match(past[2]!.target, /timer-driven runs/);
-    assert.equal(past[2]!.value, '2 (2x Timeout (timer) made at Poller.arm (shim.js:1:1))', 'names the timer runs, not the I/O');
-    assert.match(past[3]!.target, /after 10000 fuzzed calls/);
+    assert.match(past[1]!.target, /timer-driven runs/);
+    assert.equal(past[1]!.value, '2 (2x Timeout (timer) made at Poller.arm (shim.js:1:1))', 'names the timer runs, not the I/O');
+    assert.match(past[2]!.target, /peak RSS during 10000 fuzzed calls: <= 200 MiB/);
+    assert.match(past[3]!.target, /after 10000 fuzzed calls: <= the idle RSS \+ 10% \(99\.0 MiB\)/);
+    // A result from before the peak was read has no peak check.
+    const old = result({ cpu: 0, idleMiB: 90, recoveredMiB: 90 });
+    delete old.bursts[0]!.peakBytes;
+    assert.equal(checkIdleTargets(old).length, 3);
     const smallStore = checkIdleTargets(result({ cpu: 0, idleMiB: 0, recoveredMiB: 0, storeFiles: IDLE_TARGETS.storeFiles - 1 }));
     assert.equal(smallStore[0]!.pass, false, 'an idle CPU figure on a store under the size it is set for does not pass');
   });
@@ -87,9 +93,9 @@ describe('residentByMapping', () => {
   });
 
   it('renders each burst\'s CPU and breakdown beside its figures', () => {
-    const r = result({ cpu: 3, idleMiB: 70, recoveredMiB: 75 });
+    const r = result({ cpu: 3, idleMiB: 70, recoveredMiB: 75, peakMiB: 180 });
     r.bursts[0]!.recoveredMemory = { rss: 75 * MiB, exeCode: 23 * MiB };
     r.bursts[0]!.burstCpuMs = 1234;
-    assert.match(renderIdle(r), /fuzzed calls: shim CPU 1234 ms; RSS 150\.0 MiB right after, 75\.0 MiB 60 s later \(rss 75\.0 MiB, exeCode 23\.0 MiB\)/);
+    assert.match(renderIdle(r), /fuzzed calls: shim CPU 1234 ms; RSS 180\.0 MiB at its peak, 150\.0 MiB right after, 75\.0 MiB 60 s later \(rss 75\.0 MiB, exeCode 23\.0 MiB\)/);
   });
 });

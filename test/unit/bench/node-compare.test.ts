@@ -22,11 +22,20 @@ describe('node comparison plan', () => {
     assert.equal(quick.otherNode, path.resolve('node20/bin/node'));
     assert.equal(quick.outDir, '/tmp/x');
     assert.ok(quick.lifecycleRounds < full.lifecycleRounds && quick.containers < full.containers);
+    assert.equal(full.otherBuild, undefined);
   });
 
-  it('refuses no other Node and unknown arguments', () => {
-    assert.throws(() => nodeComparePlanFrom([]), /--other-node is needed/);
-    assert.throws(() => nodeComparePlanFrom(['--other-node=']), /--other-node is needed/);
+  it('takes another build on the bench\'s Node instead, or both', () => {
+    const build = nodeComparePlanFrom(['--other-build=../before']);
+    assert.equal(build.otherBuild, path.resolve('../before'));
+    assert.equal(build.otherNode, process.execPath);
+    const both = nodeComparePlanFrom(['--other-build=/b', '--other-node=/usr/bin/node']);
+    assert.deepEqual([both.otherBuild, both.otherNode], ['/b', '/usr/bin/node']);
+  });
+
+  it('refuses no other side and unknown arguments', () => {
+    assert.throws(() => nodeComparePlanFrom([]), /--other-node or --other-build is needed/);
+    assert.throws(() => nodeComparePlanFrom(['--other-node=']), /--other-node or --other-build is needed/);
     assert.throws(() => nodeComparePlanFrom(['--other-node=/usr/bin/node', '--baseline=x']), /unknown argument\(s\): --baseline=x/);
   });
 });
@@ -86,9 +95,9 @@ describe('node comparison table', () => {
     assert.throws(() => renderNodeCompareTable(r), /do not match/);
   });
 
-  it('names both Nodes, what each ran, and the engine', () => {
+  it('names both sides, what each ran, and the engine', () => {
     const header = renderNodeCompareHeader(result());
-    assert.match(header, /^# The build on Node v24\.22\.3 and on Node v20\.20\.2 \(full, 2026-12-01T10:00:00\.000Z, 600 s\)/);
+    assert.match(header, /^# Node v24\.22\.3 and Node v20\.20\.2 \(full, 2026-12-01T10:00:00\.000Z, 600 s\)/);
     assert.match(header, /Docker 20\.10\.24 \(API 1\.41/);
     assert.match(header, /- Node v20\.20\.2: \/usr\/bin\/node runs \/tmp\/c\/dist\/src\/main\.js \(a copy of the build, its code cache made by that Node\)/);
   });

@@ -65,3 +65,16 @@ test("exec stdin's floor row follows the case's shim rows, with floor/raw and ea
   assert.deepEqual(more, []);
   assert.doesNotMatch(old!, /floor/);
 });
+
+test("a floor under the ratio binds instead: the shim's time per byte at most 10% above the floor's", () => {
+  const check = (shimRatio: number, floorMiBps: number) => checkStreamTargets({ rows: [row('exec stdin', shimRatio, 1)], floor: [floorRow(floorMiBps)] })[0]!;
+  // The floor at 0.75 of raw: 75 / 1.1 = 68.2 MiB/s at least.
+  assert.equal(check(0.69, 75).pass, true);
+  assert.equal(check(0.68, 75).pass, false);
+  assert.match(check(0.69, 75).target, /10% above its floor's \(a bare Node relay: 0\.75 x `docker exec -i` \(the CLI\), under 0\.9\), so >= 68 MiB\/s/);
+  // A floor at or above the ratio leaves the ratio binding.
+  assert.equal(check(0.89, 95).pass, false);
+  assert.match(check(0.9, 95).target, /throughput >= 0\.9 x/);
+  // The floor of another case does not bind this one.
+  assert.equal(checkStreamTargets({ rows: [row('exec stdout', 0.95, 1)], floor: [floorRow(50)] })[0]!.pass, false);
+});
