@@ -369,7 +369,9 @@ switch (process.env.CNI_COMMAND) {
         'the replaced binary to be asked again',
         async () => {
           const c = await networkReady(probedShim);
-          return c.status ? undefined : c;
+          // "asking cds-versions ...": the new binary's VERSION still under way past Status's
+          // 500 ms wait (a loaded machine); its answer is the one looked for.
+          return c.status || /asking cds-versions/.test(c.message) ? undefined : c;
         },
         { timeoutMs: 20_000, intervalMs: 250 },
       );
