@@ -211,64 +211,63 @@ export interface IdleOptions {
 export async function measureIdle(bench: BenchRun, opts: IdleOptions): Promise<IdleResult> {
   const { log } = opts;
   let shim: ShimProcess | undefined;
-  let storeFiles = 0;
   const rootDir = tempDir('idle-root');
-  const filler = `cri-docker-shim-bench/store-filler:${bench.run}`;
-  return withCleanUp(bench, [rootDir], () => shim, log, async () => {
-    await ensureTestImages();
-    storeFiles = await fillStore(opts.minStoreFiles, filler, log);
-    const nodeFlags = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : undefined;
-    const censusFile = path.join(rootDir, '..', `run-census-${process.pid}.json`);
-    shim = await startShim({ args: [`--log-level=${opts.debugLog ? 'debug' : 'info'}`], rootDir, nodeFlags, env: censusEnv(censusFile) });
-    const pid = shim.child.pid!;
-    const pods: PopulatedPod[] = [];
-    log(`populating ${opts.pods} pods`);
-    await populate(shim.client, bench, pods, opts.pods * 2, 4);
-    log(`settling ${opts.settleSeconds} s, then ${opts.seconds} s without calls`);
-    await sleep(opts.settleSeconds * 1000);
-    if (opts.quietDeadlineMs > 0) {
-      const { waitedMs, quiet } = await untilQuiet(pid, opts.quietDeadlineMs);
-      log(quiet ? `the shim was quiet after ${Math.round(waitedMs / 1000)} s more` : `the shim was still busy after ${Math.round(waitedMs / 1000)} s more; measuring anyway`);
-    }
-    const windowStart = Math.floor(Date.now() / 1000);
-    const endCensus = startCensus(shim.child, censusFile);
-    const cpu = await idleCpu(pid, dockerdPid(), opts.seconds);
-    const census = await endCensus();
-    const changesDuringIdle = await shimContainerEvents(windowStart, Math.ceil(Date.now() / 1000));
-    const idleMemory = memoryBreakdown(pid);
-    log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}; ${changesDuringIdle} events of shim containers meanwhile; ${timerRuns(census)} timer-driven runs`);
-    const bursts: BurstResult[] = [];
-    if (opts.bursts.has('fuzz')) {
-      log(`burst: ${FUZZ_CALLS} fuzzed calls`);
-      const began = burstBegins(pid);
-      await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
-      bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, began, idleMemory.rss!, log));
-    }
-    if (opts.bursts.has('list')) {
-      log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
-      const began = burstBegins(pid);
-      const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
-      log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
-      await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
-      bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, began, idleMemory.rss!, log));
-    }
-    if (opts.bursts.has('stream')) {
-      log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
-      const began = burstBegins(pid);
-      await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
-      bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, began, idleMemory.rss!, log));
-    }
-    if (opts.debugLog) fs.writeFileSync(opts.debugLog, shim.output());
-    if (opts.cpuProfDir) {
-      await shim.stop();
-      shim = undefined;
-      for (const f of fs.readdirSync(opts.cpuProfDir).filter((n) => n.endsWith('.cpuprofile'))) {
-        const profile = JSON.parse(fs.readFileSync(path.join(opts.cpuProfDir, f), 'utf8')) as CpuProfile;
-        log(`profile ${f}, the idle window only:\n${renderProfileSummary(summarizeProfile(lastSeconds(profile, idleWindowUs(opts)), 25))}`);
+  return withFilledStore(bench, opts.minStoreFiles, log, (storeFiles) =>
+    withCleanUp(bench, [rootDir], () => shim, log, async () => {
+      await ensureTestImages();
+      const nodeFlags = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : undefined;
+      const censusFile = path.join(rootDir, '..', `run-census-${process.pid}.json`);
+      shim = await startShim({ args: [`--log-level=${opts.debugLog ? 'debug' : 'info'}`], rootDir, nodeFlags, env: censusEnv(censusFile) });
+      const pid = shim.child.pid!;
+      const pods: PopulatedPod[] = [];
+      log(`populating ${opts.pods} pods`);
+      await populate(shim.client, bench, pods, opts.pods * 2, 4);
+      log(`settling ${opts.settleSeconds} s, then ${opts.seconds} s without calls`);
+      await sleep(opts.settleSeconds * 1000);
+      if (opts.quietDeadlineMs > 0) {
+        const { waitedMs, quiet } = await untilQuiet(pid, opts.quietDeadlineMs);
+        log(quiet ? `the shim was quiet after ${Math.round(waitedMs / 1000)} s more` : `the shim was still busy after ${Math.round(waitedMs / 1000)} s more; measuring anyway`);
       }
-    }
-    return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts, census, storeFiles };
-  }).finally(() => dockerApi().getImage(filler).remove({ force: true }).catch(() => undefined));
+      const windowStart = Math.floor(Date.now() / 1000);
+      const endCensus = startCensus(shim.child, censusFile);
+      const cpu = await idleCpu(pid, dockerdPid(), opts.seconds);
+      const census = await endCensus();
+      const changesDuringIdle = await shimContainerEvents(windowStart, Math.ceil(Date.now() / 1000));
+      const idleMemory = memoryBreakdown(pid);
+      log(`idle: shim ${cpu.shim} ms (${JSON.stringify(cpu.threads)}), dockerd ${cpu.dockerd} ms per 30 s; RSS ${mib(idleMemory.rss!)}; ${changesDuringIdle} events of shim containers meanwhile; ${timerRuns(census)} timer-driven runs`);
+      const bursts: BurstResult[] = [];
+      if (opts.bursts.has('fuzz')) {
+        log(`burst: ${FUZZ_CALLS} fuzzed calls`);
+        const began = burstBegins(pid);
+        await fuzzedCalls(shim.client, pods, FUZZ_CALLS);
+        bursts.push(await afterBurst(`${FUZZ_CALLS} fuzzed calls`, pid, began, idleMemory.rss!, log));
+      }
+      if (opts.bursts.has('list')) {
+        log(`burst: ${LISTED_CONTAINERS} containers created, listed and removed`);
+        const began = burstBegins(pid);
+        const listed = await listManyContainers(shim.client, bench, pods[0]!, LISTED_CONTAINERS);
+        log(`RSS with ${LISTED_CONTAINERS} containers listed: ${mib(memoryBytes(pid))}`);
+        await mapLimit(listed, 4, (containerId) => shim!.client.runtime.RemoveContainer({ containerId }));
+        bursts.push(await afterBurst(`ListContainers over ${LISTED_CONTAINERS} containers (created, listed, removed)`, pid, began, idleMemory.rss!, log));
+      }
+      if (opts.bursts.has('stream')) {
+        log(`burst: ${STREAMED_BYTES / MiB} MiB of exec stdout`);
+        const began = burstBegins(pid);
+        await streamExecStdout(shim.client, pods[0]!.containerId, STREAMED_BYTES);
+        bursts.push(await afterBurst(`${STREAMED_BYTES / MiB} MiB of exec stdout`, pid, began, idleMemory.rss!, log));
+      }
+      if (opts.debugLog) fs.writeFileSync(opts.debugLog, shim.output());
+      if (opts.cpuProfDir) {
+        await shim.stop();
+        shim = undefined;
+        for (const f of fs.readdirSync(opts.cpuProfDir).filter((n) => n.endsWith('.cpuprofile'))) {
+          const profile = JSON.parse(fs.readFileSync(path.join(opts.cpuProfDir, f), 'utf8')) as CpuProfile;
+          log(`profile ${f}, the idle window only:\n${renderProfileSummary(summarizeProfile(lastSeconds(profile, idleWindowUs(opts)), 25))}`);
+        }
+      }
+      return { pods: opts.pods, seconds: opts.seconds, shimCpuMsPer30s: cpu.shim, shimThreadsCpuMsPer30s: cpu.threads, changesDuringIdle, dockerdCpuMsPer30s: cpu.dockerd, idleRssBytes: idleMemory.rss!, idleMemory, bursts, census, storeFiles };
+    }),
+  );
 }
 
 /** Docker's storage directory (its root and driver) and the files it holds. */
@@ -278,15 +277,24 @@ export async function dockerStoreFiles(): Promise<{ dir: string; files: number }
   return { dir, files: (await diskUsage([dir])).inodes };
 }
 
-/** Files in Docker's image store, filled up to `min` with an image of small files named `filler`. */
-async function fillStore(min: number, filler: string, log: (m: string) => void): Promise<number> {
-  const { files } = await dockerStoreFiles();
-  if (files >= min) return files;
-  // With some to spare: the store's count moves with other containers on a shared node.
-  const adding = Math.ceil((min - files) * 1.1);
-  log(`Docker's store holds ${files} files: adding an image of ${adding} small files`);
-  await importUniqueImage(filler, [], 1024, adding);
-  return (await dockerStoreFiles()).files;
+/**
+ * Runs `body` with Docker's image store holding at least `min` files (told to it): below that, an
+ * image of small files fills it up first, removed once `body` is done. A store full already
+ * (the bench's run fills it before its timed part) is left as it is.
+ */
+export async function withFilledStore<T>(bench: BenchRun, min: number, log: (m: string) => void, body: (storeFiles: number) => Promise<T>): Promise<T> {
+  const filler = `cri-docker-shim-bench/store-filler:${bench.run}`;
+  try {
+    const { files } = await dockerStoreFiles();
+    if (files >= min) return await body(files);
+    // With some to spare: the store's count moves with other containers on a shared node.
+    const adding = Math.ceil((min - files) * 1.1);
+    log(`Docker's store holds ${files} files: adding an image of ${adding} small files`);
+    await importUniqueImage(filler, [], 1024, adding);
+    return await body((await dockerStoreFiles()).files);
+  } finally {
+    await dockerApi().getImage(filler).remove({ force: true }).catch(() => undefined);
+  }
 }
 
 /** How far before the profile's end the idle window starts (it ends where the profile does, without bursts). */

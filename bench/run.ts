@@ -34,7 +34,7 @@ import {
   type StartupResult,
   type StartupTimes,
 } from './report';
-import { BURSTS, dockerStoreFiles, type IdleOptions, measureIdle } from './idle';
+import { BURSTS, dockerStoreFiles, type IdleOptions, measureIdle, withFilledStore } from './idle';
 import { IDLE_TARGETS } from './idle-report';
 import { measureStartup, startupBuilds, type StartupSample } from './startup';
 import { ratio, summarize } from './stats';
@@ -271,30 +271,34 @@ export async function main(argv: readonly string[]): Promise<number> {
   // The timed shim's state directory (checkpoints, log positions) outlives it for the start-up part.
   const rootDir = tempDir('bench-root');
   let shim: ShimProcess | undefined;
-  return withCleanUp(bench, [rootDir], () => shim, log, async () => {
-    await ensureTestImages();
-    log(`run ${bench.run}: starting the shim`);
-    shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir });
-    const shimPid = shim.child.pid;
-    if (shimPid === undefined) throw new Error('the shim has no PID');
-    // Idle means settled: start-up's garbage is still in the heap the moment Version answers.
-    await new Promise((r) => setTimeout(r, plan.idleSettleMs));
-    const idleRss = memoryBytes(shimPid);
-    const measured = await measure(plan, bench, rootDir, shim, shimPid, idleRss);
-    // The idle part's node holds its own pods alone: the idle shim's cache, storage passes and
-    // snapshot follow every container on the node, and the timed part's 200 would be measured
-    // with them (bench/idle.js beside 200 more: idle RSS 68.8 and 68.9 MiB, alone 66.3 and 67.7).
-    await shim.stop();
-    shim = undefined;
-    log(`the timed part's shim stopped, its ${await removeTestContainers({ run: bench.run })} container(s) removed`);
-    log(`idle: ${plan.idle.pods} pods on a shim of their own, ${plan.idle.seconds} s without calls, then bursts: ${[...plan.idle.bursts].join(', ') || 'none'}`);
-    const idle = await measureIdle({ run: newTestRun(), logRoot: tempDir('idle-logs') }, { ...plan.idle, log });
-    const partial = { meta: await meta(plan, bench.run, started), ...measured, idle };
-    const result: BenchResult = { ...partial, targets: checkTargets(partial) };
-    const file = writeResults(plan, result);
-    process.stdout.write(`${renderHeader(result)}\n\n${renderTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);
-    return 0;
-  });
+  // The store is filled before the timed shim starts, for ImageFsInfo's figure as for the idle
+  // part's (on a fresh machine it holds a few dozen files): the fresh shim's walk of it is waited out.
+  return withFilledStore(bench, plan.idle.minStoreFiles, log, () =>
+    withCleanUp(bench, [rootDir], () => shim, log, async () => {
+      await ensureTestImages();
+      log(`run ${bench.run}: starting the shim`);
+      shim = await startShim({ args: [`--log-level=${SHIM_LOG_LEVEL}`], rootDir });
+      const shimPid = shim.child.pid;
+      if (shimPid === undefined) throw new Error('the shim has no PID');
+      // Idle means settled: start-up's garbage is still in the heap the moment Version answers.
+      await new Promise((r) => setTimeout(r, plan.idleSettleMs));
+      const idleRss = memoryBytes(shimPid);
+      const measured = await measure(plan, bench, rootDir, shim, shimPid, idleRss);
+      // The idle part's node holds its own pods alone: the idle shim's cache, storage passes and
+      // snapshot follow every container on the node, and the timed part's 200 would be measured
+      // with them (bench/idle.js beside 200 more: idle RSS 68.8 and 68.9 MiB, alone 66.3 and 67.7).
+      await shim.stop();
+      shim = undefined;
+      log(`the timed part's shim stopped, its ${await removeTestContainers({ run: bench.run })} container(s) removed`);
+      log(`idle: ${plan.idle.pods} pods on a shim of their own, ${plan.idle.seconds} s without calls, then bursts: ${[...plan.idle.bursts].join(', ') || 'none'}`);
+      const idle = await measureIdle({ run: newTestRun(), logRoot: tempDir('idle-logs') }, { ...plan.idle, log });
+      const partial = { meta: await meta(plan, bench.run, started), ...measured, idle };
+      const result: BenchResult = { ...partial, targets: checkTargets(partial) };
+      const file = writeResults(plan, result);
+      process.stdout.write(`${renderHeader(result)}\n\n${renderTable(result)}\n\n${renderTargets(result.targets)}\n\nJSON: ${file}\n`);
+      return 0;
+    }),
+  );
 }
 
 runAsProgram(module, 'benchmark', main);
