@@ -77,6 +77,8 @@ const RUNNING_LAYER_MAX_AGE_MS = 10_000;
 const CHANGE_PASS_DELAY_MS = 1_000;
 /** The share of one core the walks may take. */
 const WALK_SHARE = 0.25;
+/** A walk of the image layers this long (entries) is told of when it ends (onLayerWalkEnded). */
+const LONG_WALK_ENTRIES = 10_000;
 
 
 interface ImageFsFigures {
@@ -114,6 +116,7 @@ interface DockerStorageOptions {
   runningLayerMaxAgeMs?: number;
   reconcileTimeoutMs?: number;
   walkShare?: number;
+  longWalkEntries?: number;
   walk?: (roots: readonly string[], opts: WalkOptions) => Promise<DiskUsage>;
   now?: () => number;
   /** Where the image layers' figures are kept across restarts; none: measured again by each run. */
@@ -153,6 +156,7 @@ export class DockerStorage {
   private readonly witness: CpuWitness;
   private readonly savedFigures: SavedLayerFigures;
   private readonly passListeners = new Set<() => void>();
+  private readonly layerWalkListeners = new Set<() => void>();
 
   constructor(
     private readonly deps: {
@@ -176,6 +180,7 @@ export class DockerStorage {
       runningLayerMaxAgeMs: opts.runningLayerMaxAgeMs ?? RUNNING_LAYER_MAX_AGE_MS,
       reconcileTimeoutMs: opts.reconcileTimeoutMs ?? RECONCILE_TIMEOUT_MS,
       walkShare: opts.walkShare ?? WALK_SHARE,
+      longWalkEntries: opts.longWalkEntries ?? LONG_WALK_ENTRIES,
       walk: opts.walk ?? diskUsage,
       now: opts.now ?? Date.now,
     };
@@ -209,6 +214,16 @@ export class DockerStorage {
   onPassEnded(listener: () => void): () => void {
     this.passListeners.add(listener);
     return () => this.passListeners.delete(listener);
+  }
+
+  /**
+   * Hears of each walk of the image layers ended that read LONG_WALK_ENTRIES or more while it ran: on a fresh root
+   * directory minutes of directory reads (at WALK_SHARE of a core), whose end no pass and no call
+   * follows; all it made is garbage then. Returns the unlisten.
+   */
+  onLayerWalkEnded(listener: () => void): () => void {
+    this.layerWalkListeners.add(listener);
+    return () => this.layerWalkListeners.delete(listener);
   }
 
   /** Stops the passes and any walk under way. */
@@ -325,6 +340,9 @@ export class DockerStorage {
   private walkImageLayers(): void {
     const signal = this.schedule.signal;
     if (this.layerWalking || signal.aborted) return;
+    // Only a long walk is worth telling: a pass with no layer to measure starts a walker that ends
+    // at once, and on a node that pulls images often each one's few layers are a small walk.
+    const entriesAtStart = this.walked.entries;
     const walking = (async () => {
       for (;;) {
         const containerDirs = this.containerDirs();
@@ -343,6 +361,7 @@ export class DockerStorage {
       })
       .finally(() => {
         this.layerWalking = undefined;
+        if (this.walked.entries - entriesAtStart >= this.opts.longWalkEntries && !signal.aborted) for (const listener of this.layerWalkListeners) listener();
       });
   }
 

@@ -98,6 +98,8 @@ describe('DockerStorage', () => {
       layerFigures: opts.layerFigures,
       now: () => now,
       walkShare: 1,
+      // Every walk of the image layers that read an entry is told of (onLayerWalkEnded).
+      longWalkEntries: 1,
       walk: async (roots, o) => {
         walks.push([...roots]);
         return (opts.walk ?? diskUsage)(roots, o);
@@ -135,6 +137,26 @@ describe('DockerStorage', () => {
     storage.requestPass();
     await storage.settled();
     assert.equal(ended, 2, 'no longer listening');
+  });
+
+  it('tells its listeners of each long walk of the image layers ended, not of a pass that had none to measure', async () => {
+    layer(diff('a'), 'base', 5_000, { 'bin/sh': 'x'.repeat(5_000) });
+    docker.addImage('base:1', { RootFS: { Type: 'layers', Layers: [diff('a')] }, Size: 5_000 } as never);
+    start();
+    let ended = 0;
+    const unlisten = storage.onLayerWalkEnded(() => ended++);
+    await storage.settled();
+    assert.equal(ended, 1, 'the first walk, which measured the layer');
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(ended, 1, 'a pass with no layer left to measure');
+    layer(chainIds([diff('a'), diff('b')])[1]!, 'app', 3_000, { 'app.txt': 'y'.repeat(3_000) });
+    docker.addImage('app:1', { RootFS: { Type: 'layers', Layers: [diff('a'), diff('b')] }, Size: 8_000 } as never);
+    stateVersion = 1; // the state moved: the pass reconciles the images again and finds the new layer
+    storage.requestPass();
+    await storage.settled();
+    assert.equal(ended, 2, 'a new image\'s layer measured');
+    unlisten();
   });
 
   it('counts a layer two images share once, and measures each layer once for good', async () => {
