@@ -316,6 +316,8 @@ function buildServices(config: Config, log: Logger, metrics: ShimMetrics | undef
   // What a change leads to later, on timers of its own (a pass, the snapshot's save 60 s after),
   // leaves garbage too: a look follows it, or a burst's last collection would come before it.
   disk.storage.onPassEnded(() => heapTrim.activity());
+  // The image store's walk (minutes on a fresh root directory) ends with no pass or call behind it.
+  disk.storage.onLayerWalkEnded(() => heapTrim.workEnded());
   state.listen({ snapshotSaved: () => heapTrim.activity() });
   const serving = servers(config, log, metrics, side, heapTrim, started);
   const buildEvent = containerEventBuilder({ dockerCached, oomKills: disk.oomKills, logs: followers, network, log, checkpoints }, state.containers);

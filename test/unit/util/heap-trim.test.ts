@@ -195,6 +195,49 @@ describe('HeapTrim', () => {
     h.stop();
   });
 
+  it('when long work of its own ends (the image store\'s walk), looks at once, as a quiet look: under the slack, no timer', async (t) => {
+    const { h, set, collected } = onMockedTimers(t, 110, 90);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1, 'start-up\'s: 110 -> 90');
+    t.mock.timers.tick(30_000);
+    set(110); // what the walk left: 20 MiB over what the collection left, under the slack
+    h.workEnded();
+    await settle();
+    assert.equal(collected(), 2, 'collected at once, no timer run');
+    assert.equal(h.armed, false, 'and no look armed');
+    set(90);
+    h.workEnded();
+    await settle();
+    assert.equal(collected(), 2, 'within the cooldown');
+    assert.equal(h.armed, false, 'under the floor: not worth a look once the cooldown is over');
+    h.stop();
+  });
+
+  it('work that ended within the cooldown is looked at once the cooldown is over', async (t) => {
+    const { h, set, collected } = onMockedTimers(t, 110, 90);
+    t.mock.timers.tick(CHECK_MS);
+    await settle();
+    assert.equal(collected(), 1);
+    set(110);
+    h.workEnded();
+    await settle();
+    assert.equal(collected(), 1, 'within the cooldown');
+    assert.equal(h.armed, true);
+    t.mock.timers.tick(30_000);
+    await settle();
+    assert.equal(collected(), 2);
+    h.stop();
+  });
+
+  it('work that ends before start() arms nothing and collects nothing', async () => {
+    let collected = 0;
+    const h = new HeapTrim({ log: silentLogger(), residentBytes: () => 500 * MiB, collect: async () => void collected++ });
+    h.workEnded();
+    await settle();
+    assert.deepEqual([collected, h.armed], [0, false]);
+  });
+
   it('does nothing without a way to collect', async () => {
     const t = new HeapTrim({ log: silentLogger(), residentBytes: () => 500 * MiB, collect: undefined });
     await t.check();
