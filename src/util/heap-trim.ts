@@ -110,7 +110,14 @@ export class HeapTrim {
     return this.timer !== undefined;
   }
 
-  /** From now on activity arms a look `afterMs` later; one is armed now, for start-up's garbage. */
+  /**
+   * From now on activity arms a look `afterMs` later; one is armed now, for start-up's garbage.
+   * V8's own memory reducer (a collection or two 8 s after a mark-compact, on V8's timer) is left
+   * on. Most of what it gave back was the image store walk's (workEnded now collects that). Its
+   * off switch, --memory-reducer-gc-count=0 set at run time (--no-memory-reducer is read only as
+   * the heap is set up), must come before any GC cycle starts, or a V8 check ends the process,
+   * and its gain was not measured on a quiet node (2026-12-02).
+   */
   start(afterMs = CHECK_MS): void {
     if (!this.collect) return;
     this.started = true;
