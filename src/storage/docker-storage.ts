@@ -217,9 +217,9 @@ export class DockerStorage {
   }
 
   /**
-   * Hears of each walk of the image layers ended that read LONG_WALK_ENTRIES or more while it ran: on a fresh root
-   * directory minutes of directory reads (at WALK_SHARE of a core), whose end no pass and no call
-   * follows; all it made is garbage then. Returns the unlisten.
+   * Hears of each walk of the image layers ended that read LONG_WALK_ENTRIES or more while it
+   * ran: on a fresh root directory minutes of directory reads (at WALK_SHARE of a core), whose
+   * end no pass and no call follows; all it made is garbage then. Returns the unlisten.
    */
   onLayerWalkEnded(listener: () => void): () => void {
     this.layerWalkListeners.add(listener);

@@ -26,11 +26,11 @@
 // An idle shim (no call, no stream) looks at nothing once that is done: no timer is armed until
 // the next activity. The walk of Docker's image store (src/storage: on a fresh root directory
 // minutes of directory reads at a quarter of a core, 155,000 entries at 50 pods on the bench's
-// store) ends with no call or pass behind it, so its end was no activity and no look followed it:
-// what it left (V8's heap committed 34-60 MiB while it ran, 22-23 after each collection of
-// this trim, its young generation grown; --trace-gc, 2026-12-02) stayed for V8's memory reducer to give back (a collection or two on
-// V8's own timer, ~8 s after a mark-compact, ~45 ms),
-// ~18 MiB of an idle shim's 100 at 50 pods. Its end is looked at at once, as a quiet look
+// store) ends with no call or pass behind it, so its end was no activity and no look followed
+// it: what it left (V8's heap committed 34-60 MiB while it ran, 22-23 after each collection of
+// this trim, its young generation grown; --trace-gc, 2026-12-02) stayed for V8's memory reducer
+// to give back (a collection or two on V8's own timer, ~8 s after a mark-compact, ~45 ms), ~18
+// MiB of an idle shim's 100 at 50 pods. Its end is looked at at once, as a quiet look
 // (`workEnded()`): within that work rather than CHECK_MS into the quiet after it. The collection
 // is asked through the in-process inspector session (HeapProfiler.collectGarbage): exposing gc()
 // needs a V8 flag, which would also make V8 refuse the bundle's code cache at start-up. A Node
